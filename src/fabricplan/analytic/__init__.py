@@ -1,0 +1,1 @@
+"""Layer 2: closed forms — latency, collectives, training step, cost."""

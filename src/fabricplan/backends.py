@@ -1,0 +1,105 @@
+"""The one backend seam: ``analytic`` (instant), ``flow`` (fluid), ``packet`` (mechanisms).
+
+A backend turns a designed fabric into a :class:`~fabricplan.model.results.PerformanceResult`.
+``fake`` returns simple, predictable numbers so that everything above the seam (the decision,
+reports, the CLI) can be tested without a model.
+
+>>> get_backend("fake").name
+'fake'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Protocol
+
+from fabricplan.errors import SpecError
+from fabricplan.model.fabric import FabricDesign
+from fabricplan.model.results import (
+    CollectivePoint,
+    PerformanceResult,
+    PerfRequest,
+    StepTimeResult,
+)
+from fabricplan.model.scenario import ValidScenario
+from fabricplan.units import gbps_to_GBps
+
+
+class Backend(Protocol):
+    """What every backend offers."""
+
+    name: str
+
+    def perform(
+        self, valid: ValidScenario, design: FabricDesign, request: PerfRequest
+    ) -> PerformanceResult: ...
+
+
+class AnalyticBackend:
+    """Closed-form models (:mod:`fabricplan.analytic.performance`)."""
+
+    name = "analytic"
+
+    def perform(
+        self, valid: ValidScenario, design: FabricDesign, request: PerfRequest
+    ) -> PerformanceResult:
+        from fabricplan.analytic.performance import analytic_performance
+
+        return analytic_performance(valid, design, request)
+
+
+class FakeBackend:
+    """Predictable numbers for tests of the layers above: busbw is the NIC line rate times the
+    technology's payload share, latency is 1 µs per switch hop; nothing about congestion."""
+
+    name = "fake"
+
+    def perform(
+        self, valid: ValidScenario, design: FabricDesign, request: PerfRequest
+    ) -> PerformanceResult:
+        tech = valid.technologies[design.technology]
+        share = tech.mtu_bytes / (tech.mtu_bytes + tech.header_bytes.value)
+        busbw = gbps_to_GBps(valid.spec.cluster.nic_speed_gbps) * share
+        points = tuple(
+            CollectivePoint(
+                collective=op, size_bytes=size, algorithm="fake",
+                time_us=size / (busbw * 1e3), algbw_GBps=busbw, busbw_GBps=busbw,
+            )
+            for op in request.collectives
+            for size in request.sizes_bytes
+        )
+        step = StepTimeResult(
+            compute_s=1.0, comm_total_s=0.1 / share, comm_exposed_s=0.05 / share,
+            step_s=1.0 + 0.05 / share, comm_by_dimension_s={"dp": 0.1 / share},
+            exposed_fraction=0.05 / share / (1.0 + 0.05 / share), gpu_hours_lost_per_year=0.0,
+        )
+        return PerformanceResult(
+            backend="fake", technology=design.technology,
+            base_latency_us=float(design.worst_case_switch_hops), collectives=points, step=step,
+        )
+
+
+_BACKENDS: dict[str, Callable[[], Backend]] = {
+    "analytic": AnalyticBackend,
+    "fake": FakeBackend,
+}
+
+
+def backend_names() -> list[str]:
+    """Names of the registered backends."""
+    return sorted(_BACKENDS)
+
+
+def register_backend(name: str, factory: Callable[[], Backend]) -> None:
+    """Add a backend (the flow and packet simulators register themselves here)."""
+    _BACKENDS[name] = factory
+
+
+def get_backend(name: str) -> Backend:
+    """A backend by name; a :class:`SpecError` naming the choices otherwise."""
+    try:
+        return _BACKENDS[name]()
+    except KeyError:
+        raise SpecError(
+            "FP117", "--backend", "unknown backend", name, f"use one of {', '.join(backend_names())}"
+        ) from None

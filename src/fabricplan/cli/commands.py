@@ -1,0 +1,11 @@
+"""Registers every command module on the app."""
+
+from __future__ import annotations
+
+import typer
+
+
+def register(app: typer.Typer) -> None:
+    from fabricplan.cli import spec_cmd
+
+    spec_cmd.register(app)

@@ -1,0 +1,67 @@
+"""``fabricplan init``: write a commented starter spec."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from fabricplan.cli.guard import fail, guarded, write_atomic
+
+STARTER_SPEC = """\
+# fabricplan cluster spec. Only `cluster.gpus` is required; everything else shows its default.
+# Run: fabricplan compare {name}
+name: my-cluster
+cluster:
+  gpus: 1024                # total GPUs
+  gpus_per_node: 8
+  nics_per_node: 8          # one scale-out NIC per GPU (a rail per NIC)
+  nic_speed_gbps: 400
+  gpu: h100                 # node model: a100 | h100 | h200 | b200 (see `fabricplan catalog list`)
+  nic: auto                 # NIC catalog id, auto, or figures {speed_gbps, latency_ns, power_w}
+fabric:
+  technologies: [infiniband, roce_v2]   # also: roce_v1 (one L2 domain)
+  topology: rail_optimized  # or fat_tree
+  oversubscription: 1       # leaf downlinks : uplinks
+  tiers: auto               # auto | 2 | 3
+  planes: 1                 # independent parallel fabrics (multi-plane)
+  switch: {}                # per technology: catalog id, auto, or {ports, port_speed_gbps, latency_ns}
+  cable_reach: {node_leaf_m: 3, leaf_spine_m: 30, spine_core_m: 100}
+cost:
+  years: 5                  # TCO horizon
+  energy_usd_per_kwh: 0.12
+  pue: 1.3
+  price_book: null          # your own prices (YAML: `item: price_usd`), overriding the estimates
+  prices: {}                # or inline: {qm9700: 28000}
+team:
+  infiniband: some          # none | some | expert
+  ethernet_dcb: some        # PFC/ECN/DCQCN experience: none | some | expert
+deployment: on_premises     # on_premises | cloud | hybrid
+priorities: balanced        # balanced | max_performance | cost_sensitive | cloud_hybrid | ethernet_team
+                            # or weights: {performance: 3, tco: 2, operations: 1}
+workload:
+  model: llama3-70b         # preset (see `fabricplan catalog list --kind workload`) or custom
+  sequence_length: 8192
+  tp: 8
+  pp: 1
+  mfu: 0.4
+"""
+
+
+def register(app: typer.Typer) -> None:
+    app.command("init")(init)
+
+
+@guarded
+def init(
+    path: Annotated[Path, typer.Argument(help="Where to write the starter spec.")] = Path(
+        "cluster.yaml"
+    ),
+    force: Annotated[bool, typer.Option("--force", help="Overwrite an existing file.")] = False,
+) -> None:
+    """Write a commented starter spec."""
+    if path.exists() and not force:
+        raise fail(f"{path}: already exists; pass --force to overwrite it")
+    write_atomic(path, STARTER_SPEC.replace("{name}", str(path)))
+    typer.echo(f"wrote {path}")

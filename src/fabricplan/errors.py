@@ -1,0 +1,83 @@
+"""The error tree. Every error a user can cause carries a code listed in docs/errors.md.
+
+::
+
+    FabricPlanError                 base; ``str(e)`` is one line: "where: what (value); fix"
+    ├── SpecError                   the cluster spec (YAML or Python) is not valid      FP1xx
+    ├── CatalogError                a catalog entry or price book is missing or invalid FP2xx
+    ├── DesignError                 no fabric can be designed for a valid spec          FP3xx
+    ├── InputFileError              a file given to lint / check-bench cannot be read   FP4xx
+    └── ModelError                  a model was asked something outside its domain      FP5xx
+
+Messages follow one pattern so that a person reading a terminal knows what to change:
+``where: what is wrong (value); what to do``.
+
+>>> e = SpecError("FP101", "cluster.gpus", "must be a multiple of cluster.gpus_per_node", 1000,
+...               "use 1000 -> 1008 or change gpus_per_node")
+>>> str(e)
+'cluster.gpus: must be a multiple of cluster.gpus_per_node (1000); use 1000 -> 1008 or change gpus_per_node [FP101]'
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class FabricPlanError(Exception):
+    """Base of every fabricplan error.
+
+    Parameters
+    ----------
+    code
+        Stable error code (``FPnnn``) listed in docs/errors.md.
+    where
+        The field, file:line or key the problem is at.
+    what
+        What is wrong, in a few words.
+    value
+        The offending value (shown in parentheses); omitted when ``None``.
+    fix
+        What to do about it.
+    """
+
+    def __init__(
+        self, code: str, where: str, what: str, value: Any = None, fix: str = ""
+    ) -> None:
+        self.code = code
+        self.where = where
+        self.what = what
+        self.value = value
+        self.fix = fix
+        super().__init__(self.message)
+
+    @property
+    def message(self) -> str:
+        text = f"{self.where}: {self.what}"
+        if self.value is not None:
+            text += f" ({self.value!r})" if isinstance(self.value, str) else f" ({self.value})"
+        if self.fix:
+            text += f"; {self.fix}"
+        return f"{text} [{self.code}]"
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class SpecError(FabricPlanError):
+    """The cluster spec is not valid (FP1xx)."""
+
+
+class CatalogError(FabricPlanError):
+    """A catalog entry, price or price book is missing or invalid (FP2xx)."""
+
+
+class DesignError(FabricPlanError):
+    """No fabric can be designed for this spec (FP3xx)."""
+
+
+class InputFileError(FabricPlanError):
+    """A configuration or benchmark file cannot be read (FP4xx)."""
+
+
+class ModelError(FabricPlanError):
+    """A model was asked for something outside its domain (FP5xx)."""

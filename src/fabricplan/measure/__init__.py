@@ -1,0 +1,1 @@
+"""Layer 3: benchmark output (nccl-tests, perftest) — parsers, comparison, calibration."""

@@ -1,0 +1,165 @@
+"""Hardware specifications as the catalog describes them.
+
+Every figure is a :class:`Figure`: its value and whether it is a measurement, a vendor figure or an
+estimate. Every entry carries the ``source`` it came from and the ``date`` of that source.
+
+>>> f = Figure(value=130.0, basis="estimate", note="no vendor figure")
+>>> f.value, f.basis
+(130.0, 'estimate')
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from fabricplan.model.base import Frozen
+
+Basis = Literal["measured", "vendor", "estimate", "derived", "standard"]
+"""Where a figure comes from: a measurement, a vendor document, our estimate, arithmetic on other
+cited figures, or a published standard (IBTA, IEEE)."""
+
+SwitchFamily = Literal["infiniband", "ethernet"]
+CableKind = Literal["dac", "acc", "aoc", "optic"]
+EntryKind = Literal["switch", "nic", "cable", "node", "technology"]
+
+
+class Figure(Frozen):
+    """One number with its basis (and, optionally, its own source when it differs from the entry's)."""
+
+    value: float
+    basis: Basis
+    source: str = ""
+    note: str = ""
+
+
+class Entry(Frozen):
+    """Fields every catalog entry has."""
+
+    id: str = Field(pattern=r"^[a-z0-9][a-z0-9_\-]*$")
+    name: str
+    source: str = Field(min_length=3)
+    date: str = Field(pattern=r"^\d{4}(-\d{2}){0,2}$")
+    notes: str = ""
+
+
+class PortMode(Frozen):
+    """One way to run a switch's cages: ``ports`` logical ports at ``speed_gbps``."""
+
+    ports: int = Field(gt=0)
+    speed_gbps: float = Field(gt=0)
+
+
+class SwitchSpec(Entry):
+    """A switch system (or a generic switch given by its figures)."""
+
+    kind: Literal["switch"] = "switch"
+    family: SwitchFamily
+    asic: str = ""
+    port_modes: tuple[PortMode, ...] = Field(min_length=1)
+    """Native mode first, then breakouts (e.g. 64x800G, 128x400G)."""
+    capacity_tbps: Figure
+    latency_ns: Figure
+    """Port-to-port (cut-through) forwarding latency."""
+    buffer_bytes: Figure | None = None
+    power_w: Figure
+    """Typical system power without optics."""
+    rack_units: int = 1
+    adaptive_routing: bool = False
+    in_network_reduction: bool = False
+    """SHARP-style in-network reduction."""
+
+    def port_mode_for(self, speed_gbps: float) -> PortMode | None:
+        """The port mode whose speed equals ``speed_gbps`` (the radix at that speed), if any."""
+        for mode in self.port_modes:
+            if mode.speed_gbps == speed_gbps:
+                return mode
+        return None
+
+    @property
+    def max_port_speed_gbps(self) -> float:
+        return max(mode.speed_gbps for mode in self.port_modes)
+
+
+class NicSpec(Entry):
+    """A host adapter (NIC, SuperNIC, DPU, HCA)."""
+
+    kind: Literal["nic"] = "nic"
+    families: tuple[SwitchFamily, ...] = Field(min_length=1)
+    """Link layers it speaks: an InfiniBand HCA, an Ethernet NIC, or both (VPI)."""
+    speed_gbps: float = Field(gt=0)
+    ports: int = Field(default=1, gt=0)
+    latency_ns: Figure
+    """One-way adapter latency (doorbell to wire, wire to completion), both ends summed per side."""
+    power_w: Figure
+    congestion_control: tuple[str, ...] = ()
+    cnp_priority: int | None = None
+    cnp_dscp: int | None = None
+
+
+class CableSpec(Entry):
+    """A cable or optic by reach class."""
+
+    kind: Literal["cable"] = "cable"
+    cable_kind: CableKind
+    speed_gbps: float = Field(gt=0)
+    max_reach_m: float = Field(gt=0)
+    power_w: Figure
+    """Power of the whole link (both ends), in watts."""
+    ns_per_m: Figure
+    """Propagation delay per metre."""
+
+
+class NodeSpec(Entry):
+    """A GPU server model (GPUs, their compute and their NVLink domain)."""
+
+    kind: Literal["node"] = "node"
+    gpu: str
+    gpus_per_node: int = Field(gt=0)
+    dense_bf16_tflops: Figure
+    """Dense BF16/FP16 tensor throughput per GPU."""
+    hbm_gb: Figure
+    nvlink_GBps: Figure  # noqa: N815 - GB/s, unidirectional per GPU
+    """NVLink bandwidth per GPU, one direction, GB/s."""
+    nvlink_domain_gpus: int = Field(default=8, gt=0)
+    power_w: Figure
+    """Node power (GPUs, CPUs, memory, fans), without the scale-out network."""
+    default_nic: str
+    nvls: bool = False
+    """NVLink SHARP (in-switch reduction in the NVLink domain)."""
+
+
+class TechnologySpec(Entry):
+    """A fabric technology as mechanisms and figures, never as a verdict."""
+
+    kind: Literal["technology"] = "technology"
+    switch_family: SwitchFamily
+    link_flow_control: Literal["credit", "pfc", "none"]
+    congestion_control: Literal["ib_cc", "dcqcn", "none"]
+    routing: Literal["static", "ecmp", "adaptive"]
+    """Default routing on a well-run fabric of this technology."""
+    adaptive_routing_available: bool
+    scope: Literal["ib_subnet", "l2_domain", "routed_ip"]
+    mtu_bytes: int = Field(gt=0)
+    """Largest RDMA payload per packet (the path MTU)."""
+    header_bytes: Figure
+    """Per-packet bytes on the wire beyond the payload (headers, CRCs, preamble and gaps)."""
+    max_endpoints_per_domain: Figure | None = None
+    """Unicast address space of one subnet / L2 domain, when there is a hard limit."""
+    vendors: tuple[str, ...] = ()
+    cloud_availability: Literal["none", "some", "wide"] = "some"
+    in_network_reduction: bool = False
+
+
+class PriceEntry(Frozen):
+    """One price in a price book, with its basis."""
+
+    item: str
+    price_usd: float = Field(ge=0)
+    basis: Basis
+    note: str = ""
+    date: str = ""
+
+
+CatalogItem = SwitchSpec | NicSpec | CableSpec | NodeSpec | TechnologySpec

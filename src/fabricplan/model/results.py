@@ -1,0 +1,168 @@
+"""What the models compute: cost, performance, operations, the evaluation and the decision."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from fabricplan.model.base import Frozen
+from fabricplan.model.fabric import FabricDesign, Finding
+from fabricplan.model.scenario import TechnologyName
+
+BackendName = Literal["analytic", "flow", "packet", "fake"]
+CollectiveName = Literal[
+    "all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast", "sendrecv"
+]
+P2PTest = Literal["write_lat", "read_lat", "send_lat", "write_bw", "read_bw", "send_bw"]
+
+
+DEFAULT_SIZES_BYTES: tuple[int, ...] = tuple(2**k for k in range(3, 34, 2))
+"""8 B to 8 GiB in steps of 4x, as an ``nccl-tests -b 8 -e 8G -f 4`` sweep prints."""
+
+
+class PerfRequest(Frozen):
+    """What a backend is asked to compute for one fabric."""
+
+    collectives: tuple[CollectiveName, ...] = ("all_reduce", "all_gather", "all_to_all")
+    sizes_bytes: tuple[int, ...] = DEFAULT_SIZES_BYTES
+    gpus: int | None = None
+    """Ranks taking part (default: the whole cluster)."""
+    p2p: bool = True
+    step: bool = True
+    seed: int = 0
+
+
+class CostLine(Frozen):
+    """One priced line of the bill of materials."""
+
+    item: str
+    kind: str
+    quantity: int
+    unit_price_usd: float
+    total_usd: float
+    basis: str
+    """Where the unit price came from (price book basis or ``user``)."""
+
+
+class CostBreakdown(Frozen):
+    """Capex, power and TCO of one fabric."""
+
+    capex_usd: float
+    lines: tuple[CostLine, ...]
+    power_w: float
+    """Scale-out network power: switches, NICs and optics (before PUE)."""
+    power_lines: dict[str, float] = Field(default_factory=dict)
+    energy_usd_per_year: float
+    support_usd_per_year: float
+    operations_usd_per_year: float
+    opex_usd_per_year: float
+    years: int
+    tco_usd: float
+    per_gpu_usd: float
+    """TCO per GPU."""
+    capex_per_bisection_tbps_usd: float
+    assumptions: tuple[str, ...] = ()
+
+
+class P2PPoint(Frozen):
+    """One row of a perftest-like table."""
+
+    test: P2PTest
+    size_bytes: int
+    latency_us: float
+    bw_gbps: float
+
+
+class CollectivePoint(Frozen):
+    """One row of an nccl-tests-like table (out-of-place)."""
+
+    collective: CollectiveName
+    size_bytes: int
+    algorithm: str
+    time_us: float
+    algbw_GBps: float  # noqa: N815 - nccl-tests unit
+    busbw_GBps: float  # noqa: N815
+
+
+class StepTimeResult(Frozen):
+    """A training step split into compute and the communication left exposed."""
+
+    compute_s: float
+    comm_total_s: float
+    comm_exposed_s: float
+    step_s: float
+    comm_by_dimension_s: dict[str, float]
+    """Communication time per parallel dimension (tp, pp, dp, ep) before overlap."""
+    exposed_fraction: float
+    gpu_hours_lost_per_year: float
+    """GPU-hours a year spent waiting on exposed communication at 100 % utilisation."""
+    assumptions: tuple[str, ...] = ()
+
+
+class PerformanceResult(Frozen):
+    """Performance of one fabric from one backend."""
+
+    backend: BackendName
+    technology: TechnologyName
+    base_latency_us: float
+    """Small-message one-way latency across the worst-case path (write_lat, 2 bytes)."""
+    p2p: tuple[P2PPoint, ...] = ()
+    collectives: tuple[CollectivePoint, ...] = ()
+    step: StepTimeResult | None = None
+    notes: tuple[str, ...] = ()
+
+
+class OpsAssessment(Frozen):
+    """What running this fabric asks of the team."""
+
+    tasks: tuple[str, ...]
+    """What must be configured and kept right."""
+    findings: tuple[Finding, ...] = ()
+    burden: float = Field(ge=0, le=1)
+    """0 = nothing special to run, 1 = hardest; weighted by the team's experience."""
+    engineer_years_per_year: float = Field(ge=0)
+    vendors: int = Field(ge=1)
+    ecosystem_fit: float = Field(ge=0, le=1)
+
+
+class Evaluation(Frozen):
+    """Everything known about one candidate fabric."""
+
+    technology: TechnologyName
+    design: FabricDesign
+    cost: CostBreakdown
+    performance: PerformanceResult
+    ops: OpsAssessment
+
+
+class CriterionScore(Frozen):
+    criterion: str
+    raw: float
+    """The criterion's own figure (seconds, dollars, ...)."""
+    unit: str
+    score: float = Field(ge=0, le=1)
+    """1 = best among the candidates."""
+    weight: float
+
+
+class RankedOption(Frozen):
+    technology: TechnologyName
+    total: float
+    scores: tuple[CriterionScore, ...]
+
+
+class FlipPoint(Frozen):
+    """The smallest change that would change the winner."""
+
+    kind: Literal["weight", "price", "cluster_size", "team"]
+    description: str
+    value: float | None = None
+
+
+class Recommendation(Frozen):
+    technology: TechnologyName
+    ranking: tuple[RankedOption, ...]
+    reasons: tuple[str, ...]
+    flips: tuple[FlipPoint, ...] = ()
+    weights: dict[str, float] = Field(default_factory=dict)

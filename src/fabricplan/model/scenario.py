@@ -1,0 +1,232 @@
+"""The cluster spec as the user writes it (:class:`ScenarioSpec`) and as the rest of the code
+trusts it (:class:`ValidScenario`).
+
+Structural checks (types, ranges, unknown keys, arithmetic between fields) happen here; resolving
+catalog ids happens in :mod:`fabricplan.catalog.resolve`, which returns a :class:`ValidScenario`.
+
+>>> spec = ScenarioSpec.model_validate({
+...     "cluster": {"gpus": 1024, "gpus_per_node": 8, "nics_per_node": 8, "nic_speed_gbps": 400},
+...     "fabric": {"technologies": ["infiniband", "roce_v2"], "topology": "rail_optimized"},
+...     "priorities": "balanced"})
+>>> spec.cluster.nodes, spec.fabric.oversubscription, spec.cost.years
+(128, 1.0, 5)
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field, model_validator
+
+from fabricplan.model.base import Frozen
+from fabricplan.model.hardware import (
+    CableSpec,
+    NicSpec,
+    NodeSpec,
+    PriceEntry,
+    SwitchSpec,
+    TechnologySpec,
+)
+
+TechnologyName = Literal["infiniband", "roce_v2", "roce_v1"]
+TopologyName = Literal["fat_tree", "rail_optimized"]
+Experience = Literal["none", "some", "expert"]
+Deployment = Literal["on_premises", "cloud", "hybrid"]
+PriorityPreset = Literal[
+    "balanced", "max_performance", "cost_sensitive", "cloud_hybrid", "ethernet_team"
+]
+Criterion = Literal["performance", "capex", "tco", "scalability", "operations", "ecosystem"]
+
+
+class GenericSwitchSpec(Frozen):
+    """A switch given by its figures, for what-if and research topologies."""
+
+    ports: int = Field(gt=1)
+    port_speed_gbps: float = Field(gt=0)
+    latency_ns: float = Field(default=500.0, gt=0)
+    buffer_bytes: float | None = Field(default=None, gt=0)
+    power_w: float | None = Field(default=None, ge=0)
+    price_usd: float | None = Field(default=None, ge=0)
+
+
+class GenericNicSpec(Frozen):
+    """A NIC given by its figures."""
+
+    speed_gbps: float = Field(gt=0)
+    latency_ns: float = Field(default=600.0, gt=0)
+    power_w: float | None = Field(default=None, ge=0)
+    price_usd: float | None = Field(default=None, ge=0)
+
+
+class ClusterSpec(Frozen):
+    """What is being connected."""
+
+    gpus: int = Field(gt=0, le=10_000_000)
+    gpus_per_node: int = Field(default=8, gt=0, le=1024)
+    nics_per_node: int = Field(default=8, gt=0, le=64)
+    nic_speed_gbps: float = Field(default=400.0, gt=0)
+    gpu: str = "h100"
+    """Node model id in the catalog (``a100``, ``h100``, ``h200``, ``b200``)."""
+    nic: str | GenericNicSpec = "auto"
+    """NIC catalog id, ``auto`` (the node's default NIC at ``nic_speed_gbps``), or figures."""
+
+    @model_validator(mode="after")
+    def _check_counts(self) -> ClusterSpec:
+        if self.gpus % self.gpus_per_node:
+            lower = self.gpus - self.gpus % self.gpus_per_node
+            raise ValueError(
+                f"cluster.gpus: must be a multiple of cluster.gpus_per_node={self.gpus_per_node}"
+                f" ({self.gpus}); use {lower or self.gpus_per_node} or"
+                f" {lower + self.gpus_per_node}"
+            )
+        if isinstance(self.nic, GenericNicSpec) and self.nic.speed_gbps != self.nic_speed_gbps:
+            raise ValueError(
+                f"cluster.nic.speed_gbps: differs from cluster.nic_speed_gbps"
+                f" ({self.nic.speed_gbps} vs {self.nic_speed_gbps}); make them equal"
+            )
+        return self
+
+    @property
+    def nodes(self) -> int:
+        return self.gpus // self.gpus_per_node
+
+    @property
+    def endpoints(self) -> int:
+        """Fabric ports on the host side (one per NIC)."""
+        return self.nodes * self.nics_per_node
+
+
+class CableReachSpec(Frozen):
+    """Cable length per tier boundary, in metres (sets the cable class and propagation delay)."""
+
+    node_leaf_m: float = Field(default=3.0, gt=0, le=10_000)
+    leaf_spine_m: float = Field(default=30.0, gt=0, le=10_000)
+    spine_core_m: float = Field(default=100.0, gt=0, le=10_000)
+
+
+class FabricSpec(Frozen):
+    """How the fabric should be built."""
+
+    technologies: tuple[TechnologyName, ...] = Field(
+        default=("infiniband", "roce_v2"), min_length=1
+    )
+    topology: TopologyName = "rail_optimized"
+    oversubscription: float = Field(default=1.0, ge=1.0, le=64.0)
+    """Downlinks : uplinks at the leaf (1 = non-blocking)."""
+    tiers: Literal["auto", 2, 3] = "auto"
+    planes: int = Field(default=1, ge=1, le=16)
+    switch: dict[TechnologyName, str | GenericSwitchSpec] = Field(default_factory=dict)
+    """Switch per technology: a catalog id, ``auto``, or a generic switch's figures."""
+    cable_reach: CableReachSpec = CableReachSpec()
+    management_ports: int | Literal["auto"] = "auto"
+    """Fabric ports for management appliances (UFM on InfiniBand); ``auto`` follows the RA."""
+
+    @model_validator(mode="after")
+    def _check(self) -> FabricSpec:
+        if len(set(self.technologies)) != len(self.technologies):
+            raise ValueError(
+                f"fabric.technologies: lists a technology twice ({list(self.technologies)});"
+                " name each once"
+            )
+        for tech in self.switch:
+            if tech not in self.technologies:
+                raise ValueError(
+                    f"fabric.switch.{tech}: names a technology not in fabric.technologies"
+                    f" ({list(self.technologies)}); add it there or remove this key"
+                )
+        return self
+
+
+class CostSpec(Frozen):
+    """How the fabric is priced."""
+
+    years: int = Field(default=5, ge=1, le=20)
+    energy_usd_per_kwh: float = Field(default=0.12, ge=0, le=10)
+    pue: float = Field(default=1.3, ge=1.0, le=3.0)
+    support_fraction_per_year: float | None = Field(default=None, ge=0, le=1)
+    """Yearly support contract as a fraction of network capex; ``None`` = the price book's."""
+    price_book: str | None = None
+    """Path to the user's own price book (YAML), overriding the default estimates."""
+    prices: dict[str, float] = Field(default_factory=dict)
+    """Inline price overrides: catalog id -> USD."""
+    engineer_usd_per_year: float = Field(default=200_000.0, ge=0)
+    """Fully loaded cost of one network engineer-year."""
+
+
+class TeamSpec(Frozen):
+    """The operating team's experience."""
+
+    infiniband: Experience = "some"
+    ethernet_dcb: Experience = "some"
+
+
+class PriorityWeights(Frozen):
+    """Explicit criterion weights (any non-negative numbers; they are normalised)."""
+
+    performance: float = Field(default=0.0, ge=0)
+    capex: float = Field(default=0.0, ge=0)
+    tco: float = Field(default=0.0, ge=0)
+    scalability: float = Field(default=0.0, ge=0)
+    operations: float = Field(default=0.0, ge=0)
+    ecosystem: float = Field(default=0.0, ge=0)
+
+    @model_validator(mode="after")
+    def _not_all_zero(self) -> PriorityWeights:
+        if sum(self.model_dump().values()) <= 0:
+            raise ValueError(
+                "priorities: all weights are zero; give at least one criterion a positive weight"
+            )
+        return self
+
+
+class WorkloadSpec(Frozen):
+    """The training job whose step time is the performance criterion."""
+
+    model: str = "llama3-70b"
+    """A preset name (see ``fabricplan catalog list``) or ``custom``."""
+    params_b: float | None = Field(default=None, gt=0)
+    """Parameters in billions (overrides the preset)."""
+    layers: int | None = Field(default=None, gt=0)
+    hidden: int | None = Field(default=None, gt=0)
+    experts: int | None = Field(default=None, gt=0)
+    active_experts: int | None = Field(default=None, gt=0)
+    sequence_length: int = Field(default=8192, gt=0)
+    global_batch_tokens: int | None = Field(default=None, gt=0)
+    """Tokens per optimizer step; default 4M tokens (rounded to whole sequences)."""
+    precision: Literal["bf16", "fp8"] = "bf16"
+    mfu: float = Field(default=0.40, gt=0, le=1)
+    tp: int = Field(default=8, ge=1)
+    pp: int = Field(default=1, ge=1)
+    ep: int = Field(default=1, ge=1)
+    dp: int | Literal["auto"] = "auto"
+    fsdp: bool = False
+    overlap: float = Field(default=0.5, ge=0, le=1)
+    """Share of data-parallel communication hidden behind compute."""
+
+
+class ScenarioSpec(Frozen):
+    """The whole cluster spec (what a YAML file holds)."""
+
+    name: str = "cluster"
+    cluster: ClusterSpec
+    fabric: FabricSpec = FabricSpec()
+    cost: CostSpec = CostSpec()
+    team: TeamSpec = TeamSpec()
+    deployment: Deployment = "on_premises"
+    priorities: PriorityPreset | PriorityWeights = "balanced"
+    workload: WorkloadSpec = WorkloadSpec()
+
+
+class ValidScenario(Frozen):
+    """A spec whose catalog references are resolved; everything after trusts it."""
+
+    spec: ScenarioSpec
+    node: NodeSpec
+    nics: dict[TechnologyName, NicSpec]
+    switches: dict[TechnologyName, SwitchSpec]
+    technologies: dict[TechnologyName, TechnologySpec]
+    cables: tuple[CableSpec, ...]
+    """Every cable and optic the designer may choose from (catalog order)."""
+    prices: dict[str, PriceEntry]
+    assumptions: tuple[str, ...] = ()
+    """Defaults the resolver chose, said in words (shown in every output)."""

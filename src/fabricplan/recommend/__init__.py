@@ -1,0 +1,1 @@
+"""Layer 5: the decision — scores, ranking, reasons and what would flip it."""

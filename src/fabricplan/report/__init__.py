@@ -1,0 +1,1 @@
+"""Layer 6: tables, figures and documents, from results only."""

@@ -1,0 +1,282 @@
+"""Read a cluster spec (YAML file, text or dict) and resolve it against the catalog.
+
+This is the one place that checks input: what it returns, a
+:class:`~fabricplan.model.scenario.ValidScenario`, is trusted by everything after it.
+
+>>> valid = parse_spec({"cluster": {"gpus": 1024}})
+>>> valid.switches["infiniband"].id, valid.nics["roce_v2"].id
+('qm9700', 'cx7')
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import ValidationError
+
+from fabricplan.catalog.loader import Catalog, load_catalog, load_price_book
+from fabricplan.errors import CatalogError, SpecError
+from fabricplan.model.hardware import (
+    CableSpec,
+    Figure,
+    NicSpec,
+    PortMode,
+    PriceEntry,
+    SwitchSpec,
+    TechnologySpec,
+)
+from fabricplan.model.scenario import (
+    GenericNicSpec,
+    GenericSwitchSpec,
+    ScenarioSpec,
+    TechnologyName,
+    ValidScenario,
+)
+
+USER_SOURCE = "given in the cluster spec"
+
+
+def _is_union_tag(part: str) -> bool:
+    """Pydantic names union branches in error locations (``literal[...]``, ``PriorityWeights``)."""
+    return (
+        "[" in part or part.startswith("function-") or part[:1].isupper()
+        or part in {"str", "int", "float", "bool"}
+    )
+
+
+def _pydantic_error(exc: ValidationError, origin: str) -> SpecError:
+    """One line naming the field, the value and the fix, from pydantic's first error."""
+    errors = exc.errors()
+    # A union (e.g. preset name | weights) reports one error per branch: keep the branch that
+    # matches the kind of value given.
+    mismatched = {"literal_error", "string_type", "model_type", "dict_type", "model_attributes_type"}
+    err = next(
+        (
+            e for e in errors
+            if not (e["type"] in mismatched and any(_is_union_tag(str(p)) for p in e["loc"]))
+        ),
+        errors[0],
+    )
+    loc = ".".join(str(p) for p in err["loc"] if not _is_union_tag(str(p)))
+    where = f"{origin}: {loc}" if loc else origin
+    kind = err["type"]
+    value = err.get("input")
+    msg = str(err["msg"])
+    if kind == "extra_forbidden":
+        return SpecError("FP102", where, "unknown key", None, "remove it or check its spelling")
+    if kind == "missing":
+        return SpecError("FP103", where, "is required", None, "add it to the spec")
+    if kind == "value_error":
+        # Our own validators already phrase "field: what (value); fix".
+        text = msg.removeprefix("Value error, ")
+        field, _, rest = text.partition(": ")
+        what, _, fix = rest.partition("; ")
+        return SpecError("FP101", f"{origin}: {field}", what, None, fix)
+    if kind in {"literal_error", "enum"}:
+        expected = err.get("ctx", {}).get("expected", "")
+        return SpecError("FP104", where, "is not one of the allowed values", value, f"use {expected}")
+    shown = value if isinstance(value, str | int | float | bool) else type(value).__name__
+    return SpecError("FP105", where, msg.lower(), shown, "fix the value")
+
+
+def _read_yaml(text: str, origin: str) -> Any:
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = f":{mark.line + 1}" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or "invalid YAML"
+        raise SpecError("FP106", f"{origin}{line}", f"not valid YAML: {problem}", None,
+                        "fix the syntax at that line") from None
+
+
+def read_spec(data: Any, origin: str = "spec") -> ScenarioSpec:
+    """Validate the structure of a spec given as a mapping."""
+    if not isinstance(data, dict):
+        raise SpecError("FP107", origin, "a spec is a mapping with at least 'cluster:'", None,
+                        "run `fabricplan init` for a starter spec")
+    try:
+        return ScenarioSpec.model_validate(data)
+    except ValidationError as exc:
+        raise _pydantic_error(exc, origin) from None
+
+
+def load_spec_file(path: str | os.PathLike[str]) -> ScenarioSpec:
+    """Read and validate a spec file's structure."""
+    file = Path(path)
+    try:
+        text = file.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise SpecError("FP108", str(file), "cannot read the spec", exc.strerror,
+                        "check the path") from None
+    return read_spec(_read_yaml(text, str(file)), str(file))
+
+
+def _generic_switch(tech: TechnologyName, family: str, given: GenericSwitchSpec) -> SwitchSpec:
+    def user(value: float) -> Figure:
+        return Figure(value=value, basis="estimate", note="given by the user")
+
+    ports, speed = given.ports, given.port_speed_gbps
+    return SwitchSpec.model_validate({
+        "id": f"generic-{tech.replace('_', '-')}-switch",
+        "name": f"Generic {ports}x{speed:g}G switch",
+        "source": USER_SOURCE,
+        "date": "2026",
+        "family": family,
+        "port_modes": [PortMode(ports=ports, speed_gbps=speed)],
+        "capacity_tbps": user(ports * speed / 1000),
+        "latency_ns": user(given.latency_ns),
+        "buffer_bytes": user(given.buffer_bytes) if given.buffer_bytes else None,
+        "power_w": user(given.power_w if given.power_w is not None else 0.0),
+        "adaptive_routing": True,
+    })
+
+
+def _generic_nic(given: GenericNicSpec) -> NicSpec:
+    return NicSpec.model_validate({
+        "id": "generic-nic",
+        "name": f"Generic {given.speed_gbps:g}G NIC",
+        "source": USER_SOURCE,
+        "date": "2026",
+        "families": ["infiniband", "ethernet"],
+        "speed_gbps": given.speed_gbps,
+        "latency_ns": Figure(value=given.latency_ns, basis="estimate", note="given by the user"),
+        "power_w": Figure(value=given.power_w or 0.0, basis="estimate", note="given by the user"),
+    })
+
+
+def _pick_switch(
+    catalog: Catalog, tech: TechnologySpec, speed_gbps: float, origin: str
+) -> SwitchSpec:
+    """``auto``: the catalog switch of the right family with the largest radix at the NIC speed
+    (fewest tiers and switches), ties broken by the lower default price, then by id."""
+    fitting = [
+        s for s in catalog.of_kind(SwitchSpec)
+        if s.family == tech.switch_family and s.port_mode_for(speed_gbps) is not None
+    ]
+    if not fitting:
+        raise SpecError("FP110", f"{origin}: fabric.switch.{tech.id}",
+                        f"no catalog {tech.switch_family} switch has {speed_gbps:g}G ports", None,
+                        "name a switch or give a generic switch's figures")
+
+    def key(s: SwitchSpec) -> tuple[int, float, str]:
+        mode = s.port_mode_for(speed_gbps)
+        radix = mode.ports if mode else 0
+        price = catalog.prices[s.id].price_usd if s.id in catalog.prices else float("inf")
+        return (-radix, price, s.id)
+
+    return min(fitting, key=key)
+
+
+def _pick_nic(
+    catalog: Catalog, family: str, speed_gbps: float, default_id: str, origin: str
+) -> NicSpec:
+    candidates = [default_id] + [n.id for n in catalog.of_kind(NicSpec)]
+    for nic_id in candidates:
+        nic = catalog.get_typed(nic_id, NicSpec, f"{origin}: cluster.nic")
+        if family in nic.families and nic.speed_gbps == speed_gbps:
+            return nic
+    raise SpecError("FP111", f"{origin}: cluster.nic_speed_gbps",
+                    f"no catalog {family} NIC runs at this speed", speed_gbps,
+                    "use 100, 200, 400 or 800, or give cluster.nic as figures")
+
+
+def resolve(spec: ScenarioSpec, catalog: Catalog | None = None, origin: str = "spec"
+            ) -> ValidScenario:
+    """Resolve catalog ids, pick ``auto`` hardware and check what needs the catalog."""
+    catalog = catalog or load_catalog()
+    from fabricplan.model.hardware import NodeSpec  # local: keeps the import list short
+
+    cluster = spec.cluster
+    try:
+        node = catalog.get_typed(cluster.gpu, NodeSpec, f"{origin}: cluster.gpu")
+    except CatalogError as exc:
+        raise SpecError("FP109", exc.where, exc.what, exc.value, exc.fix) from None
+    assumptions: list[str] = []
+    if node.gpus_per_node != cluster.gpus_per_node:
+        assumptions.append(
+            f"node {node.id} has {node.gpus_per_node} GPUs; the spec's gpus_per_node="
+            f"{cluster.gpus_per_node} is used for the fabric"
+        )
+    technologies: dict[TechnologyName, TechnologySpec] = {}
+    switches: dict[TechnologyName, SwitchSpec] = {}
+    nics: dict[TechnologyName, NicSpec] = {}
+    speed = cluster.nic_speed_gbps
+    for name in spec.fabric.technologies:
+        tech = catalog.get_typed(name, TechnologySpec, f"{origin}: fabric.technologies")
+        technologies[name] = tech
+        choice = spec.fabric.switch.get(name, "auto")
+        where = f"{origin}: fabric.switch.{name}"
+        if isinstance(choice, GenericSwitchSpec):
+            switch = _generic_switch(name, tech.switch_family, choice)
+        elif choice == "auto":
+            switch = _pick_switch(catalog, tech, speed, origin)
+            assumptions.append(f"{name}: switch auto -> {switch.id} ({switch.name})")
+        else:
+            try:
+                switch = catalog.get_typed(choice, SwitchSpec, where)
+            except CatalogError as exc:
+                raise SpecError("FP109", exc.where, exc.what, exc.value, exc.fix) from None
+        if switch.family != tech.switch_family:
+            raise SpecError("FP112", where, f"{switch.id} is an {switch.family} switch, but {name}"
+                            f" needs {tech.switch_family}", None,
+                            f"choose an {tech.switch_family} switch or 'auto'")
+        if switch.max_port_speed_gbps < speed:
+            raise SpecError("FP113", where,
+                            f"{switch.id} ports top out at {switch.max_port_speed_gbps:g}G, below"
+                            f" the NIC speed", speed,
+                            "choose a faster switch or lower cluster.nic_speed_gbps")
+        switches[name] = switch
+        if isinstance(cluster.nic, GenericNicSpec):
+            nics[name] = _generic_nic(cluster.nic)
+        elif cluster.nic == "auto":
+            nics[name] = _pick_nic(catalog, tech.switch_family, speed, node.default_nic, origin)
+        else:
+            try:
+                nic = catalog.get_typed(cluster.nic, NicSpec, f"{origin}: cluster.nic")
+            except CatalogError as exc:
+                raise SpecError("FP109", exc.where, exc.what, exc.value, exc.fix) from None
+            if tech.switch_family not in nic.families:
+                raise SpecError("FP114", f"{origin}: cluster.nic", f"{nic.id} does not speak"
+                                f" {tech.switch_family}, needed by {name}", None,
+                                "choose a NIC that does, or 'auto'")
+            if nic.speed_gbps < speed:
+                raise SpecError("FP115", f"{origin}: cluster.nic", f"{nic.id} runs at"
+                                f" {nic.speed_gbps:g}G, below cluster.nic_speed_gbps", speed,
+                                "lower nic_speed_gbps or choose a faster NIC")
+            nics[name] = nic
+    prices: dict[str, PriceEntry] = dict(catalog.prices)
+    if spec.cost.price_book:
+        try:
+            prices.update(load_price_book(spec.cost.price_book))
+        except CatalogError as exc:
+            raise SpecError("FP116", f"{origin}: cost.price_book", exc.what, exc.value,
+                            exc.fix) from None
+    for item, price in spec.cost.prices.items():
+        prices[item] = PriceEntry(item=item, price_usd=price, basis="measured",
+                                  note="price given in the spec")
+    for name, given in spec.fabric.switch.items():
+        if isinstance(given, GenericSwitchSpec) and given.price_usd is not None:
+            item = switches[name].id
+            prices[item] = PriceEntry(item=item, price_usd=given.price_usd, basis="measured",
+                                      note="given in the spec")
+    if isinstance(cluster.nic, GenericNicSpec) and cluster.nic.price_usd is not None:
+        prices["generic-nic"] = PriceEntry(item="generic-nic", price_usd=cluster.nic.price_usd,
+                                           basis="measured", note="given in the spec")
+    return ValidScenario(spec=spec, node=node, nics=nics, switches=switches,
+                         technologies=technologies, prices=prices,
+                         cables=tuple(catalog.of_kind(CableSpec)),
+                         assumptions=tuple(assumptions))
+
+
+def parse_spec(data: dict[str, Any], origin: str = "spec") -> ValidScenario:
+    """Validate and resolve a spec given as a mapping."""
+    return resolve(read_spec(data, origin), origin=origin)
+
+
+def load_spec(path: str | os.PathLike[str]) -> ValidScenario:
+    """Validate and resolve a spec file."""
+    return resolve(load_spec_file(path), origin=str(path))

@@ -1,0 +1,133 @@
+"""Unit conversions: the only place where one unit becomes another.
+
+Names carry units everywhere else (``latency_ns``, ``link_speed_gbps``, ``buffer_bytes``). The
+packet simulator's clock is integer picoseconds.
+
+Conventions
+-----------
+- Link speeds are in gigabits per second (Gb/s, 10**9 bit/s), as vendors and perftest
+  ``--report_gbits`` print them.
+- nccl-tests bandwidths are in GB/s = 10**9 bytes/s.
+- Sizes are bytes; ``MiB`` style powers of two are only used when parsing user sizes such as ``8G``
+  (nccl-tests treats ``8G`` as 8 * 2**30 bytes).
+
+>>> gbps_to_bytes_per_s(400)
+50000000000.0
+>>> serialization_ns(4096, 400)
+81.92
+>>> parse_size("64M")
+67108864
+"""
+
+from __future__ import annotations
+
+import re
+
+BITS_PER_BYTE = 8
+NS_PER_US = 1_000.0
+NS_PER_S = 1e9
+PS_PER_NS = 1_000
+PS_PER_S = 10**12
+W_PER_KW = 1_000.0
+HOURS_PER_YEAR = 8_760.0
+TB_PER_GB = 1e-3
+
+_SIZE_SUFFIX = {"": 1, "K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
+_SIZE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([KMGT]?)(?:I?B)?\s*$", re.IGNORECASE)
+
+
+def gbps_to_bytes_per_s(speed_gbps: float) -> float:
+    """Gigabits per second to bytes per second."""
+    return speed_gbps * 1e9 / BITS_PER_BYTE
+
+
+def bytes_per_s_to_gbps(rate_bytes_per_s: float) -> float:
+    """Bytes per second to gigabits per second."""
+    return rate_bytes_per_s * BITS_PER_BYTE / 1e9
+
+
+def gbps_to_GBps(speed_gbps: float) -> float:  # noqa: N802 - GB/s is the nccl-tests unit
+    """Gigabits per second to gigabytes (10**9 bytes) per second."""
+    return speed_gbps / BITS_PER_BYTE
+
+
+def GBps_to_gbps(rate_GBps: float) -> float:  # noqa: N802,N803
+    """Gigabytes (10**9 bytes) per second to gigabits per second."""
+    return rate_GBps * BITS_PER_BYTE
+
+
+def serialization_ns(size_bytes: float, speed_gbps: float) -> float:
+    """Time to put ``size_bytes`` on a wire of ``speed_gbps``, in nanoseconds."""
+    return size_bytes * BITS_PER_BYTE / speed_gbps
+
+
+def ns_to_us(value_ns: float) -> float:
+    """Nanoseconds to microseconds."""
+    return value_ns / NS_PER_US
+
+
+def us_to_ns(value_us: float) -> float:
+    """Microseconds to nanoseconds."""
+    return value_us * NS_PER_US
+
+
+def ns_to_s(value_ns: float) -> float:
+    """Nanoseconds to seconds."""
+    return value_ns / NS_PER_S
+
+
+def s_to_ns(value_s: float) -> float:
+    """Seconds to nanoseconds."""
+    return value_s * NS_PER_S
+
+
+def ns_to_ps(value_ns: float) -> int:
+    """Nanoseconds to integer picoseconds (the packet simulator's clock)."""
+    return round(value_ns * PS_PER_NS)
+
+
+def ps_to_ns(value_ps: int) -> float:
+    """Integer picoseconds to nanoseconds."""
+    return value_ps / PS_PER_NS
+
+
+def w_to_kw(power_w: float) -> float:
+    """Watts to kilowatts."""
+    return power_w / W_PER_KW
+
+
+def energy_kwh_per_year(power_w: float) -> float:
+    """Energy drawn in one year by a constant load of ``power_w`` watts, in kWh."""
+    return w_to_kw(power_w) * HOURS_PER_YEAR
+
+
+def gbps_to_tbps(speed_gbps: float) -> float:
+    """Gigabits to terabits per second."""
+    return speed_gbps / 1_000.0
+
+
+def parse_size(text: str) -> int:
+    """Parse a message size such as ``8``, ``64K``, ``1M``, ``8G`` (powers of two, as nccl-tests).
+
+    Raises ``ValueError`` with the offending text when it is not a size.
+    """
+    match = _SIZE_RE.match(text)
+    if match is None:
+        raise ValueError(f"not a size: {text!r} (use e.g. 8, 64K, 1M, 8G)")
+    number, suffix = match.groups()
+    return int(float(number) * _SIZE_SUFFIX[suffix.upper()])
+
+
+def format_size(size_bytes: int) -> str:
+    """Format a size the way nccl-tests flags name it: ``1K``, ``64M``, ``8G``.
+
+    >>> format_size(8 * 2**30)
+    '8G'
+    >>> format_size(1000)
+    '1000'
+    """
+    for suffix in ("T", "G", "M", "K"):
+        unit = _SIZE_SUFFIX[suffix]
+        if size_bytes >= unit and size_bytes % unit == 0:
+            return f"{size_bytes // unit}{suffix}"
+    return str(size_bytes)
