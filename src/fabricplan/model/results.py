@@ -21,6 +21,28 @@ DEFAULT_SIZES_BYTES: tuple[int, ...] = tuple(2**k for k in range(3, 34, 2))
 """8 B to 8 GiB in steps of 4x, as an ``nccl-tests -b 8 -e 8G -f 4`` sweep prints."""
 
 
+class CalibrationProfile(Frozen):
+    """Model parameters fitted to a real cluster's measurements (``fabricplan calibrate``).
+
+    ``None`` keeps the catalog or model default. The analytic backend honours every field.
+    """
+
+    nic_latency_ns: float | None = Field(default=None, gt=0)
+    """One adapter's latency (per side)."""
+    switch_latency_ns: float | None = Field(default=None, gt=0)
+    """Port-to-port latency of one switch hop."""
+    nic_bw_efficiency: float | None = Field(default=None, gt=0, le=1)
+    """Achieved share of the payload line rate on a large point-to-point transfer."""
+    nvlink_bw_efficiency: float | None = Field(default=None, gt=0, le=1)
+    """Achieved share of the NVLink bandwidth inside a node."""
+    collective_efficiency: float | None = Field(default=None, gt=0, le=1)
+    """Achieved share of the algorithm's bound for large collectives (protocol, kernels)."""
+    collective_latency_us: float | None = Field(default=None, ge=0)
+    """Fixed software cost per collective step (kernel launch, protocol handshakes)."""
+    source: str = ""
+    """What it was fitted from (files, date)."""
+
+
 class PerfRequest(Frozen):
     """What a backend is asked to compute for one fabric."""
 
@@ -31,6 +53,7 @@ class PerfRequest(Frozen):
     p2p: bool = True
     step: bool = True
     seed: int = 0
+    calibration: CalibrationProfile | None = None
 
 
 class CostLine(Frozen):
