@@ -10,14 +10,23 @@ import pytest
 SRC = Path(__file__).resolve().parents[1] / "src" / "fabricplan"
 
 LAYER = {
-    "units": 0, "errors": 0,
+    "units": 0,
+    "errors": 0,
     "model": 1,
-    "catalog": 2, "topology": 2, "analytic": 2,
-    "spec": 3, "sim": 3, "lint": 3, "measure": 3,
-    "evaluate": 4, "backends": 4,
-    "recommend": 5, "sweep": 5,
+    "catalog": 2,
+    "topology": 2,
+    "analytic": 2,
+    "spec": 3,
+    "sim": 3,
+    "lint": 3,
+    "measure": 3,
+    "evaluate": 4,
+    "backends": 4,
+    "recommend": 5,
+    "sweep": 5,
     "report": 6,
-    "cli": 7, "web": 7,
+    "cli": 7,
+    "web": 7,
 }
 EXEMPT = {"__init__", "__main__"}
 

@@ -53,8 +53,11 @@ BAD_SPECS = [
     ("FP112", "fabric.switch.infiniband", _with("fabric.switch", {"infiniband": "sn5600"})),
     ("FP101", "fabric.switch.roce_v1", _with("fabric.switch", {"roce_v1": "auto"})),
     ("FP101", "fabric.technologies", _with("fabric.technologies", ["roce_v2", "roce_v2"])),
-    ("FP113", "fabric.switch.roce_v2", _with("fabric.switch", {
-        "roce_v2": {"ports": 32, "port_speed_gbps": 100}})),
+    (
+        "FP113",
+        "fabric.switch.roce_v2",
+        _with("fabric.switch", {"roce_v2": {"ports": 32, "port_speed_gbps": 100}}),
+    ),
     ("FP105", "cost.years", _with("cost.years", 0)),
     ("FP104", "priorities", _with("priorities", "fastest")),
     ("FP101", "priorities", _with("priorities", {"performance": 0})),

@@ -62,20 +62,31 @@ class FakeBackend:
         busbw = gbps_to_GBps(valid.spec.cluster.nic_speed_gbps) * share
         points = tuple(
             CollectivePoint(
-                collective=op, size_bytes=size, algorithm="fake",
-                time_us=size / (busbw * 1e3), algbw_GBps=busbw, busbw_GBps=busbw,
+                collective=op,
+                size_bytes=size,
+                algorithm="fake",
+                time_us=size / (busbw * 1e3),
+                algbw_GBps=busbw,
+                busbw_GBps=busbw,
             )
             for op in request.collectives
             for size in request.sizes_bytes
         )
         step = StepTimeResult(
-            compute_s=1.0, comm_total_s=0.1 / share, comm_exposed_s=0.05 / share,
-            step_s=1.0 + 0.05 / share, comm_by_dimension_s={"dp": 0.1 / share},
-            exposed_fraction=0.05 / share / (1.0 + 0.05 / share), gpu_hours_lost_per_year=0.0,
+            compute_s=1.0,
+            comm_total_s=0.1 / share,
+            comm_exposed_s=0.05 / share,
+            step_s=1.0 + 0.05 / share,
+            comm_by_dimension_s={"dp": 0.1 / share},
+            exposed_fraction=0.05 / share / (1.0 + 0.05 / share),
+            gpu_hours_lost_per_year=0.0,
         )
         return PerformanceResult(
-            backend="fake", technology=design.technology,
-            base_latency_us=float(design.worst_case_switch_hops), collectives=points, step=step,
+            backend="fake",
+            technology=design.technology,
+            base_latency_us=float(design.worst_case_switch_hops),
+            collectives=points,
+            step=step,
         )
 
 
@@ -101,5 +112,9 @@ def get_backend(name: str) -> Backend:
         return _BACKENDS[name]()
     except KeyError:
         raise SpecError(
-            "FP117", "--backend", "unknown backend", name, f"use one of {', '.join(backend_names())}"
+            "FP117",
+            "--backend",
+            "unknown backend",
+            name,
+            f"use one of {', '.join(backend_names())}",
         ) from None

@@ -12,10 +12,9 @@
 Messages follow one pattern so that a person reading a terminal knows what to change:
 ``where: what is wrong (value); what to do``.
 
->>> e = SpecError("FP101", "cluster.gpus", "must be a multiple of cluster.gpus_per_node", 1000,
-...               "use 1000 -> 1008 or change gpus_per_node")
+>>> e = SpecError("FP101", "cluster.gpus", "must be a multiple of 8", 1020, "use 1016 or 1024")
 >>> str(e)
-'cluster.gpus: must be a multiple of cluster.gpus_per_node (1000); use 1000 -> 1008 or change gpus_per_node [FP101]'
+'cluster.gpus: must be a multiple of 8 (1020); use 1016 or 1024 [FP101]'
 """
 
 from __future__ import annotations
@@ -40,9 +39,7 @@ class FabricPlanError(Exception):
         What to do about it.
     """
 
-    def __init__(
-        self, code: str, where: str, what: str, value: Any = None, fix: str = ""
-    ) -> None:
+    def __init__(self, code: str, where: str, what: str, value: Any = None, fix: str = "") -> None:
         self.code = code
         self.where = where
         self.what = what

@@ -37,6 +37,4 @@ def evaluate(
     valid: ValidScenario, backend: str = "analytic", request: PerfRequest | None = None
 ) -> list[Evaluation]:
     """One :class:`Evaluation` per technology in the spec, in the spec's order."""
-    return [
-        evaluate_one(valid, tech, backend, request) for tech in valid.spec.fabric.technologies
-    ]
+    return [evaluate_one(valid, tech, backend, request) for tech in valid.spec.fabric.technologies]

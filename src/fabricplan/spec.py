@@ -42,7 +42,9 @@ USER_SOURCE = "given in the cluster spec"
 def _is_union_tag(part: str) -> bool:
     """Pydantic names union branches in error locations (``literal[...]``, ``PriorityWeights``)."""
     return (
-        "[" in part or part.startswith("function-") or part[:1].isupper()
+        "[" in part
+        or part.startswith("function-")
+        or part[:1].isupper()
         or part in {"str", "int", "float", "bool"}
     )
 
@@ -52,10 +54,17 @@ def _pydantic_error(exc: ValidationError, origin: str) -> SpecError:
     errors = exc.errors()
     # A union (e.g. preset name | weights) reports one error per branch: keep the branch that
     # matches the kind of value given.
-    mismatched = {"literal_error", "string_type", "model_type", "dict_type", "model_attributes_type"}
+    mismatched = {
+        "literal_error",
+        "string_type",
+        "model_type",
+        "dict_type",
+        "model_attributes_type",
+    }
     err = next(
         (
-            e for e in errors
+            e
+            for e in errors
             if not (e["type"] in mismatched and any(_is_union_tag(str(p)) for p in e["loc"]))
         ),
         errors[0],
@@ -77,7 +86,9 @@ def _pydantic_error(exc: ValidationError, origin: str) -> SpecError:
         return SpecError("FP101", f"{origin}: {field}", what, None, fix)
     if kind in {"literal_error", "enum"}:
         expected = err.get("ctx", {}).get("expected", "")
-        return SpecError("FP104", where, "is not one of the allowed values", value, f"use {expected}")
+        return SpecError(
+            "FP104", where, "is not one of the allowed values", value, f"use {expected}"
+        )
     shown = value if isinstance(value, str | int | float | bool) else type(value).__name__
     return SpecError("FP105", where, msg.lower(), shown, "fix the value")
 
@@ -89,15 +100,25 @@ def _read_yaml(text: str, origin: str) -> Any:
         mark = getattr(exc, "problem_mark", None)
         line = f":{mark.line + 1}" if mark is not None else ""
         problem = getattr(exc, "problem", None) or "invalid YAML"
-        raise SpecError("FP106", f"{origin}{line}", f"not valid YAML: {problem}", None,
-                        "fix the syntax at that line") from None
+        raise SpecError(
+            "FP106",
+            f"{origin}{line}",
+            f"not valid YAML: {problem}",
+            None,
+            "fix the syntax at that line",
+        ) from None
 
 
 def read_spec(data: Any, origin: str = "spec") -> ScenarioSpec:
     """Validate the structure of a spec given as a mapping."""
     if not isinstance(data, dict):
-        raise SpecError("FP107", origin, "a spec is a mapping with at least 'cluster:'", None,
-                        "run `fabricplan init` for a starter spec")
+        raise SpecError(
+            "FP107",
+            origin,
+            "a spec is a mapping with at least 'cluster:'",
+            None,
+            "run `fabricplan init` for a starter spec",
+        )
     try:
         return ScenarioSpec.model_validate(data)
     except ValidationError as exc:
@@ -110,8 +131,9 @@ def load_spec_file(path: str | os.PathLike[str]) -> ScenarioSpec:
     try:
         text = file.read_text(encoding="utf-8")
     except OSError as exc:
-        raise SpecError("FP108", str(file), "cannot read the spec", exc.strerror,
-                        "check the path") from None
+        raise SpecError(
+            "FP108", str(file), "cannot read the spec", exc.strerror, "check the path"
+        ) from None
     return read_spec(_read_yaml(text, str(file)), str(file))
 
 
@@ -120,32 +142,40 @@ def _generic_switch(tech: TechnologyName, family: str, given: GenericSwitchSpec)
         return Figure(value=value, basis="estimate", note="given by the user")
 
     ports, speed = given.ports, given.port_speed_gbps
-    return SwitchSpec.model_validate({
-        "id": f"generic-{tech.replace('_', '-')}-switch",
-        "name": f"Generic {ports}x{speed:g}G switch",
-        "source": USER_SOURCE,
-        "date": "2026",
-        "family": family,
-        "port_modes": [PortMode(ports=ports, speed_gbps=speed)],
-        "capacity_tbps": user(ports * speed / 1000),
-        "latency_ns": user(given.latency_ns),
-        "buffer_bytes": user(given.buffer_bytes) if given.buffer_bytes else None,
-        "power_w": user(given.power_w if given.power_w is not None else 0.0),
-        "adaptive_routing": True,
-    })
+    return SwitchSpec.model_validate(
+        {
+            "id": f"generic-{tech.replace('_', '-')}-switch",
+            "name": f"Generic {ports}x{speed:g}G switch",
+            "source": USER_SOURCE,
+            "date": "2026",
+            "family": family,
+            "port_modes": [PortMode(ports=ports, speed_gbps=speed)],
+            "capacity_tbps": user(ports * speed / 1000),
+            "latency_ns": user(given.latency_ns),
+            "buffer_bytes": user(given.buffer_bytes) if given.buffer_bytes else None,
+            "power_w": user(given.power_w if given.power_w is not None else 0.0),
+            "adaptive_routing": True,
+        }
+    )
 
 
 def _generic_nic(given: GenericNicSpec) -> NicSpec:
-    return NicSpec.model_validate({
-        "id": "generic-nic",
-        "name": f"Generic {given.speed_gbps:g}G NIC",
-        "source": USER_SOURCE,
-        "date": "2026",
-        "families": ["infiniband", "ethernet"],
-        "speed_gbps": given.speed_gbps,
-        "latency_ns": Figure(value=given.latency_ns, basis="estimate", note="given by the user"),
-        "power_w": Figure(value=given.power_w or 0.0, basis="estimate", note="given by the user"),
-    })
+    return NicSpec.model_validate(
+        {
+            "id": "generic-nic",
+            "name": f"Generic {given.speed_gbps:g}G NIC",
+            "source": USER_SOURCE,
+            "date": "2026",
+            "families": ["infiniband", "ethernet"],
+            "speed_gbps": given.speed_gbps,
+            "latency_ns": Figure(
+                value=given.latency_ns, basis="estimate", note="given by the user"
+            ),
+            "power_w": Figure(
+                value=given.power_w or 0.0, basis="estimate", note="given by the user"
+            ),
+        }
+    )
 
 
 def _pick_switch(
@@ -154,13 +184,18 @@ def _pick_switch(
     """``auto``: the catalog switch of the right family with the largest radix at the NIC speed
     (fewest tiers and switches), ties broken by the lower default price, then by id."""
     fitting = [
-        s for s in catalog.of_kind(SwitchSpec)
+        s
+        for s in catalog.of_kind(SwitchSpec)
         if s.family == tech.switch_family and s.port_mode_for(speed_gbps) is not None
     ]
     if not fitting:
-        raise SpecError("FP110", f"{origin}: fabric.switch.{tech.id}",
-                        f"no catalog {tech.switch_family} switch has {speed_gbps:g}G ports", None,
-                        "name a switch or give a generic switch's figures")
+        raise SpecError(
+            "FP110",
+            f"{origin}: fabric.switch.{tech.id}",
+            f"no catalog {tech.switch_family} switch has {speed_gbps:g}G ports",
+            None,
+            "name a switch or give a generic switch's figures",
+        )
 
     def key(s: SwitchSpec) -> tuple[int, float, str]:
         mode = s.port_mode_for(speed_gbps)
@@ -179,13 +214,18 @@ def _pick_nic(
         nic = catalog.get_typed(nic_id, NicSpec, f"{origin}: cluster.nic")
         if family in nic.families and nic.speed_gbps == speed_gbps:
             return nic
-    raise SpecError("FP111", f"{origin}: cluster.nic_speed_gbps",
-                    f"no catalog {family} NIC runs at this speed", speed_gbps,
-                    "use 100, 200, 400 or 800, or give cluster.nic as figures")
+    raise SpecError(
+        "FP111",
+        f"{origin}: cluster.nic_speed_gbps",
+        f"no catalog {family} NIC runs at this speed",
+        speed_gbps,
+        "use 100, 200, 400 or 800, or give cluster.nic as figures",
+    )
 
 
-def resolve(spec: ScenarioSpec, catalog: Catalog | None = None, origin: str = "spec"
-            ) -> ValidScenario:
+def resolve(
+    spec: ScenarioSpec, catalog: Catalog | None = None, origin: str = "spec"
+) -> ValidScenario:
     """Resolve catalog ids, pick ``auto`` hardware and check what needs the catalog."""
     catalog = catalog or load_catalog()
     from fabricplan.model.hardware import NodeSpec  # local: keeps the import list short
@@ -221,14 +261,22 @@ def resolve(spec: ScenarioSpec, catalog: Catalog | None = None, origin: str = "s
             except CatalogError as exc:
                 raise SpecError("FP109", exc.where, exc.what, exc.value, exc.fix) from None
         if switch.family != tech.switch_family:
-            raise SpecError("FP112", where, f"{switch.id} is an {switch.family} switch, but {name}"
-                            f" needs {tech.switch_family}", None,
-                            f"choose an {tech.switch_family} switch or 'auto'")
+            raise SpecError(
+                "FP112",
+                where,
+                f"{switch.id} is an {switch.family} switch, but {name} needs {tech.switch_family}",
+                None,
+                f"choose an {tech.switch_family} switch or 'auto'",
+            )
         if switch.max_port_speed_gbps < speed:
-            raise SpecError("FP113", where,
-                            f"{switch.id} ports top out at {switch.max_port_speed_gbps:g}G, below"
-                            f" the NIC speed", speed,
-                            "choose a faster switch or lower cluster.nic_speed_gbps")
+            raise SpecError(
+                "FP113",
+                where,
+                f"{switch.id} ports top out at {switch.max_port_speed_gbps:g}G, below"
+                f" the NIC speed",
+                speed,
+                "choose a faster switch or lower cluster.nic_speed_gbps",
+            )
         switches[name] = switch
         if isinstance(cluster.nic, GenericNicSpec):
             nics[name] = _generic_nic(cluster.nic)
@@ -240,36 +288,57 @@ def resolve(spec: ScenarioSpec, catalog: Catalog | None = None, origin: str = "s
             except CatalogError as exc:
                 raise SpecError("FP109", exc.where, exc.what, exc.value, exc.fix) from None
             if tech.switch_family not in nic.families:
-                raise SpecError("FP114", f"{origin}: cluster.nic", f"{nic.id} does not speak"
-                                f" {tech.switch_family}, needed by {name}", None,
-                                "choose a NIC that does, or 'auto'")
+                raise SpecError(
+                    "FP114",
+                    f"{origin}: cluster.nic",
+                    f"{nic.id} does not speak {tech.switch_family}, needed by {name}",
+                    None,
+                    "choose a NIC that does, or 'auto'",
+                )
             if nic.speed_gbps < speed:
-                raise SpecError("FP115", f"{origin}: cluster.nic", f"{nic.id} runs at"
-                                f" {nic.speed_gbps:g}G, below cluster.nic_speed_gbps", speed,
-                                "lower nic_speed_gbps or choose a faster NIC")
+                raise SpecError(
+                    "FP115",
+                    f"{origin}: cluster.nic",
+                    f"{nic.id} runs at {nic.speed_gbps:g}G, below cluster.nic_speed_gbps",
+                    speed,
+                    "lower nic_speed_gbps or choose a faster NIC",
+                )
             nics[name] = nic
     prices: dict[str, PriceEntry] = dict(catalog.prices)
     if spec.cost.price_book:
         try:
             prices.update(load_price_book(spec.cost.price_book))
         except CatalogError as exc:
-            raise SpecError("FP116", f"{origin}: cost.price_book", exc.what, exc.value,
-                            exc.fix) from None
+            raise SpecError(
+                "FP116", f"{origin}: cost.price_book", exc.what, exc.value, exc.fix
+            ) from None
     for item, price in spec.cost.prices.items():
-        prices[item] = PriceEntry(item=item, price_usd=price, basis="measured",
-                                  note="price given in the spec")
+        prices[item] = PriceEntry(
+            item=item, price_usd=price, basis="measured", note="price given in the spec"
+        )
     for name, given in spec.fabric.switch.items():
         if isinstance(given, GenericSwitchSpec) and given.price_usd is not None:
             item = switches[name].id
-            prices[item] = PriceEntry(item=item, price_usd=given.price_usd, basis="measured",
-                                      note="given in the spec")
+            prices[item] = PriceEntry(
+                item=item, price_usd=given.price_usd, basis="measured", note="given in the spec"
+            )
     if isinstance(cluster.nic, GenericNicSpec) and cluster.nic.price_usd is not None:
-        prices["generic-nic"] = PriceEntry(item="generic-nic", price_usd=cluster.nic.price_usd,
-                                           basis="measured", note="given in the spec")
-    return ValidScenario(spec=spec, node=node, nics=nics, switches=switches,
-                         technologies=technologies, prices=prices,
-                         cables=tuple(catalog.of_kind(CableSpec)),
-                         assumptions=tuple(assumptions))
+        prices["generic-nic"] = PriceEntry(
+            item="generic-nic",
+            price_usd=cluster.nic.price_usd,
+            basis="measured",
+            note="given in the spec",
+        )
+    return ValidScenario(
+        spec=spec,
+        node=node,
+        nics=nics,
+        switches=switches,
+        technologies=technologies,
+        prices=prices,
+        cables=tuple(catalog.of_kind(CableSpec)),
+        assumptions=tuple(assumptions),
+    )
 
 
 def parse_spec(data: dict[str, Any], origin: str = "spec") -> ValidScenario:

@@ -6,6 +6,7 @@ import typer
 
 
 def register(app: typer.Typer) -> None:
-    from fabricplan.cli import spec_cmd
+    from fabricplan.cli import plan_cmd, spec_cmd
 
     spec_cmd.register(app)
+    plan_cmd.register(app)

@@ -26,7 +26,8 @@ fabric:
   oversubscription: 1       # leaf downlinks : uplinks
   tiers: auto               # auto | 2 | 3
   planes: 1                 # independent parallel fabrics (multi-plane)
-  switch: {}                # per technology: catalog id, auto, or {ports, port_speed_gbps, latency_ns}
+  switch: {}                # per technology: catalog id, auto,
+                            #   or {ports, port_speed_gbps, latency_ns}
   cable_reach: {node_leaf_m: 3, leaf_spine_m: 30, spine_core_m: 100}
 cost:
   years: 5                  # TCO horizon
@@ -38,7 +39,8 @@ team:
   infiniband: some          # none | some | expert
   ethernet_dcb: some        # PFC/ECN/DCQCN experience: none | some | expert
 deployment: on_premises     # on_premises | cloud | hybrid
-priorities: balanced        # balanced | max_performance | cost_sensitive | cloud_hybrid | ethernet_team
+priorities: balanced        # balanced | max_performance | cost_sensitive | cloud_hybrid
+                            #   | ethernet_team
                             # or weights: {performance: 3, tco: 2, operations: 1}
 workload:
   model: llama3-70b         # preset (see `fabricplan catalog list --kind workload`) or custom

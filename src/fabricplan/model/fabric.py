@@ -88,7 +88,7 @@ class FabricDesign(Frozen):
     hosts_per_leaf: int
     """Host ports one leaf serves (a scalable unit's nodes, for a rail-optimized leaf)."""
     leaves_per_pod: int
-    """Leaves that share one set of spines without crossing the core (the whole plane at 2 tiers)."""
+    """Leaves that share one set of spines without crossing the core (a whole group at 2 tiers)."""
     rail_aligned: bool
     """True when the NICs of one rail across nodes share leaves (rail-optimized)."""
     tier_designs: tuple[TierDesign, ...]

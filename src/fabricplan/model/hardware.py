@@ -26,7 +26,7 @@ EntryKind = Literal["switch", "nic", "cable", "node", "technology"]
 
 
 class Figure(Frozen):
-    """One number with its basis (and, optionally, its own source when it differs from the entry's)."""
+    """One number with its basis (and its own source when it differs from the entry's)."""
 
     value: float
     basis: Basis

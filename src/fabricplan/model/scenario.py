@@ -151,6 +151,19 @@ class CostSpec(Frozen):
     """Inline price overrides: catalog id -> USD."""
     engineer_usd_per_year: float = Field(default=200_000.0, ge=0)
     """Fully loaded cost of one network engineer-year."""
+    operations_engineer_years: dict[TechnologyName, float] = Field(default_factory=dict)
+    """Engineer-years per year to run each technology's fabric, replacing the estimate of
+    :mod:`fabricplan.analytic.operations_effort` (e.g. ``{roce_v2: 2.5}``)."""
+
+    @model_validator(mode="after")
+    def _check_operations(self) -> CostSpec:
+        for tech, years in self.operations_engineer_years.items():
+            if years < 0:
+                raise ValueError(
+                    f"cost.operations_engineer_years.{tech}: must not be negative ({years});"
+                    " give 0 or more engineer-years per year"
+                )
+        return self
 
 
 class TeamSpec(Frozen):

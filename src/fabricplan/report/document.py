@@ -1,0 +1,66 @@
+"""The machine-readable document behind every output (JSON, and what tables and pages render).
+
+The JSON shape is stable and documented in docs/output.md: a list ``options``, one per
+technology, each with ``technology``, ``design``, ``cost``, ``performance`` and ``ops`` (the parts a
+command computed), and for ``compare`` the key ``recommendation``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from fabricplan.model.fabric import FabricDesign
+from fabricplan.model.results import Evaluation, Recommendation
+from fabricplan.model.scenario import ValidScenario
+
+SCHEMA_VERSION = 1
+
+
+def design_document(design: FabricDesign) -> dict[str, Any]:
+    """A design as JSON-ready data, with the per-tier switch and link counts spelled out."""
+    data = design.model_dump(mode="json")
+    data["switches"] = design.switches
+    data["links"] = design.links
+    data["links_total"] = sum(design.links.values())
+    data["switches_total"] = sum(design.switches.values())
+    return data
+
+
+def option_document(evaluation: Evaluation, parts: Sequence[str]) -> dict[str, Any]:
+    """One technology's option with the requested parts (``design``, ``cost``, ...)."""
+    data: dict[str, Any] = {"technology": evaluation.technology}
+    for part in parts:
+        if part == "design":
+            data["design"] = design_document(evaluation.design)
+        else:
+            data[part] = getattr(evaluation, part).model_dump(mode="json")
+    return data
+
+
+def scenario_document(valid: ValidScenario) -> dict[str, Any]:
+    """The effective spec (every default filled in) and the hardware it resolved to."""
+    return {
+        "name": valid.spec.name,
+        "spec": valid.spec.model_dump(mode="json"),
+        "hardware": {
+            "node": valid.node.id,
+            "nics": {tech: nic.id for tech, nic in valid.nics.items()},
+            "switches": {tech: sw.id for tech, sw in valid.switches.items()},
+        },
+        "assumptions": list(valid.assumptions),
+    }
+
+
+def options_document(
+    valid: ValidScenario,
+    evaluations: Sequence[Evaluation],
+    parts: Sequence[str],
+    recommendation: Recommendation | None = None,
+) -> dict[str, Any]:
+    """The whole document for ``design``, ``cost``, ``compare``."""
+    doc: dict[str, Any] = {"schema_version": SCHEMA_VERSION, **scenario_document(valid)}
+    doc["options"] = [option_document(e, parts) for e in evaluations]
+    if recommendation is not None:
+        doc["recommendation"] = recommendation.model_dump(mode="json")
+    return doc

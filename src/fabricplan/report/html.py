@@ -1,0 +1,89 @@
+"""A self-contained HTML report: one file, inline CSS and SVG figures, no network fetches."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from html import escape
+
+from fabricplan.model.results import Evaluation, Recommendation
+from fabricplan.model.scenario import ValidScenario
+from fabricplan.report.figure import busbw_svg, cost_svg, step_svg
+from fabricplan.report.table import cost_rows, design_rows, ops_rows, performance_rows
+
+_STYLE = """
+body { font-family: system-ui, sans-serif; margin: 2rem auto; max-width: 960px; color: #222; }
+table { border-collapse: collapse; margin: 1rem 0; }
+th, td { padding: 0.25rem 0.75rem; border-bottom: 1px solid #ddd; text-align: right; }
+th:first-child, td:first-child { text-align: left; }
+.rec { background: #eef8ee; border-left: 4px solid #3a3; padding: 0.5rem 1rem; }
+.finding-error { color: #a00; } .finding-warning { color: #a60; }
+figure { margin: 1rem 0; } svg { max-width: 100%; height: auto; }
+"""
+
+_SECTIONS = {
+    "design": ("Design", design_rows),
+    "cost": ("Cost", cost_rows),
+    "performance": ("Performance", performance_rows),
+    "ops": ("Operations", ops_rows),
+}
+
+
+def _table(evals: Sequence[Evaluation], part: str) -> str:
+    title, rows = _SECTIONS[part]
+    head = "".join(f"<th>{escape(e.technology)}</th>" for e in evals)
+    body = "".join(
+        f"<tr><td>{escape(label)}</td>" + "".join(f"<td>{escape(v)}</td>" for v in values) + "</tr>"
+        for label, values in rows(evals)
+    )
+    return f"<h2>{title}</h2><table><tr><th></th>{head}</tr>{body}</table>"
+
+
+def html_report(
+    valid: ValidScenario,
+    evals: Sequence[Evaluation],
+    parts: Sequence[str],
+    recommendation: Recommendation | None = None,
+) -> str:
+    """The report as one HTML document."""
+    s = valid.spec
+    title = f"{s.name}: {' vs '.join(e.technology for e in evals)}"
+    out = [
+        "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>",
+        f"<title>{escape(title)}</title><style>{_STYLE}</style></head><body>",
+        f"<h1>{escape(title)}</h1>",
+        f"<p>{s.cluster.gpus:,} GPUs ({escape(valid.node.id)}), {s.cluster.nodes:,} nodes, "
+        f"{s.cluster.nics_per_node} &times; {s.cluster.nic_speed_gbps:g}G NICs per node; "
+        f"{escape(s.fabric.topology)}, oversubscription {s.fabric.oversubscription:g}:1.</p>",
+    ]
+    if recommendation is not None:
+        reasons = "".join(f"<li>{escape(r)}</li>" for r in recommendation.reasons)
+        flips = "".join(f"<li>{escape(f.description)}</li>" for f in recommendation.flips)
+        out.append(
+            f"<div class='rec'><h2>Recommended: {escape(recommendation.technology)}</h2>"
+            f"<ul>{reasons}</ul>"
+            + (f"<h3>What would change the answer</h3><ul>{flips}</ul>" if flips else "")
+            + "</div>"
+        )
+    for part in parts:
+        out.append(_table(evals, part))
+        if part == "performance":
+            for op in sorted({p.collective for e in evals for p in e.performance.collectives}):
+                out.append(f"<figure>{busbw_svg(evals, op)}</figure>")
+            if any(e.performance.step for e in evals):
+                out.append(f"<figure>{step_svg(evals)}</figure>")
+        if part == "cost":
+            out.append(f"<figure>{cost_svg(evals)}</figure>")
+    findings = "".join(
+        f"<li class='finding-{f.severity}'>{escape(e.technology)} {f.severity} {escape(f.code)}: "
+        f"{escape(f.message)}</li>"
+        for e in evals
+        for f in e.design.findings
+    )
+    if findings:
+        out.append(f"<h2>Findings</h2><ul>{findings}</ul>")
+    assumptions = [*valid.assumptions] + [a for e in evals for a in e.cost.assumptions]
+    out.append(
+        "<h2>Assumptions</h2><ul>" + "".join(f"<li>{escape(a)}</li>" for a in assumptions) + "</ul>"
+    )
+    out.append("</body></html>")
+    return "\n".join(out)
