@@ -20,13 +20,13 @@ LAYER = {
     "sim": 3,
     "lint": 3,
     "measure": 3,
-    "evaluate": 4,
     "backends": 4,
-    "recommend": 5,
-    "sweep": 5,
-    "report": 6,
-    "cli": 7,
-    "web": 7,
+    "evaluate": 5,
+    "recommend": 6,
+    "sweep": 6,
+    "report": 7,
+    "cli": 8,
+    "web": 8,
 }
 EXEMPT = {"__init__", "__main__"}
 

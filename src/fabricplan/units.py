@@ -25,6 +25,8 @@ import re
 
 BITS_PER_BYTE = 8
 NS_PER_US = 1_000.0
+US_PER_MS = 1_000.0
+MIB_BYTES = 2**20
 NS_PER_S = 1e9
 PS_PER_NS = 1_000
 PS_PER_S = 10**12
@@ -59,6 +61,22 @@ def GBps_to_gbps(rate_GBps: float) -> float:  # noqa: N802,N803
 def serialization_ns(size_bytes: float, speed_gbps: float) -> float:
     """Time to put ``size_bytes`` on a wire of ``speed_gbps``, in nanoseconds."""
     return size_bytes * BITS_PER_BYTE / speed_gbps
+
+
+def mib_per_s_to_gbps(rate_mib_per_s: float) -> float:
+    """MiB (2**20 bytes) per second to gigabits per second.
+
+    perftest prints bandwidth in MiB/s (labelled ``MB/sec`` before 2024) unless ``--report_gbits``.
+
+    >>> mib_per_s_to_gbps(1.0)
+    0.008388608
+    """
+    return bytes_per_s_to_gbps(rate_mib_per_s * MIB_BYTES)
+
+
+def ms_to_us(value_ms: float) -> float:
+    """Milliseconds to microseconds."""
+    return value_ms * US_PER_MS
 
 
 def ns_to_us(value_ns: float) -> float:
@@ -131,3 +149,45 @@ def format_size(size_bytes: int) -> str:
         if size_bytes >= unit and size_bytes % unit == 0:
             return f"{size_bytes // unit}{suffix}"
     return str(size_bytes)
+
+
+MBPS_PER_GBPS = 1_000.0
+MS_PER_S = 1_000.0
+KIB_BYTES = 2**10
+
+
+def mbps_to_gbps(speed_mbps: float) -> float:
+    """Megabits to gigabits per second (SONiC ``PORT.speed`` and ethtool print Mb/s).
+
+    >>> mbps_to_gbps(400000)
+    400.0
+    """
+    return speed_mbps / MBPS_PER_GBPS
+
+
+def gbps_to_mbps(speed_gbps: float) -> float:
+    """Gigabits to megabits per second."""
+    return speed_gbps * MBPS_PER_GBPS
+
+
+def s_to_ms(value_s: float) -> float:
+    """Seconds to milliseconds (EOS prints PFC watchdog timers in seconds).
+
+    >>> s_to_ms(0.2)
+    200.0
+    """
+    return value_s * MS_PER_S
+
+
+def ms_to_s(value_ms: float) -> float:
+    """Milliseconds to seconds."""
+    return value_ms / MS_PER_S
+
+
+def kib_to_bytes(value_kib: float) -> float:
+    """KiB (2**10 bytes, the ``KB`` of switch CLIs) to bytes.
+
+    >>> kib_to_bytes(146.48)
+    149995.52
+    """
+    return value_kib * KIB_BYTES

@@ -10,3 +10,11 @@ def register(app: typer.Typer) -> None:
 
     spec_cmd.register(app)
     plan_cmd.register(app)
+    from fabricplan.cli import catalog_cmd
+    catalog_cmd.register(app)
+    from fabricplan.cli import perf_cmd
+    perf_cmd.register(app)
+    from fabricplan.cli import bench_cmd
+    bench_cmd.register(app)
+    from fabricplan.cli import lint_cmd
+    lint_cmd.register(app)

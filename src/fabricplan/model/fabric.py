@@ -39,7 +39,9 @@ class TierDesign(Frozen):
     up_ports: int = Field(ge=0)
     """Ports per switch facing up (0 at the top tier)."""
     ports_used: int = Field(ge=0)
+    """Cabled ports, summed over the tier's switches (not per switch)."""
     ports_free: int = Field(ge=0)
+    """``switches * radix - ports_used``: unused ports summed over the tier's switches."""
 
     @property
     def oversubscription(self) -> float:

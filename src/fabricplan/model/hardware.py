@@ -60,6 +60,8 @@ class SwitchSpec(Entry):
     port_modes: tuple[PortMode, ...] = Field(min_length=1)
     """Native mode first, then breakouts (e.g. 64x800G, 128x400G)."""
     capacity_tbps: Figure
+    """Sum of port speeds in one direction (ports x speed); InfiniBand vendors often quote twice
+    this, counting both directions."""
     latency_ns: Figure
     """Port-to-port (cut-through) forwarding latency."""
     buffer_bytes: Figure | None = None

@@ -15,6 +15,7 @@ CollectiveName = Literal[
     "all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast", "sendrecv"
 ]
 P2PTest = Literal["write_lat", "read_lat", "send_lat", "write_bw", "read_bw", "send_bw"]
+RoutingName = Literal["static", "ecmp", "adaptive"]
 
 
 DEFAULT_SIZES_BYTES: tuple[int, ...] = tuple(2**k for k in range(3, 34, 2))
@@ -54,6 +55,9 @@ class PerfRequest(Frozen):
     step: bool = True
     seed: int = 0
     calibration: CalibrationProfile | None = None
+    routing: dict[TechnologyName, RoutingName] = Field(default_factory=dict)
+    """Routing per technology instead of its default (e.g. ``{"roce_v2": "adaptive"}`` on switches
+    that support it); technologies not named keep their catalog default."""
 
 
 class CostLine(Frozen):

@@ -203,6 +203,9 @@ class WorkloadSpec(Frozen):
     hidden: int | None = Field(default=None, gt=0)
     experts: int | None = Field(default=None, gt=0)
     active_experts: int | None = Field(default=None, gt=0)
+    active_params_b: float | None = Field(default=None, gt=0)
+    """Parameters one token passes through, in billions (mixture of experts; overrides the
+    preset)."""
     sequence_length: int = Field(default=8192, gt=0)
     global_batch_tokens: int | None = Field(default=None, gt=0)
     """Tokens per optimizer step; default 4M tokens (rounded to whole sequences)."""

@@ -1,0 +1,140 @@
+"""Point to point, as perftest measures it: ``ib_{write,read,send}_{lat,bw}`` tables.
+
+Latency tests (``t_typical``, one QP, one message in flight):
+
+- ``write_lat`` and ``send_lat`` report half the round trip, i.e. the one-way time
+  (:func:`~.profile.path_latency_ns`: both adapters, the switch hops, the cables and the message's
+  wire bytes at the link rate); ``send_lat`` adds the receiver's consumption of a posted receive
+  (:data:`RECEIVE_COMPLETION_OVERHEAD_NS`).
+- ``read_lat`` reports the whole read: a request packet one way, the data back.
+
+Bandwidth tests (``BW average``, ``--report_gbits``, one QP, ``tx_depth`` messages in flight):
+every message takes ``max(wire_bytes / (link rate * NIC efficiency), 1 / message_rate)``; reads are
+also limited by the outstanding-read window over the round trip.
+
+>>> round(P2P_MESSAGE_RATE_MPPS * 1024 * 8 / 1e3, 1)   # 1 KiB writes: message-rate bound, Gb/s
+57.3
+"""
+
+from __future__ import annotations
+
+from fabricplan.analytic.profile import FabricProfile, path_latency_ns, wire_bytes
+from fabricplan.model.results import P2PPoint, P2PTest
+from fabricplan.units import BITS_PER_BYTE, ns_to_us, serialization_ns
+
+P2P_MESSAGE_RATE_MPPS = 7.0
+"""Messages per microsecond one QP posts and completes in ``ib_write_bw`` with GPU memory:
+6.9-7.3 Mpps for 2 B-1 KiB on a ConnectX at 100 GbE (NVIDIA GPU Operator documentation,
+GPUDirect RDMA example, ``ib_write_bw --use_cuda -q 1``)."""
+
+READ_OUTSTANDING = 16
+"""RDMA reads one QP keeps in flight (``max_rd_atomic``; perftest prints ``Outstand reads: 16``
+on ConnectX adapters)."""
+
+RECEIVE_COMPLETION_OVERHEAD_NS = 100.0
+"""Extra one-way time of a SEND over an RDMA WRITE: the receiver fetches a posted receive WQE and
+writes a completion (estimate: ``ib_send_lat`` typically reads ~0.1 us above ``ib_write_lat`` on
+ConnectX; no vendor figure)."""
+
+P2P_TESTS: tuple[P2PTest, ...] = (
+    "write_lat",
+    "read_lat",
+    "send_lat",
+    "write_bw",
+    "read_bw",
+    "send_bw",
+)
+
+_REQUEST_BYTES = 0.0
+"""An RDMA read request carries no payload: one header-only packet."""
+
+
+def one_way_ns(profile: FabricProfile, switch_hops: int, size_bytes: float) -> float:
+    """``ib_write_lat``'s ``t_typical``: the one-way time of one message, ns."""
+    return path_latency_ns(profile, switch_hops, size_bytes)
+
+
+def read_ns(profile: FabricProfile, switch_hops: int, size_bytes: float) -> float:
+    """``ib_read_lat``: a request one way and the data back, ns."""
+    return path_latency_ns(profile, switch_hops, _REQUEST_BYTES) + path_latency_ns(
+        profile, switch_hops, size_bytes
+    )
+
+
+def _message_ns(profile: FabricProfile, size_bytes: float) -> float:
+    """Time between two back-to-back messages of one QP on an otherwise idle path."""
+    efficiency = profile.nic_goodput_GBps * BITS_PER_BYTE / _goodput_gbps(profile)
+    wire = serialization_ns(
+        wire_bytes(size_bytes, profile.mtu_bytes, profile.header_bytes),
+        profile.link_speed_gbps * efficiency,
+    )
+    return max(wire, 1e3 / P2P_MESSAGE_RATE_MPPS)
+
+
+def _goodput_gbps(profile: FabricProfile) -> float:
+    return profile.link_speed_gbps * profile.mtu_bytes / (profile.mtu_bytes + profile.header_bytes)
+
+
+def p2p_point(profile: FabricProfile, test: P2PTest, size_bytes: int, switch_hops: int) -> P2PPoint:
+    """One perftest row.
+
+    Parameters
+    ----------
+    profile
+        The fabric.
+    test
+        ``write_lat``, ``read_lat``, ``send_lat``, ``write_bw``, ``read_bw`` or ``send_bw``.
+    size_bytes
+        Message size.
+    switch_hops
+        Switches between the two hosts.
+
+    Returns
+    -------
+    P2PPoint
+        ``latency_us`` (the latency test's figure, or the time per message in a bandwidth test) and
+        ``bw_gbps`` (Gb/s, as ``--report_gbits``).
+
+    Examples
+    --------
+    >>> from fabricplan.analytic.profile import fabric_profile
+    >>> from fabricplan.spec import parse_spec
+    >>> from fabricplan.topology.designer import design_fabric
+    >>> valid = parse_spec({"cluster": {"gpus": 256}})
+    >>> profile = fabric_profile(valid, design_fabric(valid, "roce_v2"))
+    >>> round(p2p_point(profile, "write_bw", 2**20, 1).bw_gbps, 1)  # 400G x 4096 / (4096 + 82)
+    392.1
+    """
+    if test.endswith("_lat"):
+        if test == "read_lat":
+            latency_ns = read_ns(profile, switch_hops, size_bytes)
+        else:
+            latency_ns = one_way_ns(profile, switch_hops, size_bytes)
+            if test == "send_lat":
+                latency_ns += RECEIVE_COMPLETION_OVERHEAD_NS
+        return P2PPoint(
+            test=test,
+            size_bytes=size_bytes,
+            latency_us=ns_to_us(latency_ns),
+            bw_gbps=size_bytes * BITS_PER_BYTE / latency_ns,
+        )
+    per_message_ns = _message_ns(profile, size_bytes)
+    if test == "read_bw":
+        per_message_ns = max(
+            per_message_ns, read_ns(profile, switch_hops, size_bytes) / READ_OUTSTANDING
+        )
+    return P2PPoint(
+        test=test,
+        size_bytes=size_bytes,
+        latency_us=ns_to_us(per_message_ns),
+        bw_gbps=size_bytes * BITS_PER_BYTE / per_message_ns,
+    )
+
+
+def p2p_points(
+    profile: FabricProfile, sizes_bytes: tuple[int, ...], switch_hops: int
+) -> tuple[P2PPoint, ...]:
+    """Every perftest table (:data:`P2P_TESTS`) over ``sizes_bytes``."""
+    return tuple(
+        p2p_point(profile, test, size, switch_hops) for test in P2P_TESTS for size in sizes_bytes
+    )

@@ -1,0 +1,302 @@
+"""Everything the analytic models read about one fabric, gathered once.
+
+A :class:`FabricProfile` holds the hardware figures of one technology (from the
+:class:`~fabricplan.model.scenario.ValidScenario`, with any calibration applied) and the geometry
+of its :class:`~fabricplan.model.fabric.FabricDesign` reduced to a few numbers: how many nodes share
+a leaf (for one rail) and a pod, how many uplinks a leaf and a spine have, which cables a path
+crosses. Every model in this package is a closed form over these numbers, so a 100k-GPU fabric
+costs no more than a 16-GPU one.
+
+Link goodput follows from the technology's packet format: a link of ``speed`` carries
+``speed * mtu / (mtu + header_bytes)`` of payload, where ``header_bytes`` counts every byte a
+packet puts on the wire beyond its payload (IBTA Vol. 1 for InfiniBand; IEEE 802.3 framing plus
+IPv4/UDP/BTH/ICRC for RoCEv2) — see :func:`goodput_gbps`.
+
+>>> round(goodput_gbps(400, 4096, 26), 2)    # NDR InfiniBand
+397.48
+>>> round(goodput_gbps(400, 4096, 82), 2)    # 400GbE RoCEv2
+392.15
+>>> wire_bytes(8192, 4096, 26)               # two packets
+8244
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from fabricplan.errors import ModelError
+from fabricplan.model.fabric import FabricDesign, LinkGroupName
+from fabricplan.model.results import CalibrationProfile, PerfRequest, RoutingName
+from fabricplan.model.scenario import ValidScenario
+from fabricplan.units import gbps_to_GBps, serialization_ns
+
+DEFAULT_NIC_BW_EFFICIENCY = 1.0
+"""Share of the payload goodput a NIC achieves on a large transfer. The wire is the bound: a
+ConnectX RoCE NIC at 100 GbE with a 1024 B path MTU measures 92.4 Gb/s in ``ib_write_bw``
+(NVIDIA GPU Operator docs, GPUDirect RDMA example), within 0.2 % of ``100 * 1024 / (1024 + 82)``."""
+
+DEFAULT_NVLINK_BW_EFFICIENCY = 0.865
+"""Share of the NVLink line rate NCCL's data movement reaches, before the protocol efficiency.
+NCCL maintainers: ring busbw over NVLink 4 is ~370 GB/s of the 450 GB/s line rate (NVIDIA/nccl-tests
+#212, NVIDIA/nccl #1442) = 0.822 = this share x :data:`DEFAULT_COLLECTIVE_EFFICIENCY` (0.95)."""
+
+DEFAULT_COLLECTIVE_EFFICIENCY = 0.95
+"""Share of the algorithm's bandwidth bound NCCL's Simple protocol reaches on large messages.
+NCCL maintainers: 46-48 GB/s busbw per NDR 400G NIC (NVIDIA/nccl-tests #290; goodput 49.7 GB/s)
+and 192 GB/s on 8 x HDR 200G (NVIDIA/nccl #812; goodput 198.7 GB/s): 0.95 and 0.97."""
+
+
+@dataclass(frozen=True, slots=True)
+class FabricProfile:
+    """One technology's fabric as the analytic models see it (all figures calibrated)."""
+
+    technology: str
+    nic_latency_ns: float
+    """One adapter's latency (each end of a transfer pays it once)."""
+    switch_latency_ns: float
+    """One switch hop, port to port (cut-through)."""
+    link_speed_gbps: float
+    """Host link signalling rate (the slower of NIC and switch port)."""
+    port_speed_gbps: float
+    """Switch-to-switch link rate."""
+    mtu_bytes: int
+    header_bytes: float
+    nic_goodput_GBps: float  # noqa: N815 - GB/s
+    """Payload rate of one NIC on a large transfer, GB/s (headers and NIC efficiency applied)."""
+    routing: RoutingName
+    in_network_reduction: bool
+    """SHARP-style reduction in the fabric's switches (technology and switch both capable)."""
+    nvlink_GBps: float  # noqa: N815 - GB/s
+    """NVLink bandwidth one GPU moves per direction through NCCL (efficiency applied)."""
+    nvls: bool
+    gpus_per_node: int
+    nics_per_node: int
+    nvlink_domain_gpus: int
+    nodes: int
+    tiers: int
+    nodes_per_leaf: float
+    """Nodes whose same-rail NIC ports share one leaf."""
+    nodes_per_pod: float
+    """Nodes reachable without crossing the core (all nodes at two tiers)."""
+    ports_per_leaf_per_node: float
+    """NIC ports one node has on one leaf (1 when rail-aligned)."""
+    hosts_per_leaf: int
+    leaf_up_ports: int
+    spine_down_ports: int
+    spine_up_ports: int
+    cable_ns: tuple[float, float, float]
+    """Propagation through one node-leaf, leaf-spine and spine-core cable, ns."""
+    dense_tflops: float
+    """Dense BF16 tensor throughput per GPU, TFLOP/s."""
+    collective_efficiency: float
+    step_software_us: float | None
+    """Calibrated software cost per collective step; ``None`` keeps NCCL's tuning constants."""
+    notes: tuple[str, ...] = ()
+
+    @property
+    def gpus(self) -> int:
+        return self.nodes * self.gpus_per_node
+
+
+def goodput_gbps(speed_gbps: float, mtu_bytes: int, header_bytes: float) -> float:
+    """Payload rate of a link carrying full-MTU packets: ``speed * mtu / (mtu + header)``.
+
+    >>> goodput_gbps(100, 1024, 82) < 92.6
+    True
+    """
+    return speed_gbps * mtu_bytes / (mtu_bytes + header_bytes)
+
+
+def wire_bytes(size_bytes: float, mtu_bytes: int, header_bytes: float) -> float:
+    """Bytes a message of ``size_bytes`` puts on the wire: payload plus one header per packet.
+
+    >>> wire_bytes(2, 4096, 82)
+    84
+    """
+    packets = max(1, math.ceil(size_bytes / mtu_bytes))
+    return size_bytes + packets * header_bytes
+
+
+def switch_hops_cables(switch_hops: int) -> tuple[int, int, int]:
+    """Cables of each class a path through ``switch_hops`` switches crosses (up, then down).
+
+    >>> switch_hops_cables(1), switch_hops_cables(3), switch_hops_cables(5)
+    ((2, 0, 0), (2, 2, 0), (2, 2, 2))
+    """
+    if switch_hops <= 0:
+        return (1, 0, 0)  # back to back
+    return (2, 2 if switch_hops >= 3 else 0, 2 if switch_hops >= 5 else 0)
+
+
+def path_latency_ns(profile: FabricProfile, switch_hops: int, size_bytes: float) -> float:
+    """One-way time for a message from one NIC to another through ``switch_hops`` switches.
+
+    ``2 * nic + hops * switch + propagation + serialization``: the sender's and the receiver's
+    adapter, every switch port to port (cut-through, so a packet is serialised once, at the host
+    link, not at every hop), the cables, and the message's wire bytes (payload plus per-packet
+    headers) at the host link rate.
+
+    >>> from fabricplan.spec import parse_spec
+    >>> from fabricplan.topology.designer import design_fabric
+    >>> valid = parse_spec({"cluster": {"gpus": 1024}})
+    >>> profile = fabric_profile(valid, design_fabric(valid, "infiniband"))
+    >>> round(path_latency_ns(profile, 1, 2), 2)   # 2 x 600 + 130 + 2 x 3 m x 4.5 + 28 B at 400G
+    1357.56
+    """
+    cables = switch_hops_cables(switch_hops)
+    propagation = sum(n * ns for n, ns in zip(cables, profile.cable_ns, strict=True))
+    wire = wire_bytes(size_bytes, profile.mtu_bytes, profile.header_bytes)
+    return (
+        2 * profile.nic_latency_ns
+        + max(0, switch_hops) * profile.switch_latency_ns
+        + propagation
+        + serialization_ns(wire, profile.link_speed_gbps)
+    )
+
+
+def _effective_routing(
+    valid: ValidScenario, design: FabricDesign, request: PerfRequest
+) -> tuple[RoutingName, tuple[str, ...]]:
+    tech = valid.technologies[design.technology]
+    switch = valid.switches[design.technology]
+    can_adapt = tech.adaptive_routing_available and switch.adaptive_routing
+    asked = request.routing.get(design.technology)
+    if asked == "adaptive" and not can_adapt:
+        raise ModelError(
+            "FP508",
+            f"routing.{design.technology}",
+            f"adaptive routing is not available with {switch.id} for {design.technology}",
+            asked,
+            "use ecmp or static, or choose a switch with adaptive routing",
+        )
+    if asked is not None:
+        return asked, (f"routing: {asked} (asked for; the {tech.id} default is {tech.routing})",)
+    if tech.routing == "adaptive" and not can_adapt:
+        return "static", (
+            f"routing: static — {switch.id} has no adaptive routing, so the {tech.id} default"
+            " (adaptive) falls back to static routes",
+        )
+    return tech.routing, (f"routing: {tech.routing} (the {tech.id} default)",)
+
+
+def _cable_ns_per_m(valid: ValidScenario, design: FabricDesign, group: LinkGroupName) -> float:
+    by_id = {cable.id: cable.ns_per_m.value for cable in valid.cables}
+    for link in design.link_groups:
+        if link.name == group and link.cable_id in by_id:
+            return by_id[link.cable_id]
+    # No cable chosen for this tier: take the slowest medium in the catalog (an upper bound).
+    return max(by_id.values(), default=5.0)
+
+
+def _nodes_per_leaf(design: FabricDesign, ports_per_node: float) -> tuple[float, float]:
+    """(nodes whose same-rail ports share a leaf, ports one node has on one leaf)."""
+    if design.tiers == 1 and not design.tier("spine"):
+        return float(design.nodes), ports_per_node
+    if design.rail_aligned:
+        return float(max(1, design.hosts_per_leaf)), 1.0
+    on_leaf = min(ports_per_node, float(design.hosts_per_leaf))
+    return max(1.0, design.hosts_per_leaf / ports_per_node), on_leaf
+
+
+def _nodes_per_pod(design: FabricDesign, nodes_per_leaf: float, ports_per_node: float) -> float:
+    if design.tiers < 3:
+        return float(design.nodes)
+    if design.rail_aligned:
+        rails_per_group = max(1.0, ports_per_node / design.spine_groups)
+        units_per_pod = max(1.0, design.leaves_per_pod / rails_per_group)
+        pod = units_per_pod * design.hosts_per_leaf
+    else:
+        pod = design.leaves_per_pod * nodes_per_leaf
+    return min(float(design.nodes), max(nodes_per_leaf, pod))
+
+
+def fabric_profile(
+    valid: ValidScenario, design: FabricDesign, request: PerfRequest | None = None
+) -> FabricProfile:
+    """Gather one fabric's figures and geometry, with the request's calibration and routing.
+
+    Parameters
+    ----------
+    valid
+        The resolved scenario (hardware figures come only from here).
+    design
+        The technology's designed fabric.
+    request
+        Calibration and routing overrides; ``None`` keeps every default.
+
+    Returns
+    -------
+    FabricProfile
+
+    Examples
+    --------
+    >>> from fabricplan.spec import parse_spec
+    >>> from fabricplan.topology.designer import design_fabric
+    >>> valid = parse_spec({"cluster": {"gpus": 1024}})
+    >>> profile = fabric_profile(valid, design_fabric(valid, "infiniband"))
+    >>> profile.nodes_per_leaf, profile.routing, round(profile.nic_goodput_GBps, 2)
+    (32.0, 'adaptive', 49.68)
+    """
+    request = request or PerfRequest()
+    calibration = request.calibration or CalibrationProfile()
+    tech_name = design.technology
+    tech = valid.technologies[tech_name]
+    nic = valid.nics[tech_name]
+    switch = valid.switches[tech_name]
+    cluster = valid.spec.cluster
+    node = valid.node
+
+    link_speed = min(cluster.nic_speed_gbps, design.port_speed_gbps)
+    header = tech.header_bytes.value
+    nic_efficiency = calibration.nic_bw_efficiency or DEFAULT_NIC_BW_EFFICIENCY
+    goodput = gbps_to_GBps(goodput_gbps(link_speed, tech.mtu_bytes, header)) * nic_efficiency
+    nvlink_efficiency = calibration.nvlink_bw_efficiency or DEFAULT_NVLINK_BW_EFFICIENCY
+    domain = node.nvlink_domain_gpus
+    if domain % cluster.gpus_per_node:
+        domain = cluster.gpus_per_node
+    routing, routing_notes = _effective_routing(valid, design, request)
+
+    ports_per_node = cluster.nics_per_node / design.planes
+    nodes_per_leaf, ports_on_leaf = _nodes_per_leaf(design, ports_per_node)
+    nodes_per_pod = _nodes_per_pod(design, nodes_per_leaf, ports_per_node)
+    leaf = design.tier("leaf")
+    spine = design.tier("spine")
+    reach = valid.spec.fabric.cable_reach
+    cable_ns = (
+        reach.node_leaf_m * _cable_ns_per_m(valid, design, "node_leaf"),
+        reach.leaf_spine_m * _cable_ns_per_m(valid, design, "leaf_spine"),
+        reach.spine_core_m * _cable_ns_per_m(valid, design, "spine_core"),
+    )
+    sharp = tech.in_network_reduction and switch.in_network_reduction
+    return FabricProfile(
+        technology=tech_name,
+        nic_latency_ns=calibration.nic_latency_ns or nic.latency_ns.value,
+        switch_latency_ns=calibration.switch_latency_ns or switch.latency_ns.value,
+        link_speed_gbps=link_speed,
+        port_speed_gbps=design.port_speed_gbps,
+        mtu_bytes=tech.mtu_bytes,
+        header_bytes=header,
+        nic_goodput_GBps=goodput,
+        routing=routing,
+        in_network_reduction=sharp,
+        nvlink_GBps=node.nvlink_GBps.value * nvlink_efficiency,
+        nvls=node.nvls,
+        gpus_per_node=cluster.gpus_per_node,
+        nics_per_node=cluster.nics_per_node,
+        nvlink_domain_gpus=domain,
+        nodes=cluster.nodes,
+        tiers=design.tiers,
+        nodes_per_leaf=nodes_per_leaf,
+        nodes_per_pod=nodes_per_pod,
+        ports_per_leaf_per_node=ports_on_leaf,
+        hosts_per_leaf=design.hosts_per_leaf,
+        leaf_up_ports=leaf.up_ports if leaf else 0,
+        spine_down_ports=spine.down_ports if spine else 0,
+        spine_up_ports=spine.up_ports if spine else 0,
+        cable_ns=cable_ns,
+        dense_tflops=node.dense_bf16_tflops.value,
+        collective_efficiency=calibration.collective_efficiency or DEFAULT_COLLECTIVE_EFFICIENCY,
+        step_software_us=calibration.collective_latency_us,
+        notes=routing_notes,
+    )

@@ -1,0 +1,225 @@
+"""``fabricplan perf SPEC``: nccl-tests-like tables (perftest-like with ``--p2p``) per technology.
+
+Sizes follow nccl-tests: ``8G`` is 8 x 2**30 bytes, all_gather/reduce_scatter sizes are the whole
+gathered buffer, all_to_all sizes what one rank sends; GB/s are 10**9 bytes/s. perftest tables
+report Gb/s as ``--report_gbits`` does.
+"""
+
+from __future__ import annotations
+
+import json
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated, Any, get_args
+
+import typer
+
+from fabricplan.backends import get_backend
+from fabricplan.cli.guard import guarded
+from fabricplan.errors import ModelError
+from fabricplan.model.results import (
+    DEFAULT_SIZES_BYTES,
+    CollectiveName,
+    CollectivePoint,
+    P2PPoint,
+    PerformanceResult,
+    PerfRequest,
+    RoutingName,
+)
+from fabricplan.model.scenario import TechnologyName
+from fabricplan.spec import load_spec
+from fabricplan.topology.designer import design_fabric
+from fabricplan.units import parse_size
+
+P2P_DEFAULT_SIZES_BYTES: tuple[int, ...] = tuple(2**k for k in range(1, 24))
+"""2 B to 8 MiB in powers of two, as ``ib_write_bw -a`` sweeps."""
+
+COLLECTIVES: tuple[str, ...] = get_args(CollectiveName)
+ROUTINGS: tuple[str, ...] = get_args(RoutingName)
+TECHNOLOGIES: tuple[str, ...] = get_args(TechnologyName)
+
+
+class Format(StrEnum):
+    table = "table"
+    json = "json"
+
+
+def register(app: typer.Typer) -> None:
+    app.command("perf")(perf)
+
+
+def parse_sizes(text: str) -> tuple[int, ...]:
+    """``1M,64M,8G`` -> byte counts; a bad item is an FP510 error naming it.
+
+    >>> parse_sizes("8, 1K,1M")
+    (8, 1024, 1048576)
+    """
+    sizes = []
+    for item in text.split(","):
+        try:
+            size = parse_size(item)
+        except ValueError:
+            raise ModelError(
+                "FP510",
+                "--sizes",
+                "not a size",
+                item.strip(),
+                "use a comma-separated list such as 8,1M,64M,8G",
+            ) from None
+        if size <= 0:
+            raise ModelError(
+                "FP510",
+                "--sizes",
+                "a size must be positive",
+                item.strip(),
+                "use sizes such as 8, 1M, 8G",
+            )
+        sizes.append(size)
+    return tuple(sizes)
+
+
+def parse_collectives(names: list[str]) -> tuple[CollectiveName, ...]:
+    """Validated collective names (FP511 for an unknown one)."""
+    for name in names:
+        if name not in COLLECTIVES:
+            raise ModelError(
+                "FP511",
+                "--collective",
+                "unknown collective",
+                name,
+                f"use one of {', '.join(COLLECTIVES)}",
+            )
+    return tuple(names)  # type: ignore[arg-type]  # checked against CollectiveName above
+
+
+def parse_routing(items: list[str]) -> dict[TechnologyName, RoutingName]:
+    """``TECH=MODE`` pairs, e.g. ``roce_v2=adaptive`` (FP512 when malformed).
+
+    >>> parse_routing(["roce_v2=adaptive"])
+    {'roce_v2': 'adaptive'}
+    """
+    routing: dict[TechnologyName, RoutingName] = {}
+    for item in items:
+        tech, _, mode = item.partition("=")
+        if tech not in TECHNOLOGIES or mode not in ROUTINGS:
+            raise ModelError(
+                "FP512",
+                "--routing",
+                "expected TECHNOLOGY=MODE",
+                item,
+                f"technology in {', '.join(TECHNOLOGIES)}; mode in {', '.join(ROUTINGS)}",
+            )
+        routing[tech] = mode  # type: ignore[index,assignment]  # both checked above
+    return routing
+
+
+def _time_text(time_us: float) -> str:
+    """nccl-tests widens the time column by dropping decimals as it grows."""
+    if time_us < 1e4:
+        return f"{time_us:.2f}"
+    if time_us < 1e5:
+        return f"{time_us:.1f}"
+    return f"{time_us:.0f}"
+
+
+def collective_table(result: PerformanceResult, collective: str, ranks: int) -> str:
+    """One nccl-tests-like table (out-of-place columns) with its average bus bandwidth."""
+    points = [p for p in result.collectives if p.collective == collective]
+    lines = [
+        f"# {result.technology}: {collective}, {ranks} GPUs ({result.backend} model)",
+        "#",
+        f"# {'size':>12} {'algorithm':>20} {'time':>10} {'algbw':>8} {'busbw':>8}",
+        f"# {'(B)':>12} {'':>20} {'(us)':>10} {'(GB/s)':>8} {'(GB/s)':>8}",
+    ]
+    lines += [
+        f"  {p.size_bytes:>12} {p.algorithm:>20} {_time_text(p.time_us):>10}"
+        f" {p.algbw_GBps:>8.2f} {p.busbw_GBps:>8.2f}"
+        for p in points
+    ]
+    if points:
+        average = sum(p.busbw_GBps for p in points) / len(points)
+        lines.append(f"# Avg bus bandwidth    : {average:.2f}")
+    return "\n".join(lines)
+
+
+def p2p_table(result: PerformanceResult, test: str) -> str:
+    """One perftest-like table: ``t_typical`` for latency tests, ``BW average`` for bandwidth."""
+    points = [p for p in result.p2p if p.test == test]
+    latency = test.endswith("_lat")
+    lines = [f"# {result.technology}: ib_{test} ({result.backend} model)"]
+    if latency:
+        lines.append(f" {'#bytes':<10} {'t_typical[usec]':>16}")
+        lines += [f" {p.size_bytes:<10} {p.latency_us:>16.2f}" for p in points]
+    else:
+        lines.append(f" {'#bytes':<10} {'BW average[Gb/sec]':>20} {'MsgRate[Mpps]':>15}")
+        lines += [
+            f" {p.size_bytes:<10} {p.bw_gbps:>20.2f} {1.0 / p.latency_us:>15.6f}" for p in points
+        ]
+    return "\n".join(lines)
+
+
+def _collective_record(tech: str, point: CollectivePoint) -> dict[str, Any]:
+    return {"technology": tech, **point.model_dump()}
+
+
+def _p2p_record(tech: str, point: P2PPoint) -> dict[str, Any]:
+    return {"technology": tech, **point.model_dump()}
+
+
+@guarded
+def perf(
+    spec: Annotated[Path, typer.Argument(help="Cluster spec (YAML).")],
+    collective: Annotated[
+        list[str] | None,
+        typer.Option("--collective", "-c", help=f"Repeatable: {', '.join(COLLECTIVES)}."),
+    ] = None,
+    sizes: Annotated[
+        str | None, typer.Option("--sizes", "-s", help="Message sizes, e.g. 1M,64M,8G.")
+    ] = None,
+    gpus: Annotated[
+        int | None, typer.Option("--gpus", "-g", help="GPUs taking part (default: all).")
+    ] = None,
+    p2p: Annotated[
+        bool, typer.Option("--p2p", help="perftest-like point-to-point tables instead.")
+    ] = False,
+    routing: Annotated[
+        list[str] | None,
+        typer.Option("--routing", help="TECH=MODE, e.g. roce_v2=adaptive (repeatable)."),
+    ] = None,
+    backend: Annotated[str, typer.Option("--backend", help="Performance model.")] = "analytic",
+    fmt: Annotated[Format, typer.Option("--format", "-f", help="Output format.")] = Format.table,
+) -> None:
+    """Predicted nccl-tests (or perftest) tables for every technology of SPEC."""
+    default_sizes = P2P_DEFAULT_SIZES_BYTES if p2p else DEFAULT_SIZES_BYTES
+    request = PerfRequest(
+        collectives=() if p2p else parse_collectives(collective or ["all_reduce"]),
+        sizes_bytes=parse_sizes(sizes) if sizes else default_sizes,
+        gpus=gpus,
+        p2p=p2p,
+        step=False,
+        routing=parse_routing(routing or []),
+    )
+    model = get_backend(backend)
+    valid = load_spec(spec)
+    results = [
+        model.perform(valid, design_fabric(valid, tech), request)
+        for tech in valid.spec.fabric.technologies
+    ]
+    ranks = gpus or valid.spec.cluster.gpus
+    if fmt is Format.json:
+        records = (
+            [_p2p_record(r.technology, p) for r in results for p in r.p2p]
+            if p2p
+            else [_collective_record(r.technology, c) for r in results for c in r.collectives]
+        )
+        typer.echo(json.dumps({"backend": backend, "gpus": ranks, "results": records}, indent=2))
+        return
+    blocks: list[str] = []
+    for result in results:
+        blocks.append("\n".join(f"# note: {note}" for note in result.notes))
+        if p2p:
+            tests = dict.fromkeys(p.test for p in result.p2p)
+            blocks += [p2p_table(result, test) for test in tests]
+        else:
+            blocks += [collective_table(result, op, ranks) for op in request.collectives]
+    typer.echo("\n\n".join(blocks))

@@ -1,0 +1,434 @@
+"""Design one technology's fabric for a scenario: the entry point of :mod:`fabricplan.topology`.
+
+:func:`design_fabric` reads the scenario, builds one plane with :func:`~.fat_tree.fat_tree` or
+:func:`~.fat_tree.rail_optimized`, replicates it over the planes, picks cables, counts the bill of
+materials and reports the technology's scale limits as findings.
+"""
+
+from __future__ import annotations
+
+import math
+
+from fabricplan.errors import DesignError
+from fabricplan.model.fabric import (
+    BomLine,
+    FabricDesign,
+    Finding,
+    LinkGroup,
+    LinkGroupName,
+    TierDesign,
+)
+from fabricplan.model.hardware import PortMode, SwitchSpec, TechnologySpec
+from fabricplan.model.scenario import TechnologyName, ValidScenario
+from fabricplan.topology.cable import cable_for
+from fabricplan.topology.fat_tree import FatTree, fat_tree, rail_optimized
+from fabricplan.topology.scale_limit import (
+    addresses_per_plane,
+    domain_findings,
+    ecmp_findings,
+    ib_routers_needed,
+    l2_domain_findings,
+)
+from fabricplan.units import gbps_to_tbps
+
+MANAGEMENT_PORTS_PER_SUBNET = 4
+"""Fabric ports of the subnet manager per IB subnet with ``management_ports: auto``. Basis: the
+DGX H100 SuperPOD RA counts compute+UFM cables = 8 x nodes + 4 in every row (1-4 SU; reference
+catalog B.2). Technologies without an in-band subnet manager get 0."""
+
+MANAGEMENT_PORTS_PER_APPLIANCE = 1
+"""Fabric ports per subnet-manager appliance. Inference: the 4-SU DGX H100 SuperPOD lists 4 UFM
+appliances and has 4 compute+UFM cables beyond 8 per node (reference catalog B.2)."""
+
+UNUSED_PORTS_WARNING_FRACTION = 0.5
+"""Share of switch ports left unused above which the unused-ports finding is a warning (a
+reporting threshold of ours, not a hardware figure)."""
+
+IB_ROUTER_ITEM = "ib-router"
+UFM_APPLIANCE_ITEM = "ufm-appliance"
+NO_CABLE_ID = "none"
+"""``LinkGroup.cable_id`` when no catalog cable reaches (an FP316 finding says so)."""
+
+_ROLE: dict[LinkGroupName, str] = {
+    "node_leaf": "node-leaf links",
+    "management": "management links",
+    "leaf_spine": "leaf-spine links",
+    "spine_core": "spine-core links",
+}
+
+
+def port_mode_for_nic(switch: SwitchSpec, nic_speed_gbps: float) -> PortMode:
+    """The switch port mode at the NIC speed, else the slowest faster one.
+
+    Raises
+    ------
+    DesignError
+        FP304 when every port mode is slower than the NIC.
+
+    Examples
+    --------
+    >>> from fabricplan.model.hardware import Figure
+    >>> figure = Figure(value=1, basis="estimate")
+    >>> sw = SwitchSpec(id="sw", name="sw", source="test", date="2024", family="ethernet",
+    ...     port_modes=(PortMode(ports=64, speed_gbps=800), PortMode(ports=256, speed_gbps=200)),
+    ...     capacity_tbps=figure, latency_ns=figure, power_w=figure)
+    >>> port_mode_for_nic(sw, 200).ports, port_mode_for_nic(sw, 100).ports
+    (256, 256)
+    """
+    exact = switch.port_mode_for(nic_speed_gbps)
+    if exact is not None:
+        return exact
+    faster = [mode for mode in switch.port_modes if mode.speed_gbps > nic_speed_gbps]
+    if not faster:
+        raise DesignError(
+            "FP304",
+            "cluster.nic_speed_gbps",
+            f"switch {switch.id} has no port mode at or above the NIC speed",
+            nic_speed_gbps,
+            "choose a faster switch or lower cluster.nic_speed_gbps",
+        )
+    return min(faster, key=lambda mode: (mode.speed_gbps, -mode.ports))
+
+
+def management_ports_per_plane(setting: int | str, tech: TechnologySpec) -> int:
+    """Management ports per plane: the spec's number, or for ``auto`` the RA's subnet manager.
+
+    >>> from fabricplan.spec import parse_spec
+    >>> valid = parse_spec({"cluster": {"gpus": 256}})
+    >>> [management_ports_per_plane("auto", t) for t in valid.technologies.values()]
+    [4, 0]
+    """
+    if isinstance(setting, int):
+        return setting
+    return MANAGEMENT_PORTS_PER_SUBNET if tech.scope == "ib_subnet" else 0
+
+
+def _plane(valid: ValidScenario, radix: int, rails: int, management: int) -> FatTree:
+    fabric = valid.spec.fabric
+    tiers = None if fabric.tiers == "auto" else fabric.tiers
+    nodes = valid.spec.cluster.nodes
+    if fabric.topology == "rail_optimized":
+        return rail_optimized(nodes, rails, radix, fabric.oversubscription, tiers, management)
+    return fat_tree(nodes * rails, radix, fabric.oversubscription, tiers, management)
+
+
+def _link_groups(
+    valid: ValidScenario, plane: FatTree, planes: int, port_speed_gbps: float, management: int
+) -> tuple[tuple[LinkGroup, ...], list[Finding]]:
+    reach = valid.spec.fabric.cable_reach
+    nic_speed = valid.spec.cluster.nic_speed_gbps
+    wanted: list[tuple[LinkGroupName, int, float, float]] = [
+        ("node_leaf", valid.spec.cluster.endpoints, nic_speed, reach.node_leaf_m),
+        ("management", management * planes, nic_speed, reach.node_leaf_m),
+        ("leaf_spine", plane.leaf_spine_links * planes, port_speed_gbps, reach.leaf_spine_m),
+        ("spine_core", plane.spine_core_links * planes, port_speed_gbps, reach.spine_core_m),
+    ]
+    groups: list[LinkGroup] = []
+    findings: list[Finding] = []
+    for name, count, speed, reach_m in wanted:
+        if count == 0:
+            continue
+        cable = cable_for(valid.cables, valid.prices, speed, reach_m)
+        if cable is None:
+            findings.append(
+                Finding(
+                    code="FP316",
+                    severity="error",
+                    message=(
+                        f"{_ROLE[name]}: no catalog cable carries {speed:g}G over {reach_m:g} m;"
+                        f" the {count} links are unpriced; add such a cable to the catalog or"
+                        f" shorten fabric.cable_reach"
+                    ),
+                )
+            )
+        elif cable.speed_gbps > speed:
+            findings.append(
+                Finding(
+                    code="FP318",
+                    severity="info",
+                    message=(
+                        f"{_ROLE[name]}: no {speed:g}G cable reaches {reach_m:g} m; using"
+                        f" {cable.id} ({cable.speed_gbps:g}G class) at {speed:g}G"
+                    ),
+                )
+            )
+        groups.append(
+            LinkGroup(
+                name=name,
+                count=count,
+                speed_gbps=speed,
+                reach_m=reach_m,
+                cable_id=cable.id if cable is not None else NO_CABLE_ID,
+            )
+        )
+    return tuple(groups), findings
+
+
+def _bisection_tbps(
+    plane: FatTree, planes: int, nic_speed_gbps: float, port_speed_gbps: float
+) -> float:
+    """Half the traffic the node ports of a plane can push across a cut, summed over planes."""
+    uplink_gbps = plane.leaf_up_ports * port_speed_gbps if plane.tiers > 1 else float("inf")
+    leaf_gbps = sum(
+        count * min(ports * nic_speed_gbps, uplink_gbps) for count, ports in plane.leaf_fill
+    )
+    return gbps_to_tbps(planes * leaf_gbps / 2)
+
+
+def _port_findings(tiers: tuple[TierDesign, ...], headroom_gpus: int) -> list[Finding]:
+    total = sum(tier.switches * tier.radix for tier in tiers)
+    free = sum(tier.ports_free for tier in tiers)
+    if free == 0:
+        return []
+    share = free / total
+    detail = ", ".join(f"{tier.name} {tier.ports_free}" for tier in tiers if tier.ports_free)
+    return [
+        Finding(
+            code="FP315",
+            severity="warning" if share > UNUSED_PORTS_WARNING_FRACTION else "info",
+            message=(
+                f"{free} of {total} switch ports are unused ({share:.1%}: {detail}); the design"
+                f" takes {headroom_gpus} more GPUs before it needs another tier or switch"
+            ),
+        )
+    ]
+
+
+def _design_findings(
+    valid: ValidScenario,
+    tech: TechnologySpec,
+    switch: SwitchSpec,
+    mode: PortMode,
+    plane: FatTree,
+    management: int,
+    tiers: tuple[TierDesign, ...],
+    headroom_gpus: int,
+) -> list[Finding]:
+    """Findings about the design as built (port mode, grouping, management, scale, ports)."""
+    nic_speed = valid.spec.cluster.nic_speed_gbps
+    notes: list[Finding] = []
+    if mode.speed_gbps != nic_speed:
+        notes.append(
+            Finding(
+                code="FP310",
+                severity="info",
+                message=(
+                    f"{switch.id} has no {nic_speed:g}G port mode; the design uses"
+                    f" its {mode.ports} x {mode.speed_gbps:g}G ports, host links run at"
+                    f" {nic_speed:g}G and switch-to-switch links at"
+                    f" {mode.speed_gbps:g}G"
+                ),
+            )
+        )
+    if plane.spine_groups > 1:
+        notes.append(
+            Finding(
+                code="FP311",
+                severity="info",
+                message=(
+                    f"each of the {plane.spine_groups} rails has its own spines (one spine set"
+                    f" cannot reach all {plane.leaves} leaves of a plane at 2 tiers); traffic"
+                    f" between rails must first cross NVLink to the destination's rail (NCCL"
+                    f" PXN); set tiers: 3 for a fabric where every NIC reaches every NIC (as the"
+                    f" DGX B200 RA does at 16 SU)"
+                ),
+            )
+        )
+    if management and plane.tiers > 1:
+        rails = valid.spec.cluster.nics_per_node // valid.spec.fabric.planes
+        bare = _plane(valid, mode.ports, rails, 0)
+        extra = plane.switches - bare.switches
+        if extra > 0:
+            notes.append(
+                Finding(
+                    code="FP317",
+                    severity="warning",
+                    message=(
+                        f"the {management} management port(s) per plane add {extra} switch(es) per"
+                        f" plane because every leaf host port is taken; leave a node slot free (the"
+                        f" DGX H100 RA runs 31 nodes per 32-node SU) or set fabric.management_ports"
+                    ),
+                )
+            )
+    notes.extend(domain_findings(tech, plane, valid.spec.fabric.planes))
+    notes.extend(l2_domain_findings(tech, plane))
+    notes.extend(ecmp_findings(tech, plane))
+    notes.extend(_port_findings(tiers, headroom_gpus))
+    return notes
+
+
+def _bom(
+    valid: ValidScenario,
+    technology: TechnologyName,
+    tiers: tuple[TierDesign, ...],
+    groups: tuple[LinkGroup, ...],
+    routers: int,
+    appliances: int,
+) -> tuple[BomLine, ...]:
+    switch_id = valid.switches[technology].id
+    lines = [
+        BomLine(item=switch_id, kind="switch", quantity=tier.switches, role=f"{tier.name} switches")
+        for tier in tiers
+    ]
+    lines.append(
+        BomLine(
+            item=valid.nics[technology].id,
+            kind="nic",
+            quantity=valid.spec.cluster.endpoints,
+            role="host NICs",
+        )
+    )
+    lines.extend(
+        BomLine(item=group.cable_id, kind="cable", quantity=group.count, role=_ROLE[group.name])
+        for group in groups
+        if group.cable_id != NO_CABLE_ID
+    )
+    if routers:
+        lines.append(
+            BomLine(
+                item=IB_ROUTER_ITEM,
+                kind="router",
+                quantity=routers,
+                role="IB routers between subnets",
+            )
+        )
+    if appliances:
+        lines.append(
+            BomLine(
+                item=UFM_APPLIANCE_ITEM,
+                kind="appliance",
+                quantity=appliances,
+                role="subnet manager appliances",
+            )
+        )
+    return tuple(lines)
+
+
+def design_fabric(valid: ValidScenario, technology: TechnologyName) -> FabricDesign:
+    """Design ``technology``'s fabric for the scenario.
+
+    Parameters
+    ----------
+    valid
+        The resolved scenario.
+    technology
+        One of ``valid.spec.fabric.technologies``.
+
+    Returns
+    -------
+    FabricDesign
+        Counts summed over planes, link groups with their cables, the bill of materials, the
+        bisection bandwidth, growth headroom and findings (scale limits, unused ports, cables).
+
+    Raises
+    ------
+    DesignError
+        FP301-FP305 when no fabric can be built (see docs/errors.md).
+
+    Examples
+    --------
+    >>> from fabricplan.spec import parse_spec
+    >>> valid = parse_spec({"cluster": {"gpus": 1016},
+    ...     "fabric": {"technologies": ["infiniband"], "switch": {"infiniband": "qm9700"}}})
+    >>> design = design_fabric(valid, "infiniband")   # DGX H100 SuperPOD, 4 SU
+    >>> design.switches, design.links["node_leaf"] + design.links["management"]
+    ({'leaf': 32, 'spine': 16, 'core': 0}, 1020)
+    """
+    spec = valid.spec
+    cluster, fabric = spec.cluster, spec.fabric
+    if technology not in valid.switches or technology not in valid.technologies:
+        raise DesignError(
+            "FP305",
+            "fabric.technologies",
+            "technology is not in this scenario",
+            technology,
+            f"add it to fabric.technologies or design one of {list(valid.switches)}",
+        )
+    switch = valid.switches[technology]
+    tech = valid.technologies[technology]
+    planes = fabric.planes
+    if cluster.nics_per_node % planes:
+        choices = [p for p in range(1, cluster.nics_per_node + 1) if cluster.nics_per_node % p == 0]
+        raise DesignError(
+            "FP303",
+            "fabric.planes",
+            f"must divide cluster.nics_per_node={cluster.nics_per_node} so that every plane has"
+            " the same rails",
+            planes,
+            f"use one of {choices}",
+        )
+    rails = cluster.nics_per_node // planes
+    mode = port_mode_for_nic(switch, cluster.nic_speed_gbps)
+    management = management_ports_per_plane(fabric.management_ports, tech)
+    plane = _plane(valid, mode.ports, rails, management)
+    management_moved = False
+    if fabric.management_ports == "auto" and management:
+        # The RA keeps a node slot free for the subnet manager; when the cluster fills every
+        # slot, an architect runs the SM elsewhere rather than buy another scalable unit.
+        bare = _plane(valid, mode.ports, rails, 0)
+        if bare.switches < plane.switches:
+            plane, management, management_moved = bare, 0, True
+
+    tiers = tuple(
+        tier.model_copy(
+            update={
+                "switches": tier.switches * planes,
+                "ports_used": tier.ports_used * planes,
+                "ports_free": tier.ports_free * planes,
+            }
+        )
+        for tier in plane.tier_designs()
+    )
+    groups, findings = _link_groups(valid, plane, planes, mode.speed_gbps, management)
+    more_nodes = max(0, (plane.max_host_ports - plane.host_ports) // rails)
+    headroom_gpus = more_nodes * cluster.gpus_per_node
+
+    notes = _design_findings(valid, tech, switch, mode, plane, management, tiers, headroom_gpus)
+    if management_moved:
+        notes.append(
+            Finding(
+                code="FP319",
+                severity="info",
+                message=(
+                    f"every leaf host port is taken, so the {MANAGEMENT_PORTS_PER_SUBNET} subnet"
+                    " manager (UFM) links per plane are not reserved: the SM is assumed to run on"
+                    " a managed switch or a compute node; set fabric.management_ports:"
+                    f" {MANAGEMENT_PORTS_PER_SUBNET} to reserve them as the DGX SuperPOD RA does"
+                    " (one node slot per scalable unit)"
+                ),
+            )
+        )
+
+    routers = 0
+    limit = tech.max_endpoints_per_domain
+    if tech.scope == "ib_subnet" and limit is not None:
+        routers = planes * ib_routers_needed(addresses_per_plane(tech, plane), int(limit.value))
+    appliances = 0
+    if tech.scope == "ib_subnet" and management:
+        appliances = math.ceil(management * planes / MANAGEMENT_PORTS_PER_APPLIANCE)
+
+    return FabricDesign(
+        technology=technology,
+        topology=fabric.topology,
+        switch_id=switch.id,
+        port_speed_gbps=mode.speed_gbps,
+        radix=mode.ports,
+        tiers=plane.tiers,
+        planes=planes,
+        spine_groups=plane.spine_groups,
+        nodes=cluster.nodes,
+        gpus=cluster.gpus,
+        endpoints=cluster.endpoints,
+        management_ports=management * planes,
+        hosts_per_leaf=plane.hosts_per_leaf,
+        leaves_per_pod=plane.leaves_per_pod,
+        rail_aligned=plane.rail_aligned,
+        tier_designs=tiers,
+        link_groups=groups,
+        bisection_tbps=_bisection_tbps(plane, planes, cluster.nic_speed_gbps, mode.speed_gbps),
+        worst_case_switch_hops=plane.worst_case_switch_hops,
+        max_endpoints=cluster.endpoints + more_nodes * cluster.nics_per_node,
+        headroom_gpus=headroom_gpus,
+        findings=(*notes, *findings),
+        bom=_bom(valid, technology, tiers, groups, routers, appliances),
+    )

@@ -1,0 +1,260 @@
+"""Collectives: nccl-tests' definitions, NCCL's algorithms and regimes, from first principles."""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+import pytest
+
+from fabricplan.analytic.collective import (
+    busbw_factor,
+    collective_candidates,
+    collective_point,
+    ring_bytes_per_rank,
+)
+from fabricplan.analytic.profile import FabricProfile, fabric_profile
+from fabricplan.analytic.traffic import group_for
+from fabricplan.errors import ModelError
+from fabricplan.model.results import CollectiveName, PerfRequest
+from fabricplan.units import gbps_to_GBps
+from test_analytic_fabric import leaf_spine, scenario
+
+GIB = 2**30
+
+
+def profile(
+    gpus: int = 1024,
+    tech: Any = "infiniband",
+    gpu: str = "h100",
+    request: dict[str, Any] | None = None,
+    nic_gbps: float = 400,
+    **design: Any,
+) -> FabricProfile:
+    valid = scenario(gpus, cluster={"gpus": gpus, "gpu": gpu, "nic_speed_gbps": nic_gbps})
+    return fabric_profile(valid, leaf_spine(valid, tech, **design), PerfRequest(**(request or {})))
+
+
+def point(prof: FabricProfile, gpus: int, op: CollectiveName, size: int) -> Any:
+    return collective_point(prof, group_for(prof, gpus), op, size)
+
+
+def candidate(prof: FabricProfile, gpus: int, label: str, size: int = 8) -> Any:
+    found = [
+        c
+        for c in collective_candidates(prof, group_for(prof, gpus), "all_reduce", size)
+        if c.label == label
+    ]
+    assert found, label
+    return found[0]
+
+
+# --- nccl-tests definitions ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("op", "factor"),
+    [
+        ("all_reduce", 2 * 7 / 8),
+        ("all_gather", 7 / 8),
+        ("reduce_scatter", 7 / 8),
+        ("all_to_all", 7 / 8),
+        ("broadcast", 1.0),
+        ("sendrecv", 1.0),
+    ],
+)
+def test_busbw_factors_are_nccl_tests(op: CollectiveName, factor: float) -> None:
+    assert busbw_factor(op, 8) == pytest.approx(factor)
+
+
+@pytest.mark.parametrize("ranks", [2, 3, 8, 64])
+def test_ring_all_reduce_moves_two_n_minus_one_over_n_per_rank(ranks: int) -> None:
+    # Reduce-scatter then all-gather around a ring: the buffer is cut into n chunks and every
+    # rank forwards one chunk per step, n-1 steps each phase.
+    size = 1_000_000
+    chunk = size / ranks
+    sent = 0.0
+    for _phase in ("reduce_scatter", "all_gather"):
+        for _step in range(ranks - 1):
+            sent += chunk
+    assert ring_bytes_per_rank("all_reduce", size, ranks) == pytest.approx(sent)
+    assert sent == pytest.approx(2 * (ranks - 1) / ranks * size)
+
+
+def test_algbw_and_busbw_follow_time() -> None:
+    prof = profile()
+    row = point(prof, 64, "all_gather", 64 * 2**20)
+    assert row.algbw_GBps == pytest.approx(row.size_bytes / row.time_us / 1e3)
+    assert row.busbw_GBps == pytest.approx(row.algbw_GBps * 63 / 64)
+
+
+# --- bandwidth bounds ---------------------------------------------------------------------------
+
+
+def test_one_node_ring_runs_at_nvlink_speed() -> None:
+    prof = profile()
+    row = point(prof, 8, "all_gather", 16 * GIB)
+    # NCCL maintainers: ~370 GB/s busbw over NVLink 4 (450 GB/s line rate).
+    assert row.busbw_GBps == pytest.approx(prof.nvlink_GBps * prof.collective_efficiency, rel=0.01)
+    assert 360 < row.busbw_GBps < 380
+
+
+def test_large_all_reduce_approaches_the_nic_goodput_bound() -> None:
+    # DGX A100: 8 x 200G, no NVLS; RoCE: no SHARP. A plain ring, NIC-bound.
+    prof = profile(gpus=256, tech="roce_v2", gpu="a100", nic_gbps=200)
+    valid = scenario(256, cluster={"gpus": 256, "gpu": "a100", "nic_speed_gbps": 200})
+    tech = valid.technologies["roce_v2"]
+    line = valid.spec.cluster.nic_speed_gbps
+    goodput = gbps_to_GBps(line) * tech.mtu_bytes / (tech.mtu_bytes + tech.header_bytes.value)
+    bound = 8 * goodput * prof.collective_efficiency  # 8 NICs per node carry the node's rings
+    rows = [point(prof, 32, "all_reduce", size) for size in (2**20, 2**26, 2**32, 2**36)]
+    busbw = [r.busbw_GBps for r in rows]
+    assert busbw == sorted(busbw)
+    assert busbw[-1] <= bound * (1 + 1e-9)
+    assert busbw[-1] > 0.99 * bound
+    assert rows[-1].algorithm == "Ring/Simple"
+
+
+def test_two_node_tree_exceeds_the_nic_line_rate() -> None:
+    # nccl-tests #169 / nccl #1576: on two nodes the tree's busbw is above what the NICs carry,
+    # because each node sends the buffer only once while busbw counts 2(n-1)/n of it.
+    prof = profile(gpus=256, tech="roce_v2", gpu="a100", nic_gbps=200)
+    row = point(prof, 16, "all_reduce", 8 * GIB)
+    nic_line_rate = 8 * gbps_to_GBps(200)  # 8 x 200G per DGX A100
+    assert row.algorithm.startswith("Tree")
+    assert row.busbw_GBps > nic_line_rate
+
+
+def test_sharp_reduces_in_the_switches_when_leaves_are_rail_aligned() -> None:
+    rail = profile(gpus=1024)
+    fat = profile(gpus=1024, rail_aligned=False)
+    big = 8 * GIB
+    assert rail.in_network_reduction
+    sharp_rail = candidate(rail, 1024, "CollNetDirect/Simple", big)
+    sharp_fat = candidate(fat, 1024, "CollNetDirect/Simple", big)
+    # A switch carries 2 aggregation trees; a fat-tree leaf holds all 8 rails of a node.
+    assert sharp_fat.algbw_GBps < sharp_rail.algbw_GBps
+    roce = profile(gpus=1024, tech="roce_v2")
+    labels = {
+        c.algorithm for c in collective_candidates(roce, group_for(roce, 1024), "all_reduce", big)
+    }
+    assert "CollNetDirect" not in labels  # no in-network reduction on this Ethernet fabric
+
+
+def test_all_to_all_at_scale_gets_one_nic_per_gpu() -> None:
+    # NCCL maintainers: all-to-all cannot aggregate the NICs; expect a single NIC's rate.
+    prof = profile(gpus=1024)
+    row = point(prof, 1024, "all_to_all", 64 * GIB)
+    one_nic = prof.nic_goodput_GBps * prof.collective_efficiency
+    assert row.busbw_GBps == pytest.approx(one_nic * 1023 / (1024 - 8), rel=0.02)
+
+
+def test_sendrecv_across_nodes_is_one_nic() -> None:
+    prof = profile()
+    row = point(prof, 16, "sendrecv", 16 * GIB)
+    assert row.busbw_GBps == pytest.approx(
+        prof.nic_goodput_GBps * prof.collective_efficiency, rel=0.01
+    )
+
+
+def test_adaptive_routing_beats_ecmp_on_a_fat_tree() -> None:
+    sections: dict[str, Any] = {"fabric": {"switch": {"roce_v2": "sn5600"}}}
+    valid = scenario(1024, **sections)
+    design = leaf_spine(valid, "roce_v2", rail_aligned=False)
+    ecmp = fabric_profile(valid, design)
+    adaptive = fabric_profile(valid, design, PerfRequest(routing={"roce_v2": "adaptive"}))
+    assert ecmp.routing == "ecmp" and adaptive.routing == "adaptive"
+    size = 4 * GIB
+    assert (
+        point(adaptive, 1024, "all_to_all", size).busbw_GBps
+        > point(ecmp, 1024, "all_to_all", size).busbw_GBps
+    )
+
+
+def test_adaptive_routing_where_unavailable_is_an_error() -> None:
+    valid = scenario(1024, fabric={"technologies": ["roce_v1"]})
+    with pytest.raises(ModelError) as err:
+        fabric_profile(
+            valid, leaf_spine(valid, "roce_v1"), PerfRequest(routing={"roce_v1": "adaptive"})
+        )
+    assert err.value.code == "FP508"
+
+
+# --- regimes -----------------------------------------------------------------------------------
+
+
+def test_small_messages_are_latency_bound_and_large_ones_bandwidth_bound() -> None:
+    prof = profile()
+    group = group_for(prof, 64)
+    for size, latency_share in ((8, 0.99), (16 * GIB, 0.01)):
+        row = collective_point(prof, group, "all_reduce", size)
+        chosen = next(
+            c
+            for c in collective_candidates(prof, group, "all_reduce", size)
+            if c.label == row.algorithm
+        )
+        share = chosen.latency_us / row.time_us
+        assert share > latency_share if size == 8 else share < latency_share
+
+
+def test_ring_latency_grows_linearly_and_tree_logarithmically() -> None:
+    prof = profile()  # 32 nodes under one leaf per rail: every hop is one switch
+    ring = [candidate(prof, 8 * d, "Ring/LL").latency_us for d in (4, 8, 16, 32)]
+    tree = [candidate(prof, 8 * d, "Tree/LL").latency_us for d in (4, 8, 16, 32)]
+    ring_steps = [b - a for a, b in itertools.pairwise(ring)]
+    tree_steps = [b - a for a, b in itertools.pairwise(tree)]
+    # Doubling the nodes doubles the ring's added latency and adds one tree level.
+    assert ring_steps[1] == pytest.approx(2 * ring_steps[0])
+    assert ring_steps[2] == pytest.approx(2 * ring_steps[1])
+    assert tree_steps[0] == pytest.approx(tree_steps[1]) == pytest.approx(tree_steps[2])
+
+
+def test_nccl_picks_the_fastest_candidate() -> None:
+    prof = profile()
+    group = group_for(prof, 128)
+    for size in (8, 2**20, 2**30):
+        row = collective_point(prof, group, "all_reduce", size)
+        best = min(c.time_us(size) for c in collective_candidates(prof, group, "all_reduce", size))
+        assert row.time_us == pytest.approx(best)
+
+
+def test_one_node_uses_nvlink_sharp_on_hopper() -> None:
+    prof = profile()
+    row = point(prof, 8, "all_reduce", 8 * GIB)
+    assert row.algorithm == "NVLS/Simple"
+    # NCCL maintainers: ~480 GB/s busbw (algbw ~275) on 8 x H100.
+    assert 460 < row.busbw_GBps < 500
+
+
+def test_non_positive_size_is_an_error() -> None:
+    prof = profile()
+    with pytest.raises(ModelError) as err:
+        point(prof, 8, "all_reduce", 0)
+    assert err.value.code == "FP506"
+
+
+# --- calibration ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "gpus", "size", "slower"),
+    [
+        ("nic_latency_ns", 5000.0, 16, 8, True),
+        ("switch_latency_ns", 5000.0, 16, 8, True),
+        ("collective_latency_us", 30.0, 16, 8, True),
+        ("collective_latency_us", 30.0, 8, 8, True),
+        ("nic_bw_efficiency", 0.5, 16, 8 * GIB, True),
+        ("nvlink_bw_efficiency", 0.5, 8, 8 * GIB, True),
+        ("collective_efficiency", 0.5, 16, 8 * GIB, True),
+        ("collective_efficiency", 0.5, 8, 8 * GIB, True),
+        ("collective_latency_us", 0.1, 16, 8, False),
+    ],
+)
+def test_each_calibration_field_moves_the_prediction(
+    field: str, value: float, gpus: int, size: int, slower: bool
+) -> None:
+    base = point(profile(), gpus, "all_reduce", size).time_us
+    calibrated = point(
+        profile(request={"calibration": {field: value}}), gpus, "all_reduce", size
+    ).time_us
+    assert (calibrated > base) if slower else (calibrated < base)

@@ -1,0 +1,99 @@
+"""perftest-like point to point: latency from its parts, bandwidth from header bytes and MTU."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+
+from fabricplan.analytic.p2p import (
+    P2P_MESSAGE_RATE_MPPS,
+    P2P_TESTS,
+    READ_OUTSTANDING,
+    RECEIVE_COMPLETION_OVERHEAD_NS,
+    p2p_point,
+    p2p_points,
+)
+from fabricplan.analytic.profile import FabricProfile, fabric_profile, path_latency_ns
+from fabricplan.model.results import PerfRequest
+from fabricplan.model.scenario import TechnologyName
+from test_analytic_fabric import leaf_spine, scenario
+
+
+def profile(tech: TechnologyName = "infiniband", **calibration: float) -> FabricProfile:
+    valid = scenario(256)
+    return fabric_profile(
+        valid, leaf_spine(valid, tech), PerfRequest(calibration=calibration or None)
+    )
+
+
+def test_write_lat_is_the_one_way_path_latency() -> None:
+    prof = profile()
+    valid = scenario(256)
+    nic = valid.nics["infiniband"].latency_ns.value
+    switch = valid.switches["infiniband"].latency_ns.value
+    row = p2p_point(prof, "write_lat", 2, 3)
+    # 2 adapters + 3 switches + 4 cables + one 28-byte packet at 400 Gb/s.
+    cables = sum(n * ns for n, ns in zip((2, 2, 0), prof.cable_ns, strict=True))
+    expected_ns = 2 * nic + 3 * switch + cables + (2 + 26) * 8 / 400
+    assert row.latency_us == pytest.approx(expected_ns / 1000)
+
+
+def test_read_lat_is_a_request_and_a_response() -> None:
+    prof = profile()
+    size = 4096
+    read = p2p_point(prof, "read_lat", size, 1).latency_us
+    there = path_latency_ns(prof, 1, 0)
+    back = path_latency_ns(prof, 1, size)
+    assert read == pytest.approx((there + back) / 1000)
+    assert read > 2 * p2p_point(prof, "write_lat", 2, 1).latency_us - 0.01
+
+
+def test_send_lat_adds_the_receive_completion() -> None:
+    prof = profile()
+    send = p2p_point(prof, "send_lat", 64, 1).latency_us
+    write = p2p_point(prof, "write_lat", 64, 1).latency_us
+    assert send - write == pytest.approx(RECEIVE_COMPLETION_OVERHEAD_NS / 1000)
+
+
+@pytest.mark.parametrize(("tech", "header"), [("infiniband", 26), ("roce_v2", 82)])
+def test_large_write_bw_is_the_link_goodput(tech: TechnologyName, header: int) -> None:
+    row = p2p_point(profile(tech), "write_bw", 8 * 2**20, 1)
+    assert row.bw_gbps == pytest.approx(400 * 4096 / (4096 + header))
+
+
+def test_header_bytes_alone_make_infiniband_faster_per_byte() -> None:
+    ib = p2p_point(profile("infiniband"), "write_bw", 2**22, 1).bw_gbps
+    roce = p2p_point(profile("roce_v2"), "write_bw", 2**22, 1).bw_gbps
+    assert ib / roce == pytest.approx((4096 + 82) / (4096 + 26))
+
+
+def test_small_writes_are_message_rate_bound() -> None:
+    row = p2p_point(profile(), "write_bw", 64, 1)
+    assert row.bw_gbps == pytest.approx(64 * 8 * P2P_MESSAGE_RATE_MPPS / 1000)
+
+
+def test_reads_are_window_bound_in_the_middle() -> None:
+    prof = profile()
+    size = 4096
+    read = p2p_point(prof, "read_bw", size, 3)
+    round_trip_ns = path_latency_ns(prof, 3, 0) + path_latency_ns(prof, 3, size)
+    window_gbps = READ_OUTSTANDING * size * 8 / round_trip_ns
+    assert read.bw_gbps <= window_gbps + 1e-9
+    assert read.bw_gbps <= p2p_point(prof, "write_bw", size, 3).bw_gbps
+
+
+def test_nic_efficiency_lowers_bandwidth() -> None:
+    base = p2p_point(profile(), "write_bw", 2**22, 1).bw_gbps
+    slower = p2p_point(profile(nic_bw_efficiency=0.9), "write_bw", 2**22, 1).bw_gbps
+    assert slower == pytest.approx(0.9 * base)
+
+
+def test_bandwidth_never_falls_as_messages_grow() -> None:
+    prof = profile()
+    sizes = tuple(2**k for k in range(1, 24))
+    rows = p2p_points(prof, sizes, 3)
+    assert len(rows) == len(P2P_TESTS) * len(sizes)
+    for test in ("write_bw", "read_bw", "send_bw"):
+        bw = [r.bw_gbps for r in rows if r.test == test]
+        assert all(b >= a - 1e-9 for a, b in itertools.pairwise(bw))
