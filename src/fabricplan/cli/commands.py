@@ -18,3 +18,5 @@ def register(app: typer.Typer) -> None:
     bench_cmd.register(app)
     from fabricplan.cli import lint_cmd
     lint_cmd.register(app)
+    from fabricplan.cli import simulate_cmd
+    simulate_cmd.register(app)

@@ -47,6 +47,10 @@ def write_atomic(path: str | os.PathLike[str], content: str | bytes) -> None:
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(content.encode("utf-8") if isinstance(content, str) else content)
+        # mkstemp makes the file private (0600); give it the mode a plain open() would.
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
         os.replace(tmp, target)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

@@ -1,0 +1,164 @@
+"""Run every rule over a fabric of devices: the entry point of ``fabricplan lint``.
+
+>>> from fabricplan.lint.model import DeviceConfig, PortConfig
+>>> nic = DeviceConfig("gpu01", "nic", "mlnx_qos", "gpu01.txt", ports=(PortConfig("eth0",
+...     trust="dscp", pfc_priorities=frozenset({3}), cable_length_m=3),))
+>>> result = lint_devices([nic])
+>>> result.findings, result.exit_code
+((), 0)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from fabricplan.lint.buffer import check_cable_length, check_headroom
+from fabricplan.lint.config_file import parse_device_config as _parse
+from fabricplan.lint.config_file import read_device_config, read_text
+from fabricplan.lint.congestion import check_ecn, check_ets, check_nic_congestion_control
+from fabricplan.lint.fabric_check import check_dcbx, check_nic_cnp, check_nic_marking
+from fabricplan.lint.flow_control import (
+    check_link_pause,
+    check_lossless_buffers,
+    check_lossless_capacity,
+    check_pfc_directions,
+    check_pfc_priorities,
+    check_watchdog,
+)
+from fabricplan.lint.marking import check_cnp_queue, check_roce_dscp, check_trust
+from fabricplan.lint.model import DeviceConfig
+from fabricplan.lint.mtu import check_mtu
+from fabricplan.lint.routing import check_adaptive_routing
+from fabricplan.lint.rule import (
+    Check,
+    IntentSpec,
+    LintContext,
+    LintFinding,
+    LosslessIntent,
+    infer_intent,
+    sort_findings,
+)
+from fabricplan.lint.value import locate_line
+
+CHECKS: tuple[Check, ...] = (
+    check_pfc_priorities,
+    check_roce_dscp,
+    check_nic_marking,
+    check_cnp_queue,
+    check_nic_cnp,
+    check_ecn,
+    check_watchdog,
+    check_headroom,
+    check_cable_length,
+    check_mtu,
+    check_trust,
+    check_link_pause,
+    check_nic_congestion_control,
+    check_dcbx,
+    check_ets,
+    check_lossless_capacity,
+    check_adaptive_routing,
+    check_lossless_buffers,
+    check_pfc_directions,
+)
+"""Every check, in rule order (L01 ... L17); a rule may have a switch and a NIC half."""
+
+EXIT_CLEAN = 0
+EXIT_ERRORS = 1
+
+
+@dataclass(frozen=True)
+class LintResult:
+    """The findings of one lint run, with the devices and the intent they were checked against."""
+
+    devices: tuple[DeviceConfig, ...]
+    intent: LosslessIntent
+    findings: tuple[LintFinding, ...]
+
+    @property
+    def has_errors(self) -> bool:
+        return any(f.severity == "error" for f in self.findings)
+
+    @property
+    def exit_code(self) -> int:
+        """0 when no error-severity finding exists, else 1 (input errors exit 2 earlier)."""
+        return EXIT_ERRORS if self.has_errors else EXIT_CLEAN
+
+    def as_dict(self) -> dict[str, object]:
+        """The ``--format json`` document."""
+        return {
+            "findings": [f.as_dict() for f in self.findings],
+            "devices": [
+                {
+                    "name": d.name,
+                    "kind": d.kind,
+                    "format": d.format,
+                    "file": d.file,
+                    "ports": len(d.ports),
+                }
+                for d in self.devices
+            ],
+            "intent": {
+                "lossless_priorities": sorted(self.intent.lossless_priorities),
+                "roce_dscp": self.intent.roce_dscp,
+                "cnp_dscp": self.intent.cnp_dscp,
+                "cnp_priority": self.intent.cnp_priority,
+                "roce_mtu_bytes": self.intent.roce_mtu_bytes,
+                "basis": dict(self.intent.basis),
+            },
+            "summary": {
+                severity: sum(1 for f in self.findings if f.severity == severity)
+                for severity in ("error", "warning", "info")
+            },
+        }
+
+
+def lint_devices(
+    devices: Sequence[DeviceConfig],
+    intent: IntentSpec | None = None,
+    texts: Mapping[str, str] | None = None,
+) -> LintResult:
+    """Check ``devices`` one by one and against each other.
+
+    Parameters
+    ----------
+    devices
+        The fabric's devices (switches and NICs), as the parsers return them.
+    intent
+        Lossless priorities, RoCE and CNP DSCP the user asks for; ``None`` infers them.
+    texts
+        File text by file name, used to turn JSON/YAML key paths into line numbers.
+    """
+    resolved = infer_intent(devices, intent)
+    ctx = LintContext(tuple(devices), resolved)
+    findings: list[LintFinding] = []
+    for check in CHECKS:
+        findings.extend(check(ctx))
+    if texts:
+        findings = [_with_line(f, texts) for f in findings]
+    return LintResult(tuple(devices), resolved, tuple(sort_findings(findings)))
+
+
+def _with_line(item: LintFinding, texts: Mapping[str, str]) -> LintFinding:
+    if item.line is not None or not item.path or item.file not in texts:
+        return item
+    return dataclasses.replace(item, line=locate_line(texts[item.file], item.path))
+
+
+def lint_files(
+    paths: Iterable[str | Path], device_type: str = "auto", intent: IntentSpec | None = None
+) -> LintResult:
+    """Read every file (FP4xx on the first unreadable one) and lint them as one fabric."""
+    devices = []
+    texts: dict[str, str] = {}
+    for path in paths:
+        text = read_text(path)
+        texts[str(path)] = text
+        devices.append(_parse(text, str(path), device_type))
+    return lint_devices(devices, intent, texts)
+
+
+__all__ = ["CHECKS", "LintResult", "lint_devices", "lint_files", "read_device_config"]

@@ -1,0 +1,203 @@
+"""Read any benchmark file fabricplan knows: the format is found from the content.
+
+- starts with ``{`` or ``[``: JSON — nccl-tests ``-J``, perftest ``--out_json`` (also the unquoted
+  form of 2021-2022), rccl-tests records (a list, or one object per line);
+- a first line with commas and ``busBw``: rccl-tests CSV;
+- anything else: text, read by both the nccl-tests/rccl-tests and the perftest reader, so that
+  one log may hold several programs' output.
+
+What cannot be read becomes an :class:`~fabricplan.errors.InputFileError` naming the file and the
+line; what is read despite a problem (a cut table, NCCL WARN lines, #wrong) becomes a warning in
+the :class:`~fabricplan.measure.measurement.BenchFileRecord`.
+
+>>> log = '''#  size count type redop root time algbw busbw #wrong time algbw busbw #wrong
+...    1048576 262144 float sum -1  60.1 17.45 32.72  0  59.8 17.53 32.87  0
+... # Avg bus bandwidth    : 32.8
+... '''
+>>> record = read_bench_text(log, "nccl_allreduce_16g.log")
+>>> [(m.test, m.size_bytes, m.busbw_GBps) for m in record.measurements]
+[('all_reduce', 1048576, 32.72)]
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from fabricplan.errors import InputFileError
+from fabricplan.measure.draft import ParseOutcome
+from fabricplan.measure.jsondoc import json_documents
+from fabricplan.measure.logline import test_in_file_name
+from fabricplan.measure.measurement import BenchFileRecord, MeasurementRecord, RunRecord
+from fabricplan.measure.nccl_json import (
+    is_nccl_json,
+    is_rccl_record,
+    parse_nccl_json,
+    parse_rccl_records,
+    rccl_csv_records,
+    salvage_nccl_json,
+)
+from fabricplan.measure.nccl_text import parse_nccl_text
+from fabricplan.measure.perftest_json import (
+    is_perftest_json,
+    parse_perftest_json,
+    relaxed_perftest_json,
+)
+from fabricplan.measure.perftest_text import parse_perftest_text
+
+MAX_FILE_BYTES = 512 * 2**20
+"""Larger files are not benchmark logs (a 10 000-rank NCCL_DEBUG=INFO log is ~100 MiB)."""
+BINARY_PROBE_BYTES = 8192
+_FORMATS_HINT = "give nccl-tests/rccl-tests or perftest output (text or JSON) as the tool wrote it"
+
+
+def _json_outcomes(text: str, origin: str, file_test: str | None) -> list[ParseOutcome]:
+    docs, error = json_documents(text)
+    outcomes: list[ParseOutcome] = []
+    rccl: list[tuple[int, dict[Any, Any]]] = []
+    for number, doc in enumerate(docs, 1):
+        items = doc if isinstance(doc, list) else [doc]
+        for item in items:
+            if is_nccl_json(item):
+                outcomes.append(parse_nccl_json(item, origin, file_test))
+            elif is_perftest_json(item):
+                outcomes.append(parse_perftest_json(item, origin, file_test))
+            elif is_rccl_record(item):
+                rccl.append((number if len(docs) > 1 else 0, item))
+    if rccl:
+        fmt = "rccl-tests json" if len(docs) == 1 else "rccl-tests json lines"
+        outcomes.append(parse_rccl_records(rccl, origin, fmt))
+    if error is not None and outcomes:
+        outcomes[0].warn(
+            f"{origin}:{error[0]}", f"JSON stops here ({error[2]}); kept what came before"
+        )
+    if outcomes or error is None:
+        return outcomes
+    salvaged = salvage_nccl_json(text) if '"results"' in text else None
+    if salvaged is not None:
+        return [parse_nccl_json(salvaged, origin, file_test, cut=True)]
+    if "test_info" in text or "MsgSize" in text:
+        doc = relaxed_perftest_json(text, origin)
+        if is_perftest_json(doc):
+            return [parse_perftest_json(doc, origin, file_test)]
+    line, column, why = error
+    raise InputFileError(
+        "FP453", f"{origin}:{line}:{column}", f"not valid JSON: {why}", None, _FORMATS_HINT
+    )
+
+
+def _text_outcomes(text: str, origin: str, file_test: str | None) -> list[ParseOutcome]:
+    lines = list(enumerate(text.splitlines(), 1))
+    records = rccl_csv_records(lines)
+    if records is not None:
+        return [parse_rccl_records(records, origin, "rccl-tests csv")]
+    return [
+        parse_nccl_text(lines, origin, file_test),
+        parse_perftest_text(lines, origin, file_test),
+    ]
+
+
+def read_bench_text(text: str, origin: str = "<text>", op: str | None = None) -> BenchFileRecord:
+    """Read benchmark output given as text.
+
+    Parameters
+    ----------
+    text
+        The whole file.
+    origin
+        Its name, for messages; a name such as ``allreduce_2n.log`` also tells the operation
+        when the log does not.
+    op
+        The test to assume where the log does not say it (``all_reduce``, ``write_bw``).
+    """
+    file_test = test_in_file_name(Path(origin).name)
+    if not text.strip():
+        raise InputFileError("FP451", origin, "the file is empty", None, _FORMATS_HINT)
+    if text.lstrip()[:1] in {"{", "["}:
+        try:
+            outcomes = _json_outcomes(text, origin, file_test)
+        except InputFileError as json_error:
+            # A log may start with "[root@host ~]# ib_write_bw ...": read it as text, and keep the
+            # JSON error for when the text has no table either.
+            outcomes = _text_outcomes(text, origin, file_test)
+            if not any(o.tables_seen for o in outcomes):
+                raise json_error from None
+    else:
+        outcomes = _text_outcomes(text, origin, file_test)
+    drafts = sorted((d for o in outcomes for d in o.drafts if d.rows), key=lambda d: d.line)
+    # Both text readers report the same problem lines; keep each once.
+    warnings = tuple(dict.fromkeys(w for o in outcomes for w in o.warnings))
+    if not drafts:
+        seen = sorted(line for o in outcomes for line in o.tables_seen)
+        if seen:
+            raise InputFileError(
+                "FP451",
+                f"{origin}:{seen[0]}",
+                "the table has no readable rows",
+                warnings[0] if warnings else None,
+                _FORMATS_HINT,
+            )
+        first = next((t.strip() for t in text.splitlines() if t.strip()), "")
+        raise InputFileError(
+            "FP452",
+            f"{origin}:1",
+            "no nccl-tests, rccl-tests or perftest table found",
+            first[:60],
+            _FORMATS_HINT,
+        )
+    runs: list[RunRecord] = []
+    measurements: list[MeasurementRecord] = []
+    for index, draft in enumerate(drafts):
+        if draft.test == "unknown" and op:
+            draft.test = op
+        run, rows = draft.freeze(origin, index)
+        runs.append(run)
+        measurements.extend(rows)
+    formats = "+".join(dict.fromkeys(o.format for o in outcomes if any(d.rows for d in o.drafts)))
+    return BenchFileRecord(
+        path=origin,
+        format=formats,
+        runs=tuple(runs),
+        measurements=tuple(measurements),
+        warnings=warnings,
+    )
+
+
+def read_bench_file(path: str | os.PathLike[str], op: str | None = None) -> BenchFileRecord:
+    """Read one benchmark file (any format in the module docstring).
+
+    Raises :class:`InputFileError` (FP450-FP459) with the file and line when nothing can be read.
+    """
+    file = Path(path)
+    try:
+        if file.is_dir():
+            raise InputFileError(
+                "FP450",
+                str(file),
+                "is a directory",
+                None,
+                "name the log files (a shell glob such as logs/*.log works)",
+            )
+        if file.stat().st_size > MAX_FILE_BYTES:
+            raise InputFileError(
+                "FP459",
+                str(file),
+                "is too large for a benchmark log",
+                f"{file.stat().st_size} bytes",
+                f"split it or keep the tables only (limit {MAX_FILE_BYTES} bytes)",
+            )
+        data = file.read_bytes()
+    except OSError as exc:
+        raise InputFileError(
+            "FP450",
+            str(file),
+            "cannot read the file",
+            exc.strerror,
+            "check the path and permissions",
+        ) from None
+    if b"\x00" in data[:BINARY_PROBE_BYTES]:
+        raise InputFileError(
+            "FP455", str(file), "is a binary file, not a benchmark log", None, _FORMATS_HINT
+        )
+    return read_bench_text(data.decode("utf-8", errors="replace").lstrip("\ufeff"), str(file), op)
