@@ -18,8 +18,8 @@ P2PTest = Literal["write_lat", "read_lat", "send_lat", "write_bw", "read_bw", "s
 RoutingName = Literal["static", "ecmp", "adaptive"]
 
 
-DEFAULT_SIZES_BYTES: tuple[int, ...] = tuple(2**k for k in range(3, 34, 2))
-"""8 B to 8 GiB in steps of 4x, as an ``nccl-tests -b 8 -e 8G -f 4`` sweep prints."""
+DEFAULT_SIZES_BYTES: tuple[int, ...] = tuple(2**k for k in range(3, 34))
+"""8 B to 8 GiB in steps of 2x, as an ``nccl-tests -b 8 -e 8G -f 2`` sweep prints."""
 
 
 class CalibrationProfile(Frozen):
