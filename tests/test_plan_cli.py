@@ -132,3 +132,15 @@ def test_init_writes_a_spec_that_compares(tmp_path: Path) -> None:
     assert RUNNER.invoke(app, ["init", str(path)]).exit_code == 2  # no silent overwrite
     doc = _json(["design", str(path), "--format", "json"])
     assert len(doc["options"]) == 2
+
+
+def test_a_technology_that_cannot_be_built_is_reported_not_fatal(tmp_path: Path) -> None:
+    # 100,000 NIC ports exceed a 3-tier fat tree of 64-port NDR switches (64^3/4 = 65,536),
+    # while 128-port 400G Ethernet switches reach 128^3/4 = 524,288.
+    path = tmp_path / "big.yaml"
+    path.write_text(yaml.safe_dump({"cluster": {"gpus": 100_000}}))
+    doc = _json(["compare", str(path), "--format", "json"])
+    assert [o["technology"] for o in doc["options"]] == ["roce_v2"]
+    assert [(o["technology"], o["code"]) for o in doc["infeasible"]] == [("infiniband", "FP302")]
+    assert doc["recommendation"]["technology"] == "roce_v2"
+    assert "infiniband cannot be built" in doc["recommendation"]["reasons"][0]

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from fabricplan.analytic.cost import fabric_cost
 from fabricplan.backends import get_backend
+from fabricplan.errors import DesignError
 from fabricplan.lint.operations import assess_operations
-from fabricplan.model.results import Evaluation, PerfRequest
+from fabricplan.model.results import Evaluation, InfeasibleOption, PerfRequest
 from fabricplan.model.scenario import TechnologyName, ValidScenario
 from fabricplan.topology.designer import design_fabric
 
@@ -36,5 +37,36 @@ def evaluate_one(
 def evaluate(
     valid: ValidScenario, backend: str = "analytic", request: PerfRequest | None = None
 ) -> list[Evaluation]:
-    """One :class:`Evaluation` per technology in the spec, in the spec's order."""
+    """One :class:`Evaluation` per technology in the spec, in the spec's order.
+
+    Raises the first :class:`~fabricplan.errors.DesignError` if a technology cannot be designed;
+    :func:`evaluate_feasible` keeps going instead.
+    """
     return [evaluate_one(valid, tech, backend, request) for tech in valid.spec.fabric.technologies]
+
+
+def evaluate_feasible(
+    valid: ValidScenario, backend: str = "analytic", request: PerfRequest | None = None
+) -> tuple[list[Evaluation], list[InfeasibleOption]]:
+    """Evaluations of the technologies that can be designed, and the others with the reason.
+
+    A spec asking for something no technology can build still raises the first design error.
+
+    >>> from fabricplan.spec import parse_spec
+    >>> valid = parse_spec({"cluster": {"gpus": 256}})
+    >>> evals, infeasible = evaluate_feasible(valid, backend="fake")
+    >>> len(evals), infeasible
+    (2, [])
+    """
+    evaluations: list[Evaluation] = []
+    infeasible: list[InfeasibleOption] = []
+    first_error: DesignError | None = None
+    for tech in valid.spec.fabric.technologies:
+        try:
+            evaluations.append(evaluate_one(valid, tech, backend, request))
+        except DesignError as exc:
+            first_error = first_error or exc
+            infeasible.append(InfeasibleOption(technology=tech, code=exc.code, message=str(exc)))
+    if not evaluations and first_error is not None:
+        raise first_error
+    return evaluations, infeasible

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from enum import Enum
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
@@ -12,10 +12,12 @@ from rich.console import Console
 
 from fabricplan.cli.guard import guarded, write_atomic
 
-SpecArg = Annotated[Path, typer.Argument(help="The cluster spec (YAML); `fabricplan init` writes one.")]
+SpecArg = Annotated[
+    Path, typer.Argument(help="The cluster spec (YAML); `fabricplan init` writes one.")
+]
 
 
-class Format(str, Enum):
+class Format(StrEnum):
     table = "table"
     json = "json"
     md = "md"
@@ -50,7 +52,7 @@ def _run(
     calibration: Path | None = None,
     decide: bool = False,
 ) -> None:
-    from fabricplan.evaluate import evaluate
+    from fabricplan.evaluate import evaluate_feasible
     from fabricplan.model.results import PerfRequest
     from fabricplan.spec import load_spec
 
@@ -61,29 +63,30 @@ def _run(
 
         profile = load_profile(calibration)
     request = PerfRequest(calibration=profile)
-    evals = evaluate(valid, backend=backend, request=request)
+    evals, infeasible = evaluate_feasible(valid, backend=backend, request=request)
     recommendation = None
     if decide:
         from fabricplan.recommend.decision import recommend
 
-        recommendation = recommend(valid, evals, backend=backend, request=request)
+        recommendation = recommend(valid, evals, backend, request, infeasible)
     if fmt is Format.json:
         from fabricplan.report.document import options_document
 
-        text = json.dumps(options_document(valid, evals, parts, recommendation), indent=2)
+        doc = options_document(valid, evals, parts, recommendation, infeasible)
+        text = json.dumps(doc, indent=2)
     elif fmt is Format.md:
         from fabricplan.report.markdown import markdown_report
 
-        text = markdown_report(valid, evals, parts, recommendation)
+        text = markdown_report(valid, evals, parts, recommendation, infeasible)
     elif fmt is Format.html:
         from fabricplan.report.html import html_report
 
-        text = html_report(valid, evals, parts, recommendation)
+        text = html_report(valid, evals, parts, recommendation, infeasible)
     else:
         from fabricplan.report.table import print_report
 
         console = Console(record=output is not None, width=120 if output else None)
-        print_report(console, valid, evals, parts, recommendation)
+        print_report(console, valid, evals, parts, recommendation, infeasible)
         if output is not None:
             write_atomic(output, console.export_text())
             typer.echo(f"wrote {output}")

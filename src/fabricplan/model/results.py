@@ -153,6 +153,14 @@ class OpsAssessment(Frozen):
     ecosystem_fit: float = Field(ge=0, le=1)
 
 
+class InfeasibleOption(Frozen):
+    """A technology for which no fabric could be designed, and why (a design error's words)."""
+
+    technology: TechnologyName
+    code: str
+    message: str
+
+
 class Evaluation(Frozen):
     """Everything known about one candidate fabric."""
 
@@ -193,3 +201,5 @@ class Recommendation(Frozen):
     reasons: tuple[str, ...]
     flips: tuple[FlipPoint, ...] = ()
     weights: dict[str, float] = Field(default_factory=dict)
+    infeasible: tuple[InfeasibleOption, ...] = ()
+    """Technologies of the spec that could not be designed (not ranked)."""

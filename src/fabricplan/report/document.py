@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from fabricplan.model.fabric import FabricDesign
-from fabricplan.model.results import Evaluation, Recommendation
+from fabricplan.model.results import Evaluation, InfeasibleOption, Recommendation
 from fabricplan.model.scenario import ValidScenario
 
 SCHEMA_VERSION = 1
@@ -57,10 +57,12 @@ def options_document(
     evaluations: Sequence[Evaluation],
     parts: Sequence[str],
     recommendation: Recommendation | None = None,
+    infeasible: Sequence[InfeasibleOption] = (),
 ) -> dict[str, Any]:
     """The whole document for ``design``, ``cost``, ``compare``."""
     doc: dict[str, Any] = {"schema_version": SCHEMA_VERSION, **scenario_document(valid)}
     doc["options"] = [option_document(e, parts) for e in evaluations]
+    doc["infeasible"] = [o.model_dump(mode="json") for o in infeasible]
     if recommendation is not None:
         doc["recommendation"] = recommendation.model_dump(mode="json")
     return doc

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from html import escape
 
-from fabricplan.model.results import Evaluation, Recommendation
+from fabricplan.model.results import Evaluation, InfeasibleOption, Recommendation
 from fabricplan.model.scenario import ValidScenario
 from fabricplan.report.figure import busbw_svg, cost_svg, step_svg
 from fabricplan.report.table import cost_rows, design_rows, ops_rows, performance_rows
@@ -43,6 +43,7 @@ def html_report(
     evals: Sequence[Evaluation],
     parts: Sequence[str],
     recommendation: Recommendation | None = None,
+    infeasible: Sequence[InfeasibleOption] = (),
 ) -> str:
     """The report as one HTML document."""
     s = valid.spec
@@ -74,6 +75,10 @@ def html_report(
         if part == "cost":
             out.append(f"<figure>{cost_svg(evals)}</figure>")
     findings = "".join(
+        f"<li class='finding-error'>{escape(o.technology)} cannot be designed: "
+        f"{escape(o.message)}</li>"
+        for o in infeasible
+    ) + "".join(
         f"<li class='finding-{f.severity}'>{escape(e.technology)} {f.severity} {escape(f.code)}: "
         f"{escape(f.message)}</li>"
         for e in evals

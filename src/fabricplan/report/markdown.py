@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from fabricplan.model.results import Evaluation, Recommendation
+from fabricplan.model.results import Evaluation, InfeasibleOption, Recommendation
 from fabricplan.model.scenario import ValidScenario
 from fabricplan.report.table import (
     cost_rows,
@@ -26,6 +26,7 @@ def markdown_report(
     evals: Sequence[Evaluation],
     parts: Sequence[str],
     recommendation: Recommendation | None = None,
+    infeasible: Sequence[InfeasibleOption] = (),
 ) -> str:
     """The report as Markdown text."""
     out = [f"# {valid.spec.name}: {' vs '.join(e.technology for e in evals)}", ""]
@@ -50,7 +51,8 @@ def markdown_report(
         out += [f"## {title}", "", header, rule]
         out += [f"| {label} | " + " | ".join(values) + " |" for label, values in rows(evals)]
         out.append("")
-    findings = [
+    findings = [f"- {o.technology} **cannot be designed**: {o.message}" for o in infeasible]
+    findings += [
         f"- {e.technology} **{f.severity}** {f.code}: {f.message}"
         for e in evals
         for f in e.design.findings

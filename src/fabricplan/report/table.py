@@ -9,7 +9,12 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from fabricplan.model.results import CollectivePoint, Evaluation, Recommendation
+from fabricplan.model.results import (
+    CollectivePoint,
+    Evaluation,
+    InfeasibleOption,
+    Recommendation,
+)
 from fabricplan.model.scenario import ValidScenario
 from fabricplan.report.quantity import money, percent, power_kw, size_label
 
@@ -119,9 +124,14 @@ def side_by_side(evals: Sequence[Evaluation], parts: Sequence[str], title: str) 
     return table
 
 
-def findings_panel(evals: Sequence[Evaluation]) -> Panel | None:
-    """Design findings of warning or error severity, per technology."""
+def findings_panel(
+    evals: Sequence[Evaluation], infeasible: Sequence[InfeasibleOption] = ()
+) -> Panel | None:
+    """Technologies that cannot be designed, and design findings of warning or error severity."""
     lines = [
+        Text(f"{o.technology} cannot be designed: {o.message}", style="bold red")
+        for o in infeasible
+    ] + [
         Text(
             f"{e.technology} {f.severity} {f.code}: {f.message}",
             style="red" if f.severity == "error" else "yellow",
@@ -166,11 +176,12 @@ def print_report(
     evals: Sequence[Evaluation],
     parts: Sequence[str],
     recommendation: Recommendation | None = None,
+    infeasible: Sequence[InfeasibleOption] = (),
 ) -> None:
     """The whole terminal report."""
     console.print(assumptions_panel(valid))
     console.print(side_by_side(evals, parts, title=valid.spec.name))
-    panel = findings_panel(evals)
+    panel = findings_panel(evals, infeasible)
     if panel is not None:
         console.print(panel)
     if recommendation is not None:

@@ -1,0 +1,289 @@
+"""Capex, power, opex and TCO of one designed fabric.
+
+- capex = sum over bill-of-materials lines of quantity x unit price (the scenario's price book,
+  after the user's price book and inline ``cost.prices``); an item without a price counts 0 and
+  says so in the assumptions;
+- power = switches (system power without optics) + NICs + cables (power of the whole link, both
+  ends) from the hardware specs in the scenario, before PUE;
+- energy a year = power x PUE x 8,760 h x energy price;
+- support a year = support fraction x capex (``cost.support_fraction_per_year``, else the price
+  book's ``support-<switch family>`` item, else :data:`DEFAULT_SUPPORT_FRACTION_PER_YEAR`);
+- operations a year = engineer-years a year (:mod:`fabricplan.analytic.operations_effort`) x
+  ``cost.engineer_usd_per_year``;
+- TCO = capex + years x (energy + support + operations), undiscounted.
+
+Every figure used is written into ``CostBreakdown.assumptions`` with the spec key that changes it.
+
+>>> from fabricplan.spec import parse_spec
+>>> valid = parse_spec({"cluster": {"gpus": 16}, "cost": {"support_fraction_per_year": 0.1}})
+>>> cost = fabric_cost(valid, _tiny_leaf_spine())
+>>> cost.capex_usd == sum(line.total_usd for line in cost.lines)
+True
+>>> round(cost.support_usd_per_year / cost.capex_usd, 3)
+0.1
+"""
+
+from __future__ import annotations
+
+from fabricplan.analytic.operations_effort import effort_records, engineer_years_per_year
+from fabricplan.errors import ModelError
+from fabricplan.model.fabric import BomLine, FabricDesign, LinkGroup, TierDesign
+from fabricplan.model.hardware import Figure
+from fabricplan.model.results import CostBreakdown, CostLine
+from fabricplan.model.scenario import ValidScenario
+from fabricplan.units import HOURS_PER_YEAR, energy_kwh_per_year
+
+DEFAULT_SUPPORT_FRACTION_PER_YEAR = 0.10
+"""Yearly support contract as a fraction of network capex, used when neither the spec nor the
+price book gives one. Estimate: hardware support contracts are commonly quoted at roughly 8-20 %
+of list price a year; no citable figure was found (catalog.md E, F)."""
+
+SUPPORT_ITEM_PREFIX = "support-"
+"""Price-book items ``support-infiniband`` / ``support-ethernet`` hold a yearly fraction of capex
+(in their ``price_usd`` field) for fabrics of that switch family."""
+
+UNPRICED_WARNING = "WARNING: unpriced"
+"""Start of the assumption written for each bill-of-materials item with no price."""
+
+
+def _usd(value: float) -> str:
+    return f"${value:,.0f}"
+
+
+def _priced_line(valid: ValidScenario, line: BomLine) -> tuple[CostLine, str]:
+    entry = valid.prices.get(line.item)
+    if entry is None:
+        cost_line = CostLine(
+            item=line.item,
+            kind=line.kind,
+            quantity=line.quantity,
+            unit_price_usd=0.0,
+            total_usd=0.0,
+            basis="unpriced",
+        )
+        note = (
+            f"{UNPRICED_WARNING} {line.item} ({line.quantity} x {line.role}) has no price and"
+            f" counts $0 in capex; set cost.prices.{line.item} or add it to cost.price_book"
+        )
+        return cost_line, note
+    cost_line = CostLine(
+        item=line.item,
+        kind=line.kind,
+        quantity=line.quantity,
+        unit_price_usd=entry.price_usd,
+        total_usd=line.quantity * entry.price_usd,
+        basis=entry.basis,
+    )
+    detail = f": {entry.note}" if entry.note else ""
+    note = (
+        f"price {line.item}: {_usd(entry.price_usd)} each x {line.quantity} ({line.role};"
+        f" {entry.basis}{detail}); override with cost.prices.{line.item}"
+    )
+    return cost_line, note
+
+
+def _power_figure(valid: ValidScenario, line: BomLine) -> Figure | None:
+    """The power of one unit of ``line`` (a cable's figure is for the whole link)."""
+    if line.kind == "switch":
+        for switch in valid.switches.values():
+            if switch.id == line.item:
+                return switch.power_w
+    elif line.kind == "nic":
+        for nic in valid.nics.values():
+            if nic.id == line.item:
+                return nic.power_w
+    elif line.kind == "cable":
+        for cable in valid.cables:
+            if cable.id == line.item:
+                return cable.power_w
+    return None
+
+
+def _power(valid: ValidScenario, design: FabricDesign) -> tuple[dict[str, float], list[str]]:
+    """Watts per BOM kind, and one assumption per item saying where its figure came from."""
+    by_kind: dict[str, float] = {}
+    notes: list[str] = []
+    for line in design.bom:
+        figure = _power_figure(valid, line)
+        if figure is None:
+            notes.append(
+                f"power {line.item}: no power figure in the scenario ({line.kind}); counted as 0 W"
+            )
+            continue
+        by_kind[line.kind] = by_kind.get(line.kind, 0.0) + line.quantity * figure.value
+        detail = f": {figure.note}" if figure.note else ""
+        unit = "per link" if line.kind == "cable" else "each"
+        notes.append(
+            f"power {line.item}: {figure.value:g} W {unit} x {line.quantity} ({figure.basis}"
+            f"{detail})"
+        )
+    return by_kind, notes
+
+
+def _support_fraction(valid: ValidScenario, design: FabricDesign) -> tuple[float, str]:
+    """The yearly support fraction of capex, and the assumption saying where it came from."""
+    given = valid.spec.cost.support_fraction_per_year
+    if given is not None:
+        return given, f"support: {given:.1%} of capex a year (cost.support_fraction_per_year)"
+    family = valid.technologies[design.technology].switch_family
+    item = f"{SUPPORT_ITEM_PREFIX}{family}"
+    entry = valid.prices.get(item)
+    if entry is None:
+        return DEFAULT_SUPPORT_FRACTION_PER_YEAR, (
+            f"support: {DEFAULT_SUPPORT_FRACTION_PER_YEAR:.1%} of capex a year (default estimate;"
+            f" no {item} in the price book); set cost.support_fraction_per_year"
+        )
+    if entry.price_usd > 1:
+        raise ModelError(
+            "FP560",
+            f"price book: {item}",
+            "a support item is a yearly fraction of capex and must be at most 1",
+            entry.price_usd,
+            "write e.g. 0.1 for 10 % a year, or set cost.support_fraction_per_year",
+        )
+    return entry.price_usd, (
+        f"support: {entry.price_usd:.1%} of capex a year (price book {item}, {entry.basis});"
+        " set cost.support_fraction_per_year to override"
+    )
+
+
+def _operations_notes(valid: ValidScenario, design: FabricDesign, years: float) -> list[str]:
+    usd = valid.spec.cost.engineer_usd_per_year
+    override = valid.spec.cost.operations_engineer_years.get(design.technology)
+    if override is not None:
+        return [
+            f"operations: {years:.2f} engineer-years a year x {_usd(usd)}"
+            f" (cost.operations_engineer_years.{design.technology}; cost.engineer_usd_per_year)"
+        ]
+    records = effort_records(valid, design)
+    notes = [
+        f"operations: {years:.2f} engineer-years a year x {_usd(usd)} (estimate from the"
+        f" technology's mechanisms, {records[0].switches} switches, team experience"
+        f" {records[0].experience!r}; set cost.operations_engineer_years.{design.technology}"
+        " and cost.engineer_usd_per_year to override)"
+    ]
+    notes += [
+        f"operations task ({record.engineer_years_per_year:.3f} engineer-years/yr): {record.task}"
+        for record in records
+    ]
+    return notes
+
+
+def fabric_cost(valid: ValidScenario, design: FabricDesign) -> CostBreakdown:
+    """Capex, power, opex and TCO of ``design``, with every assumption in words.
+
+    Parameters
+    ----------
+    valid
+        The scenario: prices, hardware power figures, cost settings, team experience.
+    design
+        The designed fabric and its bill of materials.
+
+    Returns
+    -------
+    CostBreakdown
+        Priced BOM lines, power per kind, yearly opex, TCO, per-GPU and per-Tb/s figures.
+
+    Examples
+    --------
+    >>> from fabricplan.spec import parse_spec
+    >>> valid = parse_spec({"cluster": {"gpus": 16}, "cost": {"years": 3}})
+    >>> cost = fabric_cost(valid, _tiny_leaf_spine())
+    >>> cost.tco_usd == cost.capex_usd + 3 * cost.opex_usd_per_year
+    True
+    """
+    spec = valid.spec.cost
+    lines: list[CostLine] = []
+    assumptions: list[str] = []
+    for bom_line in design.bom:
+        cost_line, note = _priced_line(valid, bom_line)
+        lines.append(cost_line)
+        assumptions.append(note)
+    capex_usd = sum(line.total_usd for line in lines)
+
+    power_lines, power_notes = _power(valid, design)
+    assumptions += power_notes
+    power_w = sum(power_lines.values())
+    energy_usd_per_year = energy_kwh_per_year(power_w) * spec.pue * spec.energy_usd_per_kwh
+    assumptions.append(
+        f"energy: {power_w:,.0f} W x PUE {spec.pue:g} x {HOURS_PER_YEAR:,.0f} h x"
+        f" ${spec.energy_usd_per_kwh:g}/kWh (cost.pue, cost.energy_usd_per_kwh)"
+    )
+
+    support_fraction, support_note = _support_fraction(valid, design)
+    support_usd_per_year = support_fraction * capex_usd
+    assumptions.append(support_note)
+
+    engineer_years = engineer_years_per_year(valid, design)
+    operations_usd_per_year = engineer_years * spec.engineer_usd_per_year
+    assumptions += _operations_notes(valid, design, engineer_years)
+
+    opex_usd_per_year = energy_usd_per_year + support_usd_per_year + operations_usd_per_year
+    tco_usd = capex_usd + spec.years * opex_usd_per_year
+    assumptions.append(
+        f"TCO: capex + {spec.years} years x opex, undiscounted, scale-out network only (cost.years)"
+    )
+    if design.bisection_tbps > 0:
+        capex_per_bisection_tbps_usd = capex_usd / design.bisection_tbps
+    else:
+        capex_per_bisection_tbps_usd = 0.0
+        assumptions.append("capex per Tb/s of bisection: bisection is 0, shown as 0")
+    return CostBreakdown(
+        capex_usd=capex_usd,
+        lines=tuple(lines),
+        power_w=power_w,
+        power_lines=power_lines,
+        energy_usd_per_year=energy_usd_per_year,
+        support_usd_per_year=support_usd_per_year,
+        operations_usd_per_year=operations_usd_per_year,
+        opex_usd_per_year=opex_usd_per_year,
+        years=spec.years,
+        tco_usd=tco_usd,
+        per_gpu_usd=tco_usd / design.gpus if design.gpus else 0.0,
+        capex_per_bisection_tbps_usd=capex_per_bisection_tbps_usd,
+        assumptions=tuple(assumptions),
+    )
+
+
+def _tiny_leaf_spine() -> FabricDesign:
+    """A tiny InfiniBand leaf-spine for the examples: 2 nodes x 8 NICs, 2 leaves, 1 spine; each
+    leaf has 8 host ports and 8 uplinks to the one spine (non-blocking)."""
+    leaf = TierDesign(
+        name="leaf", switches=2, radix=64, down_ports=8, up_ports=8, ports_used=16, ports_free=48
+    )
+    spine = TierDesign(
+        name="spine", switches=1, radix=64, down_ports=16, up_ports=0, ports_used=16, ports_free=48
+    )
+    return FabricDesign(
+        technology="infiniband",
+        topology="fat_tree",
+        switch_id="qm9700",
+        port_speed_gbps=400,
+        radix=64,
+        tiers=2,
+        planes=1,
+        spine_groups=1,
+        nodes=2,
+        gpus=16,
+        endpoints=16,
+        hosts_per_leaf=8,
+        leaves_per_pod=2,
+        rail_aligned=False,
+        tier_designs=(leaf, spine),
+        link_groups=(
+            LinkGroup(name="node_leaf", count=16, speed_gbps=400, reach_m=2, cable_id="dac-400g"),
+            LinkGroup(
+                name="leaf_spine", count=16, speed_gbps=400, reach_m=30, cable_id="optic-400g-dr4"
+            ),
+        ),
+        bisection_tbps=3.2,
+        worst_case_switch_hops=3,
+        max_endpoints=2048,
+        headroom_gpus=2032,
+        bom=(
+            BomLine(item="qm9700", kind="switch", quantity=3, role="leaf and spine switches"),
+            BomLine(item="cx7", kind="nic", quantity=16, role="host NICs"),
+            BomLine(item="dac-400g", kind="cable", quantity=16, role="node-leaf links"),
+            BomLine(item="optic-400g-dr4", kind="cable", quantity=16, role="leaf-spine links"),
+        ),
+    )
