@@ -28,7 +28,7 @@ from fabricplan.model.scenario import (
     TechnologyName,
     ValidScenario,
 )
-from fabricplan.recommend.decision import decide, scenario_with_gpus
+from fabricplan.recommend.decision import NEAR_TIE_LEAD, decide, scenario_with_gpus
 from fabricplan.recommend.flip import MAX_PRICE_RISE, price_flip, rescaled_weights, weight_flip
 from fabricplan.recommend.score import (
     RawTable,
@@ -209,7 +209,17 @@ def test_symmetric_inputs_tie_by_name_whatever_the_order() -> None:
         rec = decide(order, _valid())
         assert rec.technology == "infiniband"
         assert rec.ranking[0].total == rec.ranking[1].total
-        assert "tie-break" in rec.reasons[1]
+        assert rec.reasons[0].startswith("This is a near tie")
+        assert "tie-break" in rec.reasons[2]
+
+
+def test_a_clear_lead_is_not_called_a_near_tie() -> None:
+    fast = _evaluation("infiniband", step_s=1.0, capex=14e6)
+    cheap = _evaluation("roce_v2", step_s=1.04, capex=8e6)
+    rec = decide([fast, cheap], _valid("balanced"))
+    lead = rec.ranking[0].total - rec.ranking[1].total
+    assert lead >= NEAR_TIE_LEAD
+    assert not any("near tie" in r for r in rec.reasons)
 
 
 def test_one_candidate_ranks_alone_with_no_flips() -> None:

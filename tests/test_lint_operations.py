@@ -9,6 +9,8 @@ from fabricplan.analytic.operations_effort import engineer_years_per_year
 from fabricplan.lint.operations import (
     BURDEN_HALF_POINTS,
     EXPERIENCE_BURDEN_FACTOR,
+    NEW_STACK_BURDEN,
+    WHOLE_STACK_TEAM_FIELDS,
     assess_operations,
     burden_points,
     ecosystem_fit,
@@ -31,9 +33,19 @@ def test_burden_falls_with_experience(technology: TechnologyName) -> None:
         valid = scenario(team={family: level})
         burdens[level] = assess_operations(valid, design_fabric(valid, technology)).burden
     assert burdens["none"] > burdens["some"] > burdens["expert"] > 0
-    # The factor is the only difference: none/expert = 1.0/0.5.
+    # The per-setting part scales by the experience factor (none/expert = 1.0/0.5); a team field
+    # that covers the whole stack adds the new-stack burden on top.
     ratio = EXPERIENCE_BURDEN_FACTOR["none"] / EXPERIENCE_BURDEN_FACTOR["expert"]
-    assert burdens["none"] / burdens["expert"] == pytest.approx(ratio)
+    new_stack = NEW_STACK_BURDEN["none"] if family in WHOLE_STACK_TEAM_FIELDS else 0.0
+    assert (burdens["none"] - new_stack) / burdens["expert"] == pytest.approx(ratio)
+
+
+def test_a_team_new_to_infiniband_carries_its_whole_stack() -> None:
+    # The same InfiniBand fabric: the subnet manager and tooling are new to a team with no IB
+    # experience, so the difference is at least the new-stack burden, not just a factor.
+    novice, expert = scenario(team={"infiniband": "none"}), scenario(team={"infiniband": "expert"})
+    burden = [assess_operations(v, design_fabric(v, "infiniband")).burden for v in (novice, expert)]
+    assert burden[0] - burden[1] >= NEW_STACK_BURDEN["none"]
 
 
 def test_dcb_team_matters_for_roce_only() -> None:

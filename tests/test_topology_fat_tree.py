@@ -125,8 +125,19 @@ def test_rail_optimized_grows_by_whole_units() -> None:
     # 36-port leaves: 18 node slots per SU; one spine set reaches 36 leaves, but 8-rail SUs
     # come in 8 leaves, so 4 SUs (32 leaves, 72 nodes) is the most before a change.
     plane = rail_optimized(nodes=10, rails=8, radix=36)
-    assert (plane.hosts_per_leaf, plane.leaves, plane.spine_groups) == (18, 8, 1)
+    assert (plane.leaves, plane.spine_groups) == (8, 1)
     assert plane.max_host_ports == 4 * 18 * 8
+    # One partly filled SU: each leaf cables the 10 uplinks its 10 nodes need, not 18.
+    assert (plane.hosts_per_leaf, plane.leaf_up_ports) == (10, 10)
+    assert plane.leaf_spine_links == 8 * 10
+
+
+def test_a_full_unit_cables_every_uplink() -> None:
+    plane = rail_optimized(nodes=18, rails=8, radix=36)
+    assert (plane.hosts_per_leaf, plane.leaf_up_ports) == (18, 18)
+    # Two SUs, the second partly filled: SUs are built whole (the SuperPOD rule).
+    two = rail_optimized(nodes=20, rails=8, radix=36)
+    assert (two.leaves, two.leaf_up_ports) == (16, 18)
 
 
 def test_rail_optimized_three_tier_pods_hold_whole_units() -> None:
@@ -193,4 +204,5 @@ def test_rail_optimized_properties(
     _check_plane(plane, nodes * rails)
     assert plane.rail_aligned
     if plane.tiers > 1:
-        assert plane.max_host_ports % (rails * plane.hosts_per_leaf) == 0
+        assert plane.max_host_ports % (rails * down) == 0
+        assert plane.hosts_per_leaf <= down

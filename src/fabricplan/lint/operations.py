@@ -9,7 +9,8 @@ number of switches, NICs and (speed, cable) port classes. Then::
 
     points = sum over settings  KIND_WEIGHT[kind] * settings * log2(1 + devices holding it)
     base   = points / (points + BURDEN_HALF_POINTS)
-    burden = base * EXPERIENCE_BURDEN_FACTOR[team experience with the switch family]
+    burden = base * EXPERIENCE_BURDEN_FACTOR[experience] + NEW_STACK_BURDEN[experience]
+             (the second term only where the team field covers the family's whole stack)
 
 Physical settings (headroom, cable length, buffers) are counted once per (speed, cable) class,
 because each class needs its own values. Nothing here says "InfiniBand is easier": an IB fabric
@@ -51,6 +52,17 @@ fabrics rise slowly above it; fabrics without per-hop lossless settings stay far
 
 EXPERIENCE_BURDEN_FACTOR: dict[Experience, float] = {"none": 1.0, "some": 0.75, "expert": 0.5}
 """Estimate: experience halves the burden at best; a team new to the family carries all of it."""
+
+NEW_STACK_BURDEN: dict[Experience, float] = {"none": 0.35, "some": 0.10, "expert": 0.0}
+"""Estimate: the burden of running a network family whose whole stack the team does not run yet —
+its own management plane and diagnostics (catalog.md D: subnet manager, UFM, ibdiagnet instead of
+the IP tools), monitoring integration, optics and spares, a second vendor relationship. It applies
+where the team field measures the whole stack (``team.infiniband``); ``team.ethernet_dcb``
+measures only the lossless layer on top of the IP Ethernet every data-centre team already runs,
+whose per-hop settings the rule points above already count."""
+
+WHOLE_STACK_TEAM_FIELDS = frozenset({"infiniband"})
+"""Team fields that describe experience with a family's whole stack (see NEW_STACK_BURDEN)."""
 
 CLOUD_AVAILABILITY_FIT: dict[str, float] = {"none": 0.0, "some": 0.5, "wide": 1.0}
 """How well a technology's availability in public clouds fits a cloud or hybrid deployment."""
@@ -333,13 +345,15 @@ def assess_operations(valid: ValidScenario, design: FabricDesign) -> OpsAssessme
     ('L01: PFC on exactly the RoCE priorities, on every port and NIC', 9, ['OPS001'])
     """
     tech = valid.technologies[design.technology]
-    experience: Experience = getattr(valid.spec.team, TEAM_FIELD_BY_FAMILY[tech.switch_family])
+    team_field = TEAM_FIELD_BY_FAMILY[tech.switch_family]
+    experience: Experience = getattr(valid.spec.team, team_field)
     points = burden_points(valid, design)
     base = points / (points + BURDEN_HALF_POINTS)
+    new_stack = NEW_STACK_BURDEN[experience] if team_field in WHOLE_STACK_TEAM_FIELDS else 0.0
     return OpsAssessment(
         tasks=_tasks(valid, design, tech),
         findings=_findings(valid, design, tech, experience),
-        burden=min(1.0, base * EXPERIENCE_BURDEN_FACTOR[experience]),
+        burden=min(1.0, base * EXPERIENCE_BURDEN_FACTOR[experience] + new_stack),
         engineer_years_per_year=engineer_years_per_year(valid, design),
         vendors=max(1, len(tech.vendors)),
         ecosystem_fit=ecosystem_fit(tech, valid.spec.deployment),

@@ -65,6 +65,12 @@ ReevaluateTeam = Callable[[TeamSpec], Sequence[Evaluation]]
 """Evaluations of the same candidates with another team experience."""
 
 
+NEAR_TIE_LEAD = 0.01
+"""A lead (of the 0-1 weighted total) below which the report calls the ranking a near tie: about
+a 4 % difference on a criterion weighted 0.25, the size of the uncertainty of the estimated prices
+and model constants (docs/models.md, "The decision")."""
+
+
 def _check(evaluations: Sequence[Evaluation]) -> None:
     if not evaluations:
         raise ModelError(
@@ -373,6 +379,14 @@ def decide(
             {e.technology: e.design for e in evaluations},
         )
     )
+    lead = totals[order[0]] - totals[order[1]]
+    if lead < NEAR_TIE_LEAD:
+        reasons.insert(
+            0,
+            f"This is a near tie: {order[0]} leads {order[1]} by {lead:.3f} of 1 — within what"
+            " the estimated prices and model constants can move; decide on your own quotes"
+            " (cost.price_book) and the flip points below.",
+        )
     flips = _weight_flips(scores, weights) + _price_flips(evaluations, raw, weights, winner)
     if reevaluate is not None:
         flips += _size_flips(valid, weights, winner, reevaluate)

@@ -224,7 +224,10 @@ def _two_tier(
     unit_leaves: int,
     rail_aligned: bool,
     fill: tuple[tuple[int, int], ...],
+    down_capacity: int | None = None,
 ) -> FatTree:
+    """Two tiers; ``down``/``up`` are the ports cabled per leaf, ``down_capacity`` the host ports a
+    leaf could take (for the growth limit; default ``down``)."""
     group_leaves = leaves // groups
     group_unit = unit_leaves // groups  # leaves a group gains per scalable unit
     spines_per_group = smallest_divisor_at_least(up, math.ceil(group_leaves * up / radix))
@@ -245,7 +248,7 @@ def _two_tier(
         spine_down_links=groups * spines_per_group * links_per_spine,
         cores=0,
         core_down_ports=0,
-        max_host_ports=groups * (radix // group_unit * group_unit) * down,
+        max_host_ports=groups * (radix // group_unit * group_unit) * (down_capacity or down),
         rail_aligned=rail_aligned,
         leaf_fill=fill,
     )
@@ -381,7 +384,9 @@ def rail_optimized(
     A scalable unit (SU) is ``d`` node slots (the leaf's host ports); leaf ``(su, rail)`` takes
     NIC port ``rail`` of every node of the SU, so same-rail NICs of an SU are one switch apart.
     SUs are built whole (the DGX SuperPOD RAs design the full SU even when fewer nodes are
-    installed). Management ports take node slots after the last node, ``rails`` ports a slot.
+    installed), except a cluster of one partly filled SU: its leaves get the uplinks its nodes
+    need and keep the rest free. Management ports take node slots after the last node, ``rails``
+    ports a slot.
 
     Choice with ``tiers=None``: one switch when there is one rail and every port fits; else two
     tiers with one spine set for all leaves; else two tiers with a spine set per rail (cross-rail
@@ -437,5 +442,14 @@ def rail_optimized(
     if chosen == 1:
         return _single_switch(host_ports, nodes, radix, rail_aligned=True)
     if chosen == 2:
+        if units == 1 and slots < down:
+            # A single, partly filled SU: cable the uplinks its nodes need (non-blocking at the
+            # asked ratio) and leave the rest of each leaf free for growth, rather than buy the
+            # spines and optics of node slots that do not exist.
+            ratio = Fraction(oversubscription).limit_denominator(RATIO_MAX_DENOMINATOR)
+            cabled_up = math.ceil(slots / ratio)
+            return _two_tier(
+                host_ports, leaves, groups, slots, cabled_up, radix, rails, True, fill, down
+            )
         return _two_tier(host_ports, leaves, groups, down, up, radix, rails, True, fill)
     return _three_tier(host_ports, leaves, down, up, radix, pod_leaves_max, rails, True, fill)
