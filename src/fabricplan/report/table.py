@@ -143,6 +143,12 @@ def findings_panel(
     return Panel(Group(*lines), title="findings") if lines else None
 
 
+def cost_assumptions_panel(evals: Sequence[Evaluation]) -> Panel:
+    """Every price, power figure and rate the costs rest on, and how to override it."""
+    lines = [f"{e.technology}: {a}" for e in evals for a in e.cost.assumptions]
+    return Panel("\n".join(lines), title="cost assumptions (each can be overridden in the spec)")
+
+
 def recommendation_panel(rec: Recommendation) -> Panel:
     """The winner, the reasons and what would flip it."""
     body: list[Text] = [Text(f"Recommended: {rec.technology}", style="bold green")]
@@ -184,5 +190,7 @@ def print_report(
     panel = findings_panel(evals, infeasible)
     if panel is not None:
         console.print(panel)
+    if "cost" in parts and recommendation is None:
+        console.print(cost_assumptions_panel(evals))
     if recommendation is not None:
         console.print(recommendation_panel(recommendation))
