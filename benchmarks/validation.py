@@ -6,10 +6,10 @@ a cluster spec of that hardware, designs the fabric, asks the analytic backend f
 collective (or perftest test) at the same size and rank count, and prints measured, predicted and
 the error. Bounds (vendor pass thresholds) are checked as pass or fail instead of scored.
 
-Like for like: SHARP is switched off unless the run enabled CollNet; a forced ``NCCL_ALGO`` is
-compared with the model's figure for that algorithm (read from the analytic model's candidate
-list, since :class:`PerfRequest` has no algorithm field); a perftest pair is two hosts on one
-switch.
+Like for like, through the public request (:class:`PerfRequest`): in-network reduction (SHARP)
+only where the run enabled CollNet (``in_network_reduction``); a forced ``NCCL_ALGO`` asks the
+model for that algorithm (``algorithm``); a perftest pair is two hosts one switch apart
+(``p2p_switch_hops=1``).
 
 Usage::
 
@@ -36,7 +36,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from fabricplan.cli.guard import write_atomic
 from fabricplan.errors import FabricPlanError, SpecError
 from fabricplan.model.fabric import FabricDesign
-from fabricplan.model.results import PerformanceResult, PerfRequest
+from fabricplan.model.results import AlgorithmName, PerformanceResult, PerfRequest
 from fabricplan.model.scenario import TechnologyName, ValidScenario
 from fabricplan.spec import parse_spec
 from fabricplan.units import format_size
@@ -56,8 +56,7 @@ one GPU's) memory through one NIC, so the node's NVLink domain does not enter th
 GENERIC_SWITCH_PORTS = 64
 """Radix of the generic switch used when the catalog has no switch at a row's link speed."""
 
-MODEL_PACKAGE = "fabricplan.analytic"
-MODEL_MODULE = f"{MODEL_PACKAGE}.performance"
+MODEL_MODULE = "fabricplan.analytic.performance"
 DESIGNER_MODULE = "fabricplan.topology.designer"
 
 Technology = Literal["infiniband", "roce_v2"]
@@ -74,15 +73,19 @@ Status = Literal["reference", "uncertain", "anomaly"]
 SourceKind = Literal["vendor_repo", "vendor_doc", "maintainer", "user_report", "secondary"]
 NcclAlgo = Literal["RING", "TREE", "COLLNETDIRECT", "COLLNETCHAIN", "NVLS", "NVLSTREE"]
 
-MODEL_ALGORITHM_OF: dict[str, str] = {
-    "RING": "Ring",
-    "TREE": "Tree",
-    "COLLNETDIRECT": "CollNetDirect",
-    "COLLNETCHAIN": "CollNetChain",
-    "NVLS": "NVLS",
-    "NVLSTREE": "NVLSTree",
+MODEL_ALGORITHM_OF: dict[str, AlgorithmName] = {
+    "RING": "ring",
+    "TREE": "tree",
+    "COLLNETDIRECT": "collnet_direct",
+    "COLLNETCHAIN": "collnet_chain",
+    "NVLS": "nvls",
+    "NVLSTREE": "nvlstree",
 }
-"""``NCCL_ALGO`` value -> the analytic model's algorithm label."""
+"""``NCCL_ALGO`` value -> ``PerfRequest.algorithm``."""
+ALGORITHM_UNAVAILABLE = "FP509"
+"""The model's error code for a forced algorithm it cannot run on the row's hardware."""
+PERFTEST_SWITCH_HOPS = 1
+"""A perftest pair in the reference set is two hosts on one switch."""
 
 COLLECTIVE_TESTS: frozenset[str] = frozenset(
     ("all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast", "sendrecv")
@@ -260,7 +263,8 @@ def spec_data(
 
     perftest rows are two hosts on one switch (a one-leaf fat tree); nccl-tests rows use a
     rail-optimized fabric, as GPU clusters of 8-NIC nodes are built. ``switch`` replaces the
-    catalog switch with a generic one given by its figures.
+    catalog switch with a generic one given by its figures (where the catalog has none at the
+    row's speed).
     """
     hw = row.hardware
     speed = hw.nic_speed_gbps
@@ -282,32 +286,12 @@ def spec_data(
     }
 
 
-def _without_reduction(valid: ValidScenario, row: ReferenceRow) -> dict[str, Any] | None:
-    """The catalog switch's figures as a generic switch (no in-network reduction), when the
-    catalog switch would give the model SHARP that the measured run did not enable."""
-    tech = valid.technologies[row.technology]
-    switch = valid.switches[row.technology]
-    if row.collnet or not (tech.in_network_reduction and switch.in_network_reduction):
-        return None
-    mode = switch.port_mode_for(row.hardware.nic_speed_gbps)
-    figures: dict[str, Any] = {
-        "ports": mode.ports if mode else GENERIC_SWITCH_PORTS,
-        "port_speed_gbps": row.hardware.nic_speed_gbps,
-        "latency_ns": switch.latency_ns.value,
-        "power_w": switch.power_w.value,
-    }
-    if switch.buffer_bytes is not None:
-        figures["buffer_bytes"] = switch.buffer_bytes.value
-    return figures
-
-
 def valid_scenario(row: ReferenceRow) -> tuple[ValidScenario, tuple[str, ...]]:
     """Resolve a row's spec against the catalog, as the measured run had it.
 
-    Falls back to generic parts where the catalog has no NIC or switch at the row's speed, and
-    turns SHARP off when the run did not enable CollNet (``NCCL_COLLNET_ENABLE``): NCCL uses
-    in-network reduction only when asked to. Each such choice is named in the returned
-    assumptions.
+    Falls back to generic parts where the catalog has no NIC or switch at the row's speed; each
+    such choice is named in the returned assumptions. The switch keeps its in-network reduction:
+    whether a run used it is the request's business (:func:`perf_request`).
 
     Raises :class:`SpecError` when the row's node model is not in the catalog (nccl-tests rows).
     """
@@ -334,18 +318,19 @@ def valid_scenario(row: ReferenceRow) -> tuple[ValidScenario, tuple[str, ...]]:
             else:
                 raise
             continue
-        plain = _without_reduction(valid, row)
-        if plain is None:
-            return valid, tuple(notes)
-        notes.append(
-            f"CollNet not enabled in the run: {valid.switches[row.technology].id}'s figures"
-            " without in-network reduction (SHARP)"
-        )
-        switch = plain
+        return valid, tuple(notes)
 
 
 def perf_request(row: ReferenceRow) -> PerfRequest:
-    """The question a row asks the model: one collective (or the p2p tests) at one size."""
+    """The question a row asks the model: one collective (or the p2p tests) at one size, with
+    the run's ``NCCL_ALGO``, with SHARP only if the run enabled CollNet (``NCCL_COLLNET_ENABLE``
+    is off by default), and a perftest pair one switch apart.
+
+    >>> row = next(r for r in load_reference() if r.id == "cw-h100-ib-sharp-8g")
+    >>> request = perf_request(row)
+    >>> request.algorithm, request.in_network_reduction
+    ('collnet_chain', None)
+    """
     collectives = () if row.is_perftest else (cast(CollectiveTest, row.test),)
     return PerfRequest(
         collectives=collectives,
@@ -353,6 +338,9 @@ def perf_request(row: ReferenceRow) -> PerfRequest:
         gpus=None if row.is_perftest else row.ranks,
         p2p=row.is_perftest,
         step=False,
+        algorithm=None if row.nccl_algo is None else MODEL_ALGORITHM_OF[row.nccl_algo],
+        in_network_reduction=None if row.collnet else False,
+        p2p_switch_hops=PERFTEST_SWITCH_HOPS if row.is_perftest else None,
     )
 
 
@@ -372,38 +360,6 @@ def predicted_value(row: ReferenceRow, result: PerformanceResult) -> tuple[float
     cpoint = min(points_c, key=lambda c: abs(c.size_bytes - row.size_bytes))
     value = cpoint.busbw_GBps if row.quantity == "busbw" else cpoint.time_us
     return value, cpoint.algorithm
-
-
-def forced_algorithm_value(
-    row: ReferenceRow, valid: ValidScenario, design: FabricDesign
-) -> tuple[float, str] | None:
-    """The model's figure for the algorithm the run forced (``NCCL_ALGO``), or ``None`` when
-    the model has no such algorithm.
-
-    The pinned API returns the tuner's choice only, so this reads the analytic model's
-    candidate list (:mod:`fabricplan.analytic.collective`); NCCL would also have run the
-    forced algorithm at its best protocol.
-    """
-    label = MODEL_ALGORITHM_OF[cast(NcclAlgo, row.nccl_algo)]
-    collective = importlib.import_module(f"{MODEL_PACKAGE}.collective")
-    profile_module = importlib.import_module(f"{MODEL_PACKAGE}.profile")
-    traffic = importlib.import_module(f"{MODEL_PACKAGE}.traffic")
-    request = perf_request(row)
-    profile = profile_module.fabric_profile(valid, design, request)
-    group = traffic.group_for(profile, request.gpus)
-    candidates = [
-        c
-        for c in collective.collective_candidates(profile, group, row.test, row.size_bytes)
-        if c.algorithm == label
-    ]
-    if not candidates:
-        return None
-    best = min(candidates, key=lambda c: c.time_us(row.size_bytes))
-    time_us = float(best.time_us(row.size_bytes))
-    if row.quantity == "time":
-        return time_us, str(best.label)
-    algbw = row.size_bytes / (time_us * 1e3)
-    return algbw * float(collective.busbw_factor(row.test, group.ranks)), str(best.label)
 
 
 def _judged(
@@ -439,30 +395,17 @@ def compare_row(row: ReferenceRow, functions: ModelFunctions) -> ComparisonRecor
         design = design_fabric(valid, row.technology)
         result = analytic_performance(valid, design, perf_request(row))
         predicted, algorithm = predicted_value(row, result)
-    except (FabricPlanError, LookupError) as exc:
+    except FabricPlanError as exc:
+        if getattr(exc, "code", None) == ALGORITHM_UNAVAILABLE:
+            return ComparisonRecord(
+                row=row,
+                verdict=f"unscored: NCCL_ALGO={row.nccl_algo} is not among the model's algorithms",
+                assumptions=(*extra, str(exc)),
+            )
         return ComparisonRecord(row=row, verdict=f"model error: {exc}", assumptions=extra)
-    if row.nccl_algo is None or row.is_perftest:
-        return _judged(row, predicted, algorithm, extra)
-    try:
-        forced = forced_algorithm_value(row, valid, design)
-    except (ImportError, AttributeError, TypeError, FabricPlanError) as exc:
-        note = f"NCCL_ALGO={row.nccl_algo} could not be selected ({exc}); tuner's choice shown"
-        return ComparisonRecord(
-            row=row,
-            predicted=predicted,
-            verdict="unscored: forced algorithm not selectable",
-            model_algorithm=algorithm,
-            assumptions=(*extra, note),
-        )
-    if forced is None:
-        return ComparisonRecord(
-            row=row,
-            predicted=predicted,
-            verdict=f"unscored: NCCL_ALGO={row.nccl_algo} is not among the model's algorithms",
-            model_algorithm=f"tuner's choice {algorithm}",
-            assumptions=extra,
-        )
-    return _judged(row, *forced, extra)
+    except LookupError as exc:
+        return ComparisonRecord(row=row, verdict=f"model error: {exc}", assumptions=extra)
+    return _judged(row, predicted, algorithm, extra)
 
 
 def pending_records(rows: Sequence[ReferenceRow]) -> list[ComparisonRecord]:
@@ -586,14 +529,16 @@ def markdown_doc(records: Sequence[ComparisonRecord], model_available: bool) -> 
         "## Method",
         "",
         "- Each row becomes a cluster spec of the tested hardware at the tested node count"
-        " (rail-optimized; a perftest pair is two hosts on one switch) and the analytic model is"
-        " asked for the same collective, size and rank count.",
+        " (rail-optimized) and the analytic model is asked, through its public `PerfRequest`,"
+        " for the same collective, size and rank count; a perftest pair is two hosts one switch"
+        " apart (`p2p_switch_hops=1`).",
         "- In-network reduction (SHARP) only where the run enabled CollNet"
-        " (`NCCL_COLLNET_ENABLE=1`); otherwise the catalog switch's figures without it, because"
-        " NCCL does not use SHARP unless asked.",
-        "- Where the run forced `NCCL_ALGO`, the model's best protocol of that algorithm is"
-        " compared (read from the model's candidate list); if the model has no such algorithm the"
-        " row is unscored and the tuner's choice is shown.",
+        " (`NCCL_COLLNET_ENABLE=1`): `in_network_reduction=false` otherwise, because NCCL does"
+        " not use SHARP unless asked. (The model's own default, for a tuned SuperPOD, is to use"
+        " it wherever the switch has it.)",
+        "- Where the run forced `NCCL_ALGO`, the request forces the same algorithm"
+        " (`PerfRequest.algorithm`) and the model picks its protocol as NCCL's tuner would; if"
+        " the model cannot run that algorithm on the hardware the row is unscored.",
         "- Where the catalog has no NIC or switch at a row's speed, a generic part at that speed is"
         " used and named under the row.",
         "",

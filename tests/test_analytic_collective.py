@@ -8,6 +8,10 @@ from typing import Any
 import pytest
 
 from fabricplan.analytic.collective import (
+    NCCL_PROTOCOL_BW_SHARE,
+    NCCL_TREE_CHANNEL_BUSBW_GBPS,
+    NCCL_TREE_SEARCH_CHANNELS,
+    SHARP_BW_EFFICIENCY,
     busbw_factor,
     collective_candidates,
     collective_point,
@@ -35,8 +39,10 @@ def profile(
     return fabric_profile(valid, leaf_spine(valid, tech, **design), PerfRequest(**(request or {})))
 
 
-def point(prof: FabricProfile, gpus: int, op: CollectiveName, size: int) -> Any:
-    return collective_point(prof, group_for(prof, gpus), op, size)
+def point(
+    prof: FabricProfile, gpus: int, op: CollectiveName, size: int, algorithm: Any = None
+) -> Any:
+    return collective_point(prof, group_for(prof, gpus), op, size, algorithm)
 
 
 def candidate(prof: FabricProfile, gpus: int, label: str, size: int = 8) -> Any:
@@ -115,14 +121,39 @@ def test_large_all_reduce_approaches_the_nic_goodput_bound() -> None:
     assert rows[-1].algorithm == "Ring/Simple"
 
 
-def test_two_node_tree_exceeds_the_nic_line_rate() -> None:
+def test_a_forced_two_node_tree_exceeds_the_nic_line_rate() -> None:
     # nccl-tests #169 / nccl #1576: on two nodes the tree's busbw is above what the NICs carry,
     # because each node sends the buffer only once while busbw counts 2(n-1)/n of it.
-    prof = profile(gpus=256, tech="roce_v2", gpu="a100", nic_gbps=200)
-    row = point(prof, 16, "all_reduce", 8 * GIB)
-    nic_line_rate = 8 * gbps_to_GBps(200)  # 8 x 200G per DGX A100
-    assert row.algorithm.startswith("Tree")
+    prof = profile(gpus=256, tech="roce_v2", gpu="a100", nic_gbps=100)
+    row = point(prof, 16, "all_reduce", 8 * GIB, algorithm="tree")
+    nic_line_rate = 8 * gbps_to_GBps(100)  # 8 x 100G per node, as in nccl-tests #169
+    assert row.algorithm == "Tree/Simple"
     assert row.busbw_GBps > nic_line_rate
+
+
+def test_nccls_tuner_runs_the_ring_on_two_nodes() -> None:
+    # tuning.cc turns every tree's bus bandwidth into algbw with a factor 1/2, two nodes or not,
+    # so it never sees the two-node saving: it expects half of what the tree reaches and picks
+    # the ring, which the NICs bound (nccl-tests #169 measured ~100 GB/s on 8 x 100G).
+    prof = profile(gpus=256, tech="roce_v2", gpu="a100", nic_gbps=100)
+    tree = candidate(prof, 16, "Tree/Simple", 8 * GIB)
+    assert tree.tuner_algbw_GBps == pytest.approx(tree.algbw_GBps / 2)
+    row = point(prof, 16, "all_reduce", 8 * GIB)
+    assert row.algorithm == "Ring/Simple"
+    assert row.busbw_GBps <= 8 * prof.nic_goodput_GBps * prof.collective_efficiency
+
+
+def test_tree_bandwidth_is_capped_by_the_channels_it_runs() -> None:
+    # 128 H100 nodes, 8 x NDR: the network would carry a tree at 8 NICs x goodput / 2, but NCCL
+    # runs 16 SMs = 8 tree pairs, each at most perChMaxTreeBw (Hopper, >2 nodes) of bus
+    # bandwidth, which is twice a tree's algbw.
+    prof = profile(gpus=1024)
+    tree = candidate(prof, 1024, "Tree/Simple", 8 * GIB)
+    network = 8 * prof.nic_goodput_GBps / 2 * NCCL_PROTOCOL_BW_SHARE[("Tree", "Simple")]
+    channels = NCCL_TREE_SEARCH_CHANNELS * NCCL_TREE_CHANNEL_BUSBW_GBPS["hopper"][2] / 2
+    assert channels < network
+    assert tree.algbw_GBps == pytest.approx(channels * prof.collective_efficiency)
+    assert NCCL_TREE_SEARCH_CHANNELS == 8  # 16 SMs, one per tree of each pair
 
 
 def test_sharp_reduces_in_the_switches_when_leaves_are_rail_aligned() -> None:
@@ -209,13 +240,99 @@ def test_ring_latency_grows_linearly_and_tree_logarithmically() -> None:
     assert tree_steps[0] == pytest.approx(tree_steps[1]) == pytest.approx(tree_steps[2])
 
 
-def test_nccl_picks_the_fastest_candidate() -> None:
+def test_nccl_picks_what_its_tuner_rates_fastest_and_takes_the_pipelined_time() -> None:
     prof = profile()
     group = group_for(prof, 128)
     for size in (8, 2**20, 2**30):
         row = collective_point(prof, group, "all_reduce", size)
-        best = min(c.time_us(size) for c in collective_candidates(prof, group, "all_reduce", size))
-        assert row.time_us == pytest.approx(best)
+        candidates = collective_candidates(prof, group, "all_reduce", size)
+        best = min(candidates, key=lambda c: c.time_us(size))
+        assert row.algorithm == best.label
+        assert row.time_us == pytest.approx(best.achieved_time_us(size))
+
+
+def test_the_pipeline_meets_the_alpha_beta_line_at_both_ends() -> None:
+    prof = profile()
+    for label in ("Ring/Simple", "Tree/LL", "Tree/Simple", "Ring/LL128"):
+        tiny = candidate(prof, 128, label, 1)
+        assert tiny.achieved_time_us(1) == pytest.approx(tiny.latency_us, rel=1e-3)
+        huge_size = 2**44
+        huge = candidate(prof, 128, label, huge_size)
+        assert huge.achieved_time_us(huge_size) == pytest.approx(
+            huge_size / (huge.algbw_GBps * 1e3), rel=1e-3
+        )
+
+
+def test_a_mid_size_tree_is_slower_than_its_alpha_beta_line() -> None:
+    # 16 A100 nodes (CoreWeave's 128-GPU run): 64 KiB through 22 tree hops, each waiting for its
+    # channel's whole 4 KiB piece at a sixteenth of the bandwidth.
+    prof = profile(gpus=128, gpu="a100", nic_gbps=200)
+    tree = candidate(prof, 128, "Tree/LL", 65536)
+    hops = 2 * (7 + 4)
+    expected = tree.latency_us + hops * 65536 / (tree.algbw_GBps * 1e3)
+    assert tree.achieved_time_us(65536) == pytest.approx(expected)
+    assert tree.achieved_time_us(65536) > tree.time_us(65536)
+
+
+def test_a_forced_algorithm_keeps_nccls_protocol_choice() -> None:
+    prof = profile()
+    for size, protocol in ((8, "LL"), (8 * GIB, "Simple")):
+        assert point(prof, 128, "all_reduce", size, algorithm="ring").algorithm == (
+            f"Ring/{protocol}"
+        )
+    # all_to_all is point-to-point: NCCL_ALGO does not apply.
+    assert point(prof, 128, "all_to_all", 2**20, algorithm="tree").algorithm == "P2P/Simple"
+
+
+@pytest.mark.parametrize(
+    ("gpu", "gpus", "op", "algorithm"),
+    [
+        ("a100", 64, "all_reduce", "nvls"),  # no NVLink SHARP before Hopper
+        ("h100", 8, "all_reduce", "tree"),  # one NVLink domain: no network tree
+        ("h100", 64, "all_gather", "tree"),  # NCCL's trees only all-reduce
+    ],
+)
+def test_an_algorithm_the_hardware_lacks_is_an_error(
+    gpu: str, gpus: int, op: CollectiveName, algorithm: str
+) -> None:
+    prof = profile(gpus=256, gpu=gpu, nic_gbps=200 if gpu == "a100" else 400)
+    with pytest.raises(ModelError) as err:
+        point(prof, gpus, op, 2**20, algorithm=algorithm)
+    assert err.value.code == "FP509"
+
+
+def test_collnet_chain_is_the_nvlink_chain_when_the_network_is_faster() -> None:
+    # CoreWeave, 8 x H100 nodes with SHARP: every chain GPU sends the buffer up and down NVLink,
+    # so algbw = NVLink / 2 (measured 195 GB/s), while SHARP on 8 x NDR offers far more.
+    prof = profile(gpus=64)
+    chain = candidate(prof, 64, "CollNetChain/Simple", 8 * GIB)
+    sharp = 8 * prof.nic_goodput_GBps * SHARP_BW_EFFICIENCY
+    assert prof.nvlink_GBps / 2 < sharp
+    assert chain.algbw_GBps == pytest.approx(prof.nvlink_GBps / 2 * prof.collective_efficiency)
+
+
+def test_collnet_chain_is_the_network_when_the_network_is_slower() -> None:
+    valid = scenario(64, cluster={"gpus": 64, "nics_per_node": 1, "nic_speed_gbps": 400})
+    prof = fabric_profile(valid, leaf_spine(valid))
+    chain = candidate(prof, 64, "CollNetChain/Simple", 8 * GIB)
+    sharp = prof.nic_goodput_GBps * SHARP_BW_EFFICIENCY  # one NIC per node
+    assert sharp < prof.nvlink_GBps / 2
+    assert chain.algbw_GBps == pytest.approx(sharp * prof.collective_efficiency)
+
+
+def test_in_network_reduction_follows_the_request() -> None:
+    size = 8 * GIB
+    default = profile(gpus=1024)
+    off = profile(gpus=1024, request={"in_network_reduction": False})
+    labels = {
+        c.algorithm for c in collective_candidates(off, group_for(off, 1024), "all_reduce", size)
+    }
+    assert default.in_network_reduction and not off.in_network_reduction
+    assert not labels & {"CollNetDirect", "CollNetChain"}
+    valid = scenario(1024)
+    with pytest.raises(ModelError) as err:  # an Ethernet fabric without SHARP cannot be asked
+        fabric_profile(valid, leaf_spine(valid, "roce_v2"), PerfRequest(in_network_reduction=True))
+    assert err.value.code == "FP513"
 
 
 def test_one_node_uses_nvlink_sharp_on_hopper() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+from dataclasses import replace
 
 import pytest
 
@@ -14,7 +15,13 @@ from fabricplan.analytic.p2p import (
     p2p_point,
     p2p_points,
 )
-from fabricplan.analytic.profile import FabricProfile, fabric_profile, path_latency_ns
+from fabricplan.analytic.performance import analytic_performance
+from fabricplan.analytic.profile import (
+    FabricProfile,
+    fabric_profile,
+    host_goodput_gbps,
+    path_latency_ns,
+)
 from fabricplan.model.results import PerfRequest
 from fabricplan.model.scenario import TechnologyName
 from test_analytic_fabric import leaf_spine, scenario
@@ -97,3 +104,58 @@ def test_bandwidth_never_falls_as_messages_grow() -> None:
     for test in ("write_bw", "read_bw", "send_bw"):
         bw = [r.bw_gbps for r in rows if r.test == test]
         assert all(b >= a - 1e-9 for a, b in itertools.pairwise(bw))
+
+
+# --- the host interface (PCIe) -----------------------------------------------------------------
+
+
+def test_pcie_goodput_comes_from_payload_and_tlp_bytes() -> None:
+    # Gen4 x16 after 128b/130b: 252.06 Gb/s. A 256-byte write TLP costs 4 (STP token) + 16 (4 DW
+    # header) + 4 (LCRC) more bytes.
+    assert host_goodput_gbps(252.06) == pytest.approx(252.06 * 256 / (256 + 4 + 16 + 4))
+
+
+def test_a_host_interface_slower_than_the_link_caps_write_bw() -> None:
+    prof = replace(profile(), host_goodput_gbps=200.0)
+    link = 400 * 4096 / (4096 + 26)
+    assert link > 200.0
+    for test in ("write_bw", "send_bw", "read_bw"):
+        assert p2p_point(prof, test, 8 * 2**20, 1).bw_gbps == pytest.approx(200.0)
+
+
+def test_a_host_interface_faster_than_the_link_changes_nothing() -> None:
+    # ConnectX-7 on PCIe Gen5 x16 carries ~461 Gb/s of payload: a 400G port is the bound.
+    prof = profile()
+    assert prof.host_goodput_gbps is not None and prof.host_goodput_gbps > 400
+    row = p2p_point(prof, "write_bw", 8 * 2**20, 1)
+    assert row.bw_gbps == pytest.approx(400 * 4096 / (4096 + 26))
+
+
+def test_the_host_bound_also_caps_the_collectives_nic_goodput() -> None:
+    valid = scenario(256)
+    prof = fabric_profile(valid, leaf_spine(valid), PerfRequest())
+    wire_GBps = 400 * 4096 / (4096 + 26) / 8  # noqa: N806
+    assert prof.host_goodput_gbps is not None
+    assert prof.nic_goodput_GBps == pytest.approx(min(wire_GBps, prof.host_goodput_gbps / 8))
+
+
+# --- which pair perftest runs between ----------------------------------------------------------
+
+
+def test_the_request_says_how_far_apart_the_perftest_hosts_are() -> None:
+    valid = scenario(4096)
+    design = leaf_spine(valid)
+    sizes = (2,)
+    near = analytic_performance(
+        valid, design, PerfRequest(collectives=(), sizes_bytes=sizes, step=False, p2p_switch_hops=1)
+    )
+    far = analytic_performance(
+        valid, design, PerfRequest(collectives=(), sizes_bytes=sizes, step=False)
+    )
+    prof = fabric_profile(valid, design)
+    near_lat = next(p for p in near.p2p if p.test == "write_lat").latency_us
+    far_lat = next(p for p in far.p2p if p.test == "write_lat").latency_us
+    assert near_lat == pytest.approx(path_latency_ns(prof, 1, 2) / 1000)
+    assert far_lat == pytest.approx(path_latency_ns(prof, design.worst_case_switch_hops, 2) / 1000)
+    assert far_lat > near_lat
+    assert any("1 switch hop(s) apart (as asked)" in note for note in near.notes)

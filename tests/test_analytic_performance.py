@@ -91,3 +91,34 @@ def test_routing_override_is_said() -> None:
         PerfRequest(step=False, routing={"roce_v2": "adaptive"}),
     )
     assert any("adaptive (asked for" in note for note in result.notes)
+
+
+def test_a_forced_algorithm_reaches_every_row_through_the_request() -> None:
+    valid = scenario(256)
+    result = analytic_performance(
+        valid,
+        leaf_spine(valid),
+        PerfRequest(
+            collectives=("all_reduce", "all_to_all"),
+            sizes_bytes=(2**20, 2**33),
+            algorithm="collnet_chain",
+            p2p=False,
+            step=False,
+        ),
+    )
+    labels = {(p.collective, p.algorithm) for p in result.collectives}
+    assert labels == {("all_reduce", "CollNetChain/Simple"), ("all_to_all", "P2P/Simple")}
+    assert any("NCCL_ALGO=collnet_chain" in note for note in result.notes)
+
+
+def test_in_network_reduction_is_said_and_can_be_turned_off() -> None:
+    valid = scenario(256)
+    request = PerfRequest(sizes_bytes=(2**33,), collectives=("all_reduce",), p2p=False, step=False)
+    on = analytic_performance(valid, leaf_spine(valid), request)
+    off = analytic_performance(
+        valid, leaf_spine(valid), request.model_copy(update={"in_network_reduction": False})
+    )
+    assert any("in-network reduction: on" in note for note in on.notes)
+    assert any("in-network reduction: off" in note for note in off.notes)
+    # NVLS across nodes needs SHARP: without it the multi-node NVLS row is gone.
+    assert on.collectives[0].busbw_GBps > off.collectives[0].busbw_GBps

@@ -105,6 +105,8 @@ def test_p2p_json_and_table(spec: Path) -> None:
         (["-c", "all_reduse"], "FP511"),
         (["--routing", "roce_v2:adaptive"], "FP512"),
         (["--gpus", "12"], "FP505"),
+        (["--algorithm", "pat"], "FP514"),
+        (["--gpus", "8", "--algorithm", "tree"], "FP509"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(spec: Path, args: list[str], code: str) -> None:
@@ -128,3 +130,39 @@ def test_sizes_round_trip_nccl_tests_suffixes(sizes: list[int]) -> None:
 def test_zero_size_is_rejected() -> None:
     with pytest.raises(ModelError):
         parse_sizes("0")
+
+
+def test_a_forced_algorithm_runs_where_the_hardware_has_it(spec: Path) -> None:
+    # SHARP's CollNetChain exists on the InfiniBand fabric only: RoCE is named, not run.
+    result = invoke(str(spec), "-a", "COLLNET_CHAIN", "--sizes", "8G", "--format", "json")
+    assert result.exit_code == 0, result.output
+    document = json.loads(result.output)
+    assert {r["algorithm"] for r in document["results"]} == {"CollNetChain/Simple"}
+    assert {r["technology"] for r in document["results"]} == {"infiniband"}
+    assert "FP509" in document["skipped"]["roce_v2"]
+    table = invoke(str(spec), "-a", "collnet_chain", "--sizes", "8G")
+    assert "# roce_v2: not run:" in table.output
+
+
+def test_no_sharp_removes_in_network_reduction(spec: Path) -> None:
+    on = invoke(str(spec), "--sizes", "8G", "--format", "json")
+    off = invoke(str(spec), "--no-sharp", "--sizes", "8G", "--format", "json")
+    algorithms = {
+        name: {r["algorithm"] for r in json.loads(res.output)["results"]}
+        for name, res in (("on", on), ("off", off))
+    }
+    assert "NVLS/Simple" in algorithms["on"]  # NVLS across nodes rides on SHARP
+    assert not any(a.startswith(("NVLS/", "CollNet")) for a in algorithms["off"])
+
+
+def test_hops_sets_the_perftest_pair(spec: Path) -> None:
+    near = invoke(str(spec), "--p2p", "--hops", "1", "--sizes", "2", "--format", "json")
+    far = invoke(str(spec), "--p2p", "--hops", "3", "--sizes", "2", "--format", "json")
+
+    def write_lat(res: Result) -> float:
+        rows = json.loads(res.output)["results"]
+        return float(next(r["latency_us"] for r in rows if r["test"] == "write_lat"))
+
+    assert write_lat(far) > write_lat(near)
+    table = invoke(str(spec), "--p2p", "--hops", "1", "--sizes", "2")
+    assert "1 switch hop(s) apart (as asked)" in table.output

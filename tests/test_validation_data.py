@@ -184,18 +184,24 @@ def test_spec_is_the_tested_cluster(rows: list[Any]) -> None:
 
 
 def test_sharp_is_off_unless_the_run_enabled_collnet(rows: list[Any]) -> None:
-    # NCCL uses in-network reduction only with NCCL_COLLNET_ENABLE=1; the switch keeps its figures.
+    # NCCL uses in-network reduction only with NCCL_COLLNET_ENABLE=1: the request says so, and the
+    # catalog switch keeps its figures (and its SHARP) either way.
     plain = next(r for r in rows if r.id == "nccl-tests-290-ndr-per-nic")
     sharp = next(r for r in rows if r.id == "cw-h100-ib-sharp-8g")
+    assert validation.perf_request(plain).in_network_reduction is False
+    assert validation.perf_request(sharp).in_network_reduction is None  # on where available
     plain_valid, plain_notes = validation.valid_scenario(plain)
     sharp_valid, _ = validation.valid_scenario(sharp)
-    catalog_switch = sharp_valid.switches["infiniband"]
-    assert catalog_switch.in_network_reduction
-    switch = plain_valid.switches["infiniband"]
-    assert not switch.in_network_reduction
-    assert switch.latency_ns.value == catalog_switch.latency_ns.value
-    assert switch.port_mode_for(400) == catalog_switch.port_mode_for(400)
-    assert any("without in-network reduction" in note for note in plain_notes)
+    assert plain_valid.switches["infiniband"] == sharp_valid.switches["infiniband"]
+    assert plain_valid.switches["infiniband"].in_network_reduction
+    assert plain_notes == ()
+
+
+def test_a_forced_nccl_algo_and_a_perftest_pair_go_through_the_request(rows: list[Any]) -> None:
+    forced = next(r for r in rows if r.id == "cw-h100-ib-sharp-8g")  # NCCL_ALGO=COLLNETCHAIN
+    assert validation.perf_request(forced).algorithm == "collnet_chain"
+    perftest = next(r for r in rows if r.id == "nccl-2409-roce-ib-write-bw-128k")
+    assert validation.perf_request(perftest).p2p_switch_hops == 1
 
 
 def test_a_perftest_pair_is_two_hosts_on_one_switch(rows: list[Any]) -> None:

@@ -1,12 +1,19 @@
 """Collectives as NCCL runs them: algorithms, protocols, and nccl-tests' algbw and busbw.
 
-Every algorithm is an alpha-beta model, ``time = latency + size / algbw``, as NCCL's own tuner
-(``src/graph/tuning.cc``) models it; NCCL picks, per size, the (algorithm, protocol) pair with the
-lowest predicted time, and so do we. What differs from NCCL's table is where the numbers come from:
-the bandwidths are derived from the fabric (NIC goodput from the technology's header bytes and MTU,
-NICs per node, NVLink, oversubscription and routing through :mod:`.traffic`), and the network part
-of each step's latency is the fabric's path latency (adapters, switch hops, cables) on top of
-NCCL's software cost per step.
+Two views of every (algorithm, protocol), as in NCCL itself:
+
+- what NCCL's tuner *expects* (``src/graph/tuning.cc``): one alpha-beta line, ``latency + size /
+  algbw``; NCCL picks, per size, the pair with the lowest expected time, and so do we
+  (:meth:`Candidate.time_us`). ``PerfRequest.algorithm`` forces one algorithm, as ``NCCL_ALGO``
+  does; NCCL still picks its protocol.
+- what the chosen pair *takes*: the same latency and bandwidth run through NCCL's chunked pipeline
+  (:mod:`.pipeline`, :meth:`Candidate.achieved_time_us`), which reduces to the alpha-beta line for
+  tiny and for huge buffers.
+
+The bandwidths are derived from the fabric (NIC goodput from the technology's header bytes and
+MTU, the NIC's host interface, NICs per node, NVLink, oversubscription and routing through
+:mod:`.traffic`), and the network part of each step's latency is the fabric's path latency
+(adapters, switch hops, cables) on top of NCCL's software cost per step.
 
 Bandwidth bounds (``B_net`` = goodput of the NICs a domain's ranks own, times the pattern's
 topology factor; ``B_nvl`` = NVLink per GPU; ``L`` ranks per NVLink domain, ``D`` domains, ``n``
@@ -15,17 +22,25 @@ ranks):
 - Ring (hierarchical, rail-aligned): busbw = ``min(B_net, B_nvl * L / (L - 1))``; inside one
   domain busbw = ``B_nvl``. Every rank moves busbw-factor x size bytes; one rank per channel and
   domain moves them over the network, the others over NVLink.
-- Tree (double binary tree over domains, chain inside): algbw = ``min(B_net / t, B_nvl / 2)``
-  with ``t = 1`` for two domains, ``2`` beyond (a node that is interior in one tree and a leaf in
-  the other sends ``2 x size``); with two domains busbw exceeds the NIC rate (NVIDIA/nccl-tests
-  #169, NVIDIA/nccl #1576).
+- Tree (double binary tree over domains, chain inside): algbw = ``min(B_net / t, B_nvl / 2,
+  C * perChMaxTreeBw / 2)`` with ``t = 1`` for two domains, ``2`` beyond (a node that is interior
+  in one tree and a leaf in the other sends ``2 x size``); with two domains busbw can exceed the
+  NIC rate (NVIDIA/nccl-tests #169, NVIDIA/nccl #1576). ``C`` tree channels each reach at most
+  NCCL's per-channel tree bandwidth (:data:`NCCL_TREE_CHANNEL_BUSBW_GBPS`). NCCL's tuner does not
+  credit the two-domain saving (it halves every tree's bus bandwidth, ``t = 2``), so by default
+  it runs the ring there; a forced tree gets the saving.
 - NVLS (NVLink SHARP, one domain): the switch reduces; each GPU moves ``size * (1 + 1/L)`` each
   way, so algbw = ``B_nvl * L / (L + 1) * NVLS_REDUCTION_EFFICIENCY``.
 - CollNet Direct (InfiniBand SHARP): the fabric's switches reduce, so each domain sends its
   buffer once and receives the result once: algbw = ``min(B_nvl * L / (2 (L - 1)), B_sharp)``.
   SHARP trees are immune to oversubscription and collisions (one stream per link); a switch
   carries at most :data:`SHARP_MAX_TREES_PER_SWITCH` of them.
+- CollNet Chain: the domain's GPUs form a chain; the buffer is reduced up it, the head sends it to
+  the switches' reduction tree and receives the result, which goes back down the chain. Every GPU
+  sends the whole buffer over NVLink twice (up and down): algbw = ``min(B_nvl / 2, B_sharp)``.
 - NVLSTree / NVLS with SHARP: NVLS inside the domain, a tree or SHARP between domains.
+- SHARP is used only when ``PerfRequest.in_network_reduction`` allows it (default: wherever the
+  technology and the switch have it).
 
 Protocols: LL (8-byte flag per 8 bytes, lowest latency), LL128 (120 of 128 bytes) and Simple;
 their bandwidth shares come from ``tuning.cc``, every bound is then scaled by the calibrated
@@ -48,6 +63,15 @@ import math
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from fabricplan.analytic.pipeline import (
+    NCCL_NET_CHANNELS,
+    NCCL_NVLINK_CHANNELS,
+    PipelineShape,
+    collnet_chain_shape,
+    pipelined_time_us,
+    ring_shape,
+    tree_shape,
+)
 from fabricplan.analytic.profile import FabricProfile
 from fabricplan.analytic.traffic import (
     CommGroup,
@@ -59,7 +83,7 @@ from fabricplan.analytic.traffic import (
     tree_pattern,
 )
 from fabricplan.errors import ModelError
-from fabricplan.model.results import CollectiveName, CollectivePoint
+from fabricplan.model.results import AlgorithmName, CollectiveName, CollectivePoint
 
 Protocol = str  # "LL" | "LL128" | "Simple"
 PROTOCOLS: tuple[Protocol, ...] = ("LL", "LL128", "Simple")
@@ -83,6 +107,7 @@ NCCL_NVLINK_STEP_US: dict[tuple[str, Protocol], float] = {
     ("Tree", "LL128"): 1.25,
     ("Tree", "Simple"): 28.0,
     ("CollNetDirect", "Simple"): 3.7,
+    ("CollNetChain", "Simple"): 2.8,
     ("NVLS", "Simple"): 23.0,
     ("NVLSTree", "Simple"): 23.0,
 }
@@ -96,6 +121,7 @@ NCCL_NET_STEP_US: dict[tuple[str, Protocol], float] = {
     ("Tree", "LL128"): 8.5,
     ("Tree", "Simple"): 28.0,
     ("CollNetDirect", "Simple"): 31.0,
+    ("CollNetChain", "Simple"): 30.0,
     ("NVLS", "Simple"): 18.0,
     ("NVLSTree", "Simple"): 14.0,
 }
@@ -144,7 +170,40 @@ SHARP_MAX_TREES_PER_SWITCH = 2
 """Streaming-aggregation trees one switch can carry; NCCL opens one per HCA rail, so SHARP needs
 rail-aligned leaves (NVIDIA SHARP v3 docs, reference catalog D)."""
 
-_PROTOCOL_ALGORITHMS = ("Ring", "Tree")
+NCCL_TREE_CHANNEL_BUSBW_GBPS: dict[str, tuple[float, float, float]] = {
+    "volta": (26.5, 18.5, 10.0),
+    "ampere": (24.0, 23.6, 17.8),
+    "hopper": (38.7, 41.4, 36.0),
+    "blackwell": (70.0, 42.8, 24.0),
+}
+"""Most bus bandwidth one tree channel reaches, GB/s, for 1, 2 and more nodes (``perChMaxTreeBws``,
+``tuning.cc``): a channel is one thread block on one SM, which both reduces up and broadcasts down
+the tree. NCCL caps the tree's bus bandwidth at ``channels x`` this."""
+NCCL_TREE_LL128_CHANNEL_BUSBW_GBPS: dict[str, tuple[float, float, float]] = {
+    "volta": (20.0, 20.0, 20.0),
+    "ampere": (20.0, 20.0, 20.0),
+    "hopper": (36.7, 36.7, 29.0),
+    "blackwell": (55.6, 31.67, 20.0),
+}
+"""The same for the tree's LL128 protocol (``perChMaxTreeLL128Bws``, ``tuning.cc``)."""
+NCCL_TREE_SEARCH_CHANNELS = NCCL_NET_CHANNELS // 2
+"""Tree channels the per-channel caps count: NCCL searches one channel per tree pair and runs each
+twice, once per tree of the double binary tree (``connectTrees``, ``src/graph/connect.cc``), so 16
+SMs carry 8 searched channels. NCCL maintainers: a tree "would require 32 SMs" to match NVLSTree
+on H100 (NVIDIA/nccl #1649) and "will struggle to get better performance than ring without using
+32 SMs" with 8 NICs (NVIDIA/nccl-tests #196)."""
+
+ALGORITHM_LABELS: dict[AlgorithmName, str] = {
+    "ring": "Ring",
+    "tree": "Tree",
+    "nvls": "NVLS",
+    "nvlstree": "NVLSTree",
+    "collnet_direct": "CollNetDirect",
+    "collnet_chain": "CollNetChain",
+}
+"""``NCCL_ALGO`` names (``PerfRequest.algorithm``) -> the labels candidates carry."""
+POINT_TO_POINT: frozenset[str] = frozenset(("all_to_all", "sendrecv"))
+"""Collectives NCCL runs as grouped sends and receives: ``NCCL_ALGO`` does not apply."""
 
 
 def busbw_factor(collective: CollectiveName, ranks: int) -> float:
@@ -171,16 +230,32 @@ def ring_bytes_per_rank(collective: CollectiveName, size_bytes: float, ranks: in
 
 @dataclass(frozen=True, slots=True)
 class Candidate:
-    """One (algorithm, protocol) choice: fixed latency and bandwidth."""
+    """One (algorithm, protocol) choice: its latency, bandwidth and pipeline."""
 
     algorithm: str
     protocol: Protocol
     latency_us: float
     algbw_GBps: float  # noqa: N815
+    """Bandwidth the pair reaches on this fabric."""
+    base_us: float = 0.0
+    """The fixed part of ``latency_us`` (launch, synchronisation), outside the pipeline."""
+    tuner_algbw_GBps: float | None = None  # noqa: N815
+    """Bandwidth NCCL's tuner expects when it differs from ``algbw_GBps``."""
+    shape: PipelineShape | None = None
+    """How the data is pipelined; ``None``: one stage, the alpha-beta line."""
 
     def time_us(self, size_bytes: float) -> float:
-        """``latency + size / algbw`` (GB/s = 1e3 bytes/us)."""
-        return self.latency_us + size_bytes / (self.algbw_GBps * 1e3)
+        """What NCCL's tuner expects: ``latency + size / algbw`` (GB/s = 1e3 bytes/us)."""
+        algbw = self.algbw_GBps if self.tuner_algbw_GBps is None else self.tuner_algbw_GBps
+        return self.latency_us + size_bytes / (algbw * 1e3)
+
+    def achieved_time_us(self, size_bytes: float) -> float:
+        """What the pair takes: the pipeline (:func:`.pipeline.pipelined_time_us`)."""
+        if self.shape is None:
+            return self.latency_us + size_bytes / (self.algbw_GBps * 1e3)
+        return pipelined_time_us(
+            size_bytes, self.latency_us, self.base_us, self.algbw_GBps, self.shape
+        )
 
     @property
     def label(self) -> str:
@@ -229,6 +304,10 @@ def _ll_cap(busbw: float, protocol: Protocol, domains: int) -> float:
     return min(busbw, cap)
 
 
+def _max_channels(group: CommGroup) -> int:
+    return NCCL_NVLINK_CHANNELS if group.domains == 1 else NCCL_NET_CHANNELS
+
+
 def _ring_candidates(
     profile: FabricProfile, group: CommGroup, collective: CollectiveName, size_bytes: float
 ) -> Iterator[Candidate]:
@@ -256,44 +335,110 @@ def _ring_candidates(
             post *= NCCL_SIMPLE_POST_MULTIPLIER if protocol == "Simple" else 1.0
             intra = max(intra, post)
         net_step = _software_step_us(profile, NCCL_NET_STEP_US, key, net=True) + hop_us
-        latency = NCCL_BASE_LATENCY_US[key] + (steps - inter) * intra + inter * net_step
+        base = NCCL_BASE_LATENCY_US[key]
+        latency = base + (steps - inter) * intra + inter * net_step
         protocol_busbw = _ll_cap(busbw * NCCL_PROTOCOL_BW_SHARE[key], protocol, domains)
         protocol_busbw *= profile.collective_efficiency
-        yield Candidate("Ring", protocol, latency, protocol_busbw / factor)
+        yield Candidate(
+            "Ring",
+            protocol,
+            latency,
+            protocol_busbw / factor,
+            base_us=base,
+            shape=ring_shape(collective, n, protocol, _max_channels(group)),
+        )
 
 
-def _tree_net_bandwidth(profile: FabricProfile, group: CommGroup) -> float:
-    """Network algbw bound of a double binary tree over the group's domains."""
+def _tree_net_bandwidth(profile: FabricProfile, group: CommGroup, sends: float) -> float:
+    """Network algbw bound of a double binary tree whose busiest node sends ``sends x size``."""
     bw = _group_bandwidth(profile, group)
     pattern = tree_pattern(
         group.domains, group.nodes_per_domain, profile.nodes_per_leaf, profile.nodes_per_pod
     )
-    sends = 1.0 if group.domains == 2 else 2.0
     return bw.net * pattern_throughput(profile, pattern, group.span_nodes) / sends
+
+
+def _tree_sends(domains: int) -> float:
+    """``size``s the busiest node sends: a leaf and an interior node of the two trees send two;
+    with two domains each node is the root of one tree and a leaf of the other, and sends one."""
+    return 1.0 if domains == 2 else 2.0
 
 
 def _tree_levels(domains: int) -> int:
     return math.ceil(math.log2(domains)) if domains > 1 else 0
 
 
+def _nodes_class(domains: int) -> int:
+    """NCCL's node-count column in its per-channel tables: 1, 2, or more nodes."""
+    return min(domains, 3) - 1
+
+
+def tree_channel_algbw_GBps(  # noqa: N802 - GB/s
+    profile: FabricProfile, group: CommGroup, protocol: Protocol
+) -> float | None:
+    """The tree's channel bound: ``channels x perChMaxTreeBw`` of bus bandwidth, halved to algbw.
+
+    ``None`` when the GPU's class is unknown or the protocol has no such cap (LL has its own).
+
+    >>> from fabricplan.analytic.profile import fabric_profile
+    >>> from fabricplan.analytic.traffic import group_for
+    >>> from fabricplan.spec import parse_spec
+    >>> from fabricplan.topology.designer import design_fabric
+    >>> valid = parse_spec({"cluster": {"gpus": 1024}})
+    >>> profile = fabric_profile(valid, design_fabric(valid, "infiniband"))
+    >>> tree_channel_algbw_GBps(profile, group_for(profile, 1024), "Simple")   # 8 x 36.0 / 2
+    144.0
+    """
+    table = {"Simple": NCCL_TREE_CHANNEL_BUSBW_GBPS, "LL128": NCCL_TREE_LL128_CHANNEL_BUSBW_GBPS}
+    if profile.gpu_class is None or protocol not in table:
+        return None
+    per_channel = table[protocol][profile.gpu_class][_nodes_class(group.domains)]
+    return NCCL_TREE_SEARCH_CHANNELS * per_channel / 2.0
+
+
+def _tree_algbw(
+    profile: FabricProfile, group: CommGroup, net_algbw: float, protocol: Protocol
+) -> float:
+    """One protocol's tree algbw from a network bound: NVLink chain, protocol share, caps, η."""
+    key = ("Tree", protocol)
+    algbw = net_algbw
+    if group.local_ranks > 1:
+        algbw = min(algbw, profile.nvlink_GBps / 2.0)  # a chain: every GPU sends up and down
+    algbw *= NCCL_PROTOCOL_BW_SHARE[key]
+    channel_cap = tree_channel_algbw_GBps(profile, group, protocol)
+    if channel_cap is not None:
+        algbw = min(algbw, channel_cap)
+    factor = busbw_factor("all_reduce", group.ranks)
+    algbw = _ll_cap(algbw * factor, protocol, group.domains) / factor
+    return algbw * profile.collective_efficiency
+
+
 def _tree_candidates(
     profile: FabricProfile, group: CommGroup, size_bytes: float
 ) -> Iterator[Candidate]:
     local, domains = group.local_ranks, group.domains
-    bw = _group_bandwidth(profile, group)
-    algbw = _tree_net_bandwidth(profile, group)
-    if local > 1:
-        algbw = min(algbw, bw.nvlink / 2.0)  # a chain: every GPU sends the buffer up and down
+    achieved_net = _tree_net_bandwidth(profile, group, _tree_sends(domains))
+    # tuning.cc converts every tree's bus bandwidth to algbw with a factor 1/2, two nodes or not.
+    tuner_net = _tree_net_bandwidth(profile, group, 2.0)
     levels = _tree_levels(domains)
     path_us = group_path_latency_us(profile, group, _packet(profile, size_bytes))
-    factor = busbw_factor("all_reduce", group.ranks)
     for protocol in PROTOCOLS:
         key = ("Tree", protocol)
         intra = _software_step_us(profile, NCCL_NVLINK_STEP_US, key, net=False)
         inter = _software_step_us(profile, NCCL_NET_STEP_US, key, net=True) + path_us
-        latency = NCCL_BASE_LATENCY_US[key] + 2 * ((local - 1) * intra + levels * inter)
-        busbw = _ll_cap(algbw * factor * NCCL_PROTOCOL_BW_SHARE[key], protocol, domains)
-        yield Candidate("Tree", protocol, latency, busbw * profile.collective_efficiency / factor)
+        base = NCCL_BASE_LATENCY_US[key]
+        latency = base + 2 * ((local - 1) * intra + levels * inter)
+        algbw = _tree_algbw(profile, group, achieved_net, protocol)
+        tuner = _tree_algbw(profile, group, tuner_net, protocol)
+        yield Candidate(
+            "Tree",
+            protocol,
+            latency,
+            algbw,
+            base_us=base,
+            tuner_algbw_GBps=tuner if tuner != algbw else None,
+            shape=tree_shape(local, levels, protocol, _max_channels(group)),
+        )
 
 
 def _nvls_bandwidth(profile: FabricProfile, local: int) -> float:
@@ -308,7 +453,7 @@ def _sharp_bandwidth(profile: FabricProfile, group: CommGroup) -> float:
 def _in_switch_candidates(
     profile: FabricProfile, group: CommGroup, size_bytes: float
 ) -> Iterator[Candidate]:
-    """NVLS, NVLSTree, CollNet Direct (SHARP) and NVLS+SHARP, where the hardware has them."""
+    """NVLS, NVLSTree, CollNet Direct and Chain (SHARP), NVLS+SHARP, where the hardware has them."""
     local, domains = group.local_ranks, group.domains
     eff = profile.collective_efficiency
     simple = "Simple"
@@ -321,7 +466,8 @@ def _in_switch_candidates(
         inter = (
             _software_step_us(profile, NCCL_NET_STEP_US, ("NVLSTree", simple), net=True) + path_us
         )
-        algbw = min(_nvls_bandwidth(profile, local), _tree_net_bandwidth(profile, group))
+        net = _tree_net_bandwidth(profile, group, _tree_sends(domains))
+        algbw = min(_nvls_bandwidth(profile, local), net)
         yield Candidate("NVLSTree", simple, nvls_intra + 2 * levels * inter, algbw * eff)
     if profile.in_network_reduction and domains > 1:
         sharp = _sharp_bandwidth(profile, group)
@@ -340,6 +486,31 @@ def _in_switch_candidates(
         )
         algbw = min(profile.nvlink_GBps * local / (2 * (local - 1)), sharp) if local > 1 else sharp
         yield Candidate("CollNetDirect", simple, latency, algbw * eff)
+        yield _collnet_chain_candidate(profile, group, size_bytes, sharp, path_us)
+
+
+def _collnet_chain_candidate(
+    profile: FabricProfile, group: CommGroup, size_bytes: float, sharp: float, path_us: float
+) -> Candidate:
+    """CollNet Chain: reduce up the domain's NVLink chain, SHARP between domains, back down.
+
+    Latency as ``tuning.cc``: ``2 (L - 1)`` NVLink steps and one network step. Bandwidth: every
+    chain GPU sends the buffer over NVLink twice (up and down), so ``B_nvl / 2``; the head sends
+    it to the switches once and receives the result once, so ``B_sharp``.
+    """
+    local = group.local_ranks
+    key = ("CollNetChain", "Simple")
+    intra = _software_step_us(profile, NCCL_NVLINK_STEP_US, key, net=False)
+    inter = _software_step_us(profile, NCCL_NET_STEP_US, key, net=True) + path_us
+    latency = 2 * (local - 1) * intra + inter
+    algbw = min(profile.nvlink_GBps / 2.0, sharp) if local > 1 else sharp
+    return Candidate(
+        "CollNetChain",
+        "Simple",
+        latency,
+        algbw * profile.collective_efficiency,
+        shape=collnet_chain_shape(size_bytes, local, _max_channels(group)),
+    )
 
 
 def _p2p_latency_us(
@@ -411,10 +582,42 @@ def collective_candidates(
     return candidates
 
 
+def forced_candidates(
+    candidates: list[Candidate], collective: CollectiveName, algorithm: AlgorithmName | None
+) -> list[Candidate]:
+    """The candidates ``NCCL_ALGO=algorithm`` leaves (all of them when ``None``).
+
+    Raises
+    ------
+    ModelError
+        FP509 when the algorithm cannot run this collective on this hardware (NCCL fails with
+        "No algorithm/protocol available").
+    """
+    if algorithm is None or collective in POINT_TO_POINT:
+        return candidates
+    label = ALGORITHM_LABELS[algorithm]
+    kept = [c for c in candidates if c.algorithm == label]
+    if not kept:
+        offered = sorted({c.algorithm for c in candidates})
+        raise ModelError(
+            "FP509",
+            "algorithm",
+            f"{label} cannot run {collective} on this fabric (available: {', '.join(offered)})",
+            algorithm,
+            "leave algorithm unset, or pick one the hardware has (NVLS needs NVLink SHARP,"
+            " CollNet needs in-network reduction, Tree needs two or more NVLink domains)",
+        )
+    return kept
+
+
 def collective_point(
-    profile: FabricProfile, group: CommGroup, collective: CollectiveName, size_bytes: int
+    profile: FabricProfile,
+    group: CommGroup,
+    collective: CollectiveName,
+    size_bytes: int,
+    algorithm: AlgorithmName | None = None,
 ) -> CollectivePoint:
-    """One nccl-tests row: the fastest algorithm and protocol for this size, as NCCL's tuner picks.
+    """One nccl-tests row: the pair NCCL's tuner picks, timed through NCCL's pipeline.
 
     Parameters
     ----------
@@ -427,11 +630,18 @@ def collective_point(
     size_bytes
         nccl-tests ``size`` (the whole buffer for all_gather/reduce_scatter; per rank for
         all_to_all).
+    algorithm
+        Force one algorithm as ``NCCL_ALGO`` does (NCCL still picks the protocol).
 
     Returns
     -------
     CollectivePoint
         Time, ``algbw = size / time`` and ``busbw = algbw * factor`` in GB/s (1e9 B/s).
+
+    Raises
+    ------
+    ModelError
+        FP506 for a size below 1; FP509 for an algorithm that cannot run here.
 
     Examples
     --------
@@ -453,11 +663,11 @@ def collective_point(
             size_bytes,
             "use sizes such as 8, 1M, 8G",
         )
-    best = min(
-        collective_candidates(profile, group, collective, size_bytes),
-        key=lambda c: c.time_us(size_bytes),
+    candidates = forced_candidates(
+        collective_candidates(profile, group, collective, size_bytes), collective, algorithm
     )
-    time_us = best.time_us(size_bytes)
+    best = min(candidates, key=lambda c: c.time_us(size_bytes))
+    time_us = best.achieved_time_us(size_bytes)
     algbw = size_bytes / (time_us * 1e3)
     return CollectivePoint(
         collective=collective,

@@ -9,8 +9,10 @@ Latency tests (``t_typical``, one QP, one message in flight):
 - ``read_lat`` reports the whole read: a request packet one way, the data back.
 
 Bandwidth tests (``BW average``, ``--report_gbits``, one QP, ``tx_depth`` messages in flight):
-every message takes ``max(wire_bytes / (link rate * NIC efficiency), 1 / message_rate)``; reads are
-also limited by the outstanding-read window over the round trip.
+every message takes ``max(wire_bytes / (link rate * NIC efficiency), size / host goodput,
+1 / message_rate)``, the host goodput being what the NIC's PCIe link carries in payload
+(:func:`~.profile.host_goodput_gbps`); reads are also limited by the outstanding-read window over
+the round trip.
 
 >>> round(P2P_MESSAGE_RATE_MPPS * 1024 * 8 / 1e3, 1)   # 1 KiB writes: message-rate bound, Gb/s
 57.3
@@ -62,17 +64,16 @@ def read_ns(profile: FabricProfile, switch_hops: int, size_bytes: float) -> floa
 
 
 def _message_ns(profile: FabricProfile, size_bytes: float) -> float:
-    """Time between two back-to-back messages of one QP on an otherwise idle path."""
-    efficiency = profile.nic_goodput_GBps * BITS_PER_BYTE / _goodput_gbps(profile)
+    """Time between two back-to-back messages of one QP on an otherwise idle path: the wire, the
+    host interface (PCIe) and the message rate each bound it."""
     wire = serialization_ns(
         wire_bytes(size_bytes, profile.mtu_bytes, profile.header_bytes),
-        profile.link_speed_gbps * efficiency,
+        profile.link_speed_gbps * profile.nic_bw_efficiency,
     )
-    return max(wire, 1e3 / P2P_MESSAGE_RATE_MPPS)
-
-
-def _goodput_gbps(profile: FabricProfile) -> float:
-    return profile.link_speed_gbps * profile.mtu_bytes / (profile.mtu_bytes + profile.header_bytes)
+    host = 0.0
+    if profile.host_goodput_gbps is not None:
+        host = serialization_ns(size_bytes, profile.host_goodput_gbps)
+    return max(wire, host, 1e3 / P2P_MESSAGE_RATE_MPPS)
 
 
 def p2p_point(profile: FabricProfile, test: P2PTest, size_bytes: int, switch_hops: int) -> P2PPoint:

@@ -32,10 +32,13 @@ BASE_LATENCY_SIZE_BYTES = 2
 
 
 def _p2p_switch_hops(
-    profile: FabricProfile, design: FabricDesign, group: CommGroup, whole_cluster: bool
+    profile: FabricProfile, design: FabricDesign, group: CommGroup, request: PerfRequest
 ) -> int:
-    """Switches between the first node of the group and its farthest one (at least one)."""
-    if whole_cluster:
+    """Switches between the two perftest hosts: as asked, else between the first node of the
+    group and its farthest one (the design's worst case for the whole cluster; at least one)."""
+    if request.p2p_switch_hops is not None:
+        return request.p2p_switch_hops
+    if request.gpus is None or request.gpus == profile.gpus:
         return max(1, design.worst_case_switch_hops)
     return span_switch_hops(profile, max(2.0, group.span_nodes))
 
@@ -66,6 +69,18 @@ def _tier_notes(profile: FabricProfile, group: CommGroup) -> tuple[str, ...]:
     )
 
 
+def _algorithm_note(request: PerfRequest) -> str:
+    if request.algorithm is not None:
+        return (
+            f"NCCL_ALGO={request.algorithm}: that algorithm at the protocol NCCL's tuner rates"
+            " fastest (all_to_all and sendrecv are point-to-point and ignore it)"
+        )
+    return (
+        "NCCL tuner: the pair of Ring/Tree/NVLS/NVLSTree/CollNetDirect/CollNetChain x"
+        " LL/LL128/Simple NCCL's alpha-beta model rates fastest per size; PAT is not modelled"
+    )
+
+
 def analytic_performance(
     valid: ValidScenario, design: FabricDesign, request: PerfRequest
 ) -> PerformanceResult:
@@ -79,7 +94,8 @@ def analytic_performance(
         The technology's fabric.
     request
         Collectives, sizes, the sub-group of GPUs (``gpus``; default the whole cluster),
-        whether to include perftest tables and the training step, calibration and routing.
+        whether to include perftest tables (and how many switches apart their hosts are) and the
+        training step, calibration, routing, a forced algorithm and in-network reduction.
 
     Returns
     -------
@@ -89,7 +105,9 @@ def analytic_performance(
     Raises
     ------
     ModelError
-        FP50x when the request or the workload does not fit the cluster (docs/errors.md).
+        FP50x when the request or the workload does not fit the cluster, FP509 when a forced
+        algorithm cannot run, FP513 when in-network reduction is required but absent
+        (docs/errors.md).
 
     Examples
     --------
@@ -106,16 +124,17 @@ def analytic_performance(
     profile = fabric_profile(valid, design, request)
     group = group_for(profile, request.gpus)
     collectives = tuple(
-        collective_point(profile, group, op, size)
+        collective_point(profile, group, op, size, request.algorithm)
         for op in request.collectives
         for size in request.sizes_bytes
     )
-    whole = request.gpus is None or request.gpus == profile.gpus
     p2p: tuple[P2PPoint, ...] = ()
+    p2p_notes: tuple[str, ...] = ()
     if request.p2p:
-        p2p = p2p_points(
-            profile, request.sizes_bytes, _p2p_switch_hops(profile, design, group, whole)
-        )
+        hops = _p2p_switch_hops(profile, design, group, request)
+        p2p = p2p_points(profile, request.sizes_bytes, hops)
+        asked = "as asked" if request.p2p_switch_hops is not None else "the longest path"
+        p2p_notes = (f"perftest pair: {hops} switch hop(s) apart ({asked})",)
     worst_hops = max(1, design.worst_case_switch_hops)
     base_latency_us = ns_to_us(one_way_ns(profile, worst_hops, BASE_LATENCY_SIZE_BYTES))
     step = None
@@ -126,8 +145,10 @@ def analytic_performance(
         f"collectives over {group.ranks} GPUs: {group.domains} NVLink domain(s) of"
         f" {group.local_ranks}",
         *_tier_notes(profile, group),
-        "NCCL tuner: the fastest of Ring/Tree/NVLS/NVLSTree/CollNetDirect x LL/LL128/Simple per"
-        " size; PAT and CollNetChain are not modelled",
+        *p2p_notes,
+        _algorithm_note(request),
+        "times: the chosen pair through NCCL's pipeline (channels, chunks, store-and-forward"
+        " stages); the training step keeps NCCL's default choice",
         "closed forms: no randomness (the request's seed is not used)",
     )
     return PerformanceResult(

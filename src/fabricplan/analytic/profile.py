@@ -41,6 +41,17 @@ DEFAULT_NVLINK_BW_EFFICIENCY = 0.865
 NCCL maintainers: ring busbw over NVLink 4 is ~370 GB/s of the 450 GB/s line rate (NVIDIA/nccl-tests
 #212, NVIDIA/nccl #1442) = 0.822 = this share x :data:`DEFAULT_COLLECTIVE_EFFICIENCY` (0.95)."""
 
+PCIE_MAX_PAYLOAD_BYTES = 256
+"""Largest data payload of one PCIe transaction (Max_Payload_Size): 256 B is what server root
+complexes and PCIe switches negotiate with NICs and GPUs (PCI Express Base Specification, Device
+Control register; 128-4096 B allowed, the smallest MPS on the path wins)."""
+PCIE_TLP_OVERHEAD_BYTES = 24
+"""Bytes a PCIe Gen3+ link spends per memory-write TLP besides its payload: a 4-byte STP framing
+token (with the sequence number), a 16-byte header (4 DW, 64-bit address) and a 4-byte LCRC (PCI
+Express Base Specification 3.0-5.0: framing tokens, TLP header formats, LCRC). Read completions
+carry a 12-byte header (20 bytes in all); the writes of the receiving side are the tighter bound.
+DLLPs (acks, flow-control updates) are not counted."""
+
 DEFAULT_COLLECTIVE_EFFICIENCY = 0.95
 """Share of the algorithm's bandwidth bound NCCL's Simple protocol reaches on large messages.
 NCCL maintainers: 46-48 GB/s busbw per NDR 400G NIC (NVIDIA/nccl-tests #290; goodput 49.7 GB/s)
@@ -63,10 +74,16 @@ class FabricProfile:
     mtu_bytes: int
     header_bytes: float
     nic_goodput_GBps: float  # noqa: N815 - GB/s
-    """Payload rate of one NIC on a large transfer, GB/s (headers and NIC efficiency applied)."""
+    """Payload rate of one NIC on a large transfer, GB/s: the lower of the link's goodput (headers,
+    NIC efficiency) and the host interface's (:func:`host_goodput_gbps`)."""
+    nic_bw_efficiency: float
+    """Share of the link's payload goodput the NIC reaches (default or calibrated)."""
+    host_goodput_gbps: float | None
+    """Payload the NIC's host interface (PCIe) carries, Gb/s; ``None`` when the catalog does not
+    give the interface."""
     routing: RoutingName
     in_network_reduction: bool
-    """SHARP-style reduction in the fabric's switches (technology and switch both capable)."""
+    """SHARP-style reduction in use: technology and switch capable, and the request allows it."""
     nvlink_GBps: float  # noqa: N815 - GB/s
     """NVLink bandwidth one GPU moves per direction through NCCL (efficiency applied)."""
     nvls: bool
@@ -89,6 +106,8 @@ class FabricProfile:
     """Propagation through one node-leaf, leaf-spine and spine-core cable, ns."""
     dense_tflops: float
     """Dense BF16 tensor throughput per GPU, TFLOP/s."""
+    gpu_class: str | None
+    """NCCL's compute-capability class of the GPU (:func:`nccl_gpu_class`)."""
     collective_efficiency: float
     step_software_us: float | None
     """Calibrated software cost per collective step; ``None`` keeps NCCL's tuning constants."""
@@ -106,6 +125,47 @@ def goodput_gbps(speed_gbps: float, mtu_bytes: int, header_bytes: float) -> floa
     True
     """
     return speed_gbps * mtu_bytes / (mtu_bytes + header_bytes)
+
+
+def host_goodput_gbps(host_interface_gbps: float) -> float:
+    """Payload rate of a PCIe link: ``rate * MPS / (MPS + TLP overhead)``.
+
+    >>> round(host_goodput_gbps(252.06), 1)   # PCIe Gen4 x16: 256 / (256 + 24)
+    230.5
+    """
+    return (
+        host_interface_gbps
+        * PCIE_MAX_PAYLOAD_BYTES
+        / (PCIE_MAX_PAYLOAD_BYTES + PCIE_TLP_OVERHEAD_BYTES)
+    )
+
+
+NCCL_GPU_CLASS_BY_PREFIX: dict[str, str] = {
+    "V": "volta",
+    "A": "ampere",
+    "L": "ampere",
+    "H": "hopper",
+    "GH": "hopper",
+    "B": "blackwell",
+    "GB": "blackwell",
+}
+"""NCCL tunes by compute-capability class (``tuning.cc``: >= 10.0 Blackwell, >= 9.0 Hopper, >= 8.0
+Ampere, else Volta); NVIDIA data-centre GPU names start with their architecture's letter (V100,
+A100, L40S = Ada, sm_89, which NCCL counts as Ampere; H100/H20/GH200; B200/GB200/B300)."""
+
+
+def nccl_gpu_class(gpu_name: str) -> str | None:
+    """NCCL's tuning class of a GPU from its catalog name; ``None`` when the name says nothing.
+
+    >>> nccl_gpu_class("H100 SXM5"), nccl_gpu_class("GB200"), nccl_gpu_class("MI300X")
+    ('hopper', 'blackwell', None)
+    """
+    name = gpu_name.strip().upper()
+    for prefix in sorted(NCCL_GPU_CLASS_BY_PREFIX, key=len, reverse=True):
+        rest = name[len(prefix) :]
+        if name.startswith(prefix) and rest[:1].isdigit():
+            return NCCL_GPU_CLASS_BY_PREFIX[prefix]
+    return None
 
 
 def wire_bytes(size_bytes: float, mtu_bytes: int, header_bytes: float) -> float:
@@ -180,6 +240,32 @@ def _effective_routing(
     return tech.routing, (f"routing: {tech.routing} (the {tech.id} default)",)
 
 
+def _in_network_reduction(
+    valid: ValidScenario, design: FabricDesign, request: PerfRequest
+) -> tuple[bool, tuple[str, ...]]:
+    """Whether collectives may reduce in the switches (SHARP), and the note saying why."""
+    tech = valid.technologies[design.technology]
+    switch = valid.switches[design.technology]
+    capable = tech.in_network_reduction and switch.in_network_reduction
+    asked = request.in_network_reduction
+    if asked and not capable:
+        raise ModelError(
+            "FP513",
+            "in_network_reduction",
+            f"{switch.id} with {tech.id} has no in-network reduction",
+            asked,
+            "leave in_network_reduction unset or false, or choose a switch with SHARP",
+        )
+    if not capable:
+        return False, ()
+    if asked is None:
+        return True, (
+            f"in-network reduction: on ({switch.id} has SHARP; a tuned SuperPOD runs NCCL with"
+            " NCCL_COLLNET_ENABLE=1; set in_network_reduction=false for a plain NCCL run)",
+        )
+    return asked, (f"in-network reduction: {'on' if asked else 'off'} (asked for)",)
+
+
 def _cable_ns_per_m(valid: ValidScenario, design: FabricDesign, group: LinkGroupName) -> float:
     by_id = {cable.id: cable.ns_per_m.value for cable in valid.cables}
     for link in design.link_groups:
@@ -251,6 +337,10 @@ def fabric_profile(
     header = tech.header_bytes.value
     nic_efficiency = calibration.nic_bw_efficiency or DEFAULT_NIC_BW_EFFICIENCY
     goodput = gbps_to_GBps(goodput_gbps(link_speed, tech.mtu_bytes, header)) * nic_efficiency
+    host = None if nic.host_interface_gbps is None else nic.host_interface_gbps.value
+    host_goodput = None if host is None else host_goodput_gbps(host)
+    if host_goodput is not None:
+        goodput = min(goodput, gbps_to_GBps(host_goodput))
     nvlink_efficiency = calibration.nvlink_bw_efficiency or DEFAULT_NVLINK_BW_EFFICIENCY
     domain = node.nvlink_domain_gpus
     if domain % cluster.gpus_per_node:
@@ -268,7 +358,7 @@ def fabric_profile(
         reach.leaf_spine_m * _cable_ns_per_m(valid, design, "leaf_spine"),
         reach.spine_core_m * _cable_ns_per_m(valid, design, "spine_core"),
     )
-    sharp = tech.in_network_reduction and switch.in_network_reduction
+    sharp, sharp_notes = _in_network_reduction(valid, design, request)
     return FabricProfile(
         technology=tech_name,
         nic_latency_ns=calibration.nic_latency_ns or nic.latency_ns.value,
@@ -278,6 +368,8 @@ def fabric_profile(
         mtu_bytes=tech.mtu_bytes,
         header_bytes=header,
         nic_goodput_GBps=goodput,
+        nic_bw_efficiency=nic_efficiency,
+        host_goodput_gbps=host_goodput,
         routing=routing,
         in_network_reduction=sharp,
         nvlink_GBps=node.nvlink_GBps.value * nvlink_efficiency,
@@ -296,7 +388,8 @@ def fabric_profile(
         spine_up_ports=spine.up_ports if spine else 0,
         cable_ns=cable_ns,
         dense_tflops=node.dense_bf16_tflops.value,
+        gpu_class=nccl_gpu_class(node.gpu),
         collective_efficiency=calibration.collective_efficiency or DEFAULT_COLLECTIVE_EFFICIENCY,
         step_software_us=calibration.collective_latency_us,
-        notes=routing_notes,
+        notes=(*routing_notes, *sharp_notes),
     )

@@ -2,7 +2,10 @@
 
 Sizes follow nccl-tests: ``8G`` is 8 x 2**30 bytes, all_gather/reduce_scatter sizes are the whole
 gathered buffer, all_to_all sizes what one rank sends; GB/s are 10**9 bytes/s. perftest tables
-report Gb/s as ``--report_gbits`` does.
+report Gb/s as ``--report_gbits`` does, between two hosts ``--hops`` switches apart (default: the
+longest path of the group). ``--algorithm`` forces one algorithm as ``NCCL_ALGO`` does;
+``--sharp/--no-sharp`` turns the switches' in-network reduction on or off (default: on where the
+hardware has it).
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from fabricplan.cli.guard import guarded
 from fabricplan.errors import ModelError
 from fabricplan.model.results import (
     DEFAULT_SIZES_BYTES,
+    AlgorithmName,
     CollectiveName,
     CollectivePoint,
     P2PPoint,
@@ -36,6 +40,10 @@ P2P_DEFAULT_SIZES_BYTES: tuple[int, ...] = tuple(2**k for k in range(1, 24))
 
 COLLECTIVES: tuple[str, ...] = get_args(CollectiveName)
 ROUTINGS: tuple[str, ...] = get_args(RoutingName)
+ALGORITHMS: tuple[str, ...] = get_args(AlgorithmName)
+PER_TECHNOLOGY_CODES = frozenset(("FP509", "FP513"))
+"""Errors that concern one technology's hardware (a forced algorithm or in-network reduction it
+lacks): the other technologies still run, and the skipped one is named."""
 TECHNOLOGIES: tuple[str, ...] = get_args(TechnologyName)
 
 
@@ -113,6 +121,26 @@ def parse_routing(items: list[str]) -> dict[TechnologyName, RoutingName]:
     return routing
 
 
+def parse_algorithm(name: str | None) -> AlgorithmName | None:
+    """A ``NCCL_ALGO``-like name, case-insensitive (FP514 for an unknown one).
+
+    >>> parse_algorithm("CollNet_Chain")
+    'collnet_chain'
+    """
+    if name is None:
+        return None
+    lowered = name.strip().lower()
+    if lowered not in ALGORITHMS:
+        raise ModelError(
+            "FP514",
+            "--algorithm",
+            "unknown algorithm",
+            name,
+            f"use one of {', '.join(ALGORITHMS)}",
+        )
+    return lowered  # type: ignore[return-value]  # checked against AlgorithmName above
+
+
 def _time_text(time_us: float) -> str:
     """nccl-tests widens the time column by dropping decimals as it grows."""
     if time_us < 1e4:
@@ -186,6 +214,25 @@ def perf(
         list[str] | None,
         typer.Option("--routing", help="TECH=MODE, e.g. roce_v2=adaptive (repeatable)."),
     ] = None,
+    algorithm: Annotated[
+        str | None,
+        typer.Option(
+            "--algorithm", "-a", help=f"Force one algorithm (NCCL_ALGO): {', '.join(ALGORITHMS)}."
+        ),
+    ] = None,
+    sharp: Annotated[
+        bool | None,
+        typer.Option(
+            "--sharp/--no-sharp",
+            help="In-network reduction on or off (default: on where the switch has it).",
+        ),
+    ] = None,
+    hops: Annotated[
+        int | None,
+        typer.Option(
+            "--hops", min=0, help="perftest: switches between the two hosts (default: longest)."
+        ),
+    ] = None,
     backend: Annotated[str, typer.Option("--backend", help="Performance model.")] = "analytic",
     fmt: Annotated[Format, typer.Option("--format", "-f", help="Output format.")] = Format.table,
 ) -> None:
@@ -198,13 +245,23 @@ def perf(
         p2p=p2p,
         step=False,
         routing=parse_routing(routing or []),
+        algorithm=parse_algorithm(algorithm),
+        in_network_reduction=sharp,
+        p2p_switch_hops=hops,
     )
     model = get_backend(backend)
     valid = load_spec(spec)
-    results = [
-        model.perform(valid, design_fabric(valid, tech), request)
-        for tech in valid.spec.fabric.technologies
-    ]
+    results: list[PerformanceResult] = []
+    skipped: dict[str, ModelError] = {}
+    for tech in valid.spec.fabric.technologies:
+        try:
+            results.append(model.perform(valid, design_fabric(valid, tech), request))
+        except ModelError as exc:
+            if exc.code not in PER_TECHNOLOGY_CODES:
+                raise
+            skipped[tech] = exc  # this technology lacks what was forced; the others run
+    if not results:
+        raise next(iter(skipped.values()))
     ranks = gpus or valid.spec.cluster.gpus
     if fmt is Format.json:
         records = (
@@ -212,9 +269,12 @@ def perf(
             if p2p
             else [_collective_record(r.technology, c) for r in results for c in r.collectives]
         )
-        typer.echo(json.dumps({"backend": backend, "gpus": ranks, "results": records}, indent=2))
+        document: dict[str, Any] = {"backend": backend, "gpus": ranks, "results": records}
+        if skipped:
+            document["skipped"] = {tech: str(exc) for tech, exc in skipped.items()}
+        typer.echo(json.dumps(document, indent=2))
         return
-    blocks: list[str] = []
+    blocks = [f"# {tech}: not run: {why}" for tech, why in skipped.items()]
     for result in results:
         blocks.append("\n".join(f"# note: {note}" for note in result.notes))
         if p2p:

@@ -95,6 +95,10 @@ class NicSpec(Entry):
     latency_ns: Figure
     """One-way adapter latency (doorbell to wire, wire to completion), both ends summed per side."""
     power_w: Figure
+    host_interface_gbps: Figure | None = None
+    """Data rate of the adapter's host link after line coding (PCIe Gen4 x16: 16 GT/s x 16 lanes x
+    128/130 = 252.06 Gb/s); ``None`` when the catalog does not say. Transaction-layer overheads
+    are the performance model's business, not this figure's."""
     congestion_control: tuple[str, ...] = ()
     cnp_priority: int | None = None
     cnp_dscp: int | None = None

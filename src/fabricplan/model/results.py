@@ -16,6 +16,8 @@ CollectiveName = Literal[
 ]
 P2PTest = Literal["write_lat", "read_lat", "send_lat", "write_bw", "read_bw", "send_bw"]
 RoutingName = Literal["static", "ecmp", "adaptive"]
+AlgorithmName = Literal["ring", "tree", "nvls", "nvlstree", "collnet_direct", "collnet_chain"]
+"""A collective algorithm as ``NCCL_ALGO`` names it (lower case)."""
 
 
 DEFAULT_SIZES_BYTES: tuple[int, ...] = tuple(2**k for k in range(3, 34))
@@ -58,6 +60,18 @@ class PerfRequest(Frozen):
     routing: dict[TechnologyName, RoutingName] = Field(default_factory=dict)
     """Routing per technology instead of its default (e.g. ``{"roce_v2": "adaptive"}`` on switches
     that support it); technologies not named keep their catalog default."""
+    algorithm: AlgorithmName | None = None
+    """Force one algorithm for every collective, as ``NCCL_ALGO`` does (NCCL then still picks the
+    protocol); ``None`` lets the model pick as NCCL's tuner would. all_to_all and sendrecv are
+    point-to-point and ignore it."""
+    in_network_reduction: bool | None = None
+    """Use the switches' in-network reduction (SHARP: NCCL's CollNet algorithms and NVLS across
+    domains). ``None`` uses it wherever the technology and the switch have it, as a tuned SuperPOD
+    runs (``NCCL_COLLNET_ENABLE=1``); ``False`` turns it off, as a plain NCCL run (the default of
+    ``NCCL_COLLNET_ENABLE`` is off); ``True`` requires it."""
+    p2p_switch_hops: int | None = Field(default=None, ge=0)
+    """Switches between the two perftest hosts (1: two hosts on one leaf); ``None`` takes the
+    longest path inside the requested ``gpus`` (the design's worst case for the whole cluster)."""
 
 
 class CostLine(Frozen):

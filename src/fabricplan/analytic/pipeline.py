@@ -1,0 +1,257 @@
+"""How NCCL pipelines a buffer: channels, chunks and the time a collective really takes.
+
+NCCL's tuner (``src/graph/tuning.cc``) rates every (algorithm, protocol) with one alpha-beta line,
+``latency + size / bandwidth``, and picks the lowest. The kernels do something more detailed
+(``src/enqueue.cc``, ``src/include/device.h``, ``src/include/collectives.h``):
+
+- the buffer is split over ``nc`` channels (one thread block each); NCCL uses fewer channels for
+  small buffers, about one per ``threads x threshold`` bytes (``topoGetAlgoInfo``), and a channel
+  moves at most its share of the algorithm's bandwidth;
+- each channel's data moves in pieces (a Simple *slice*, an LL or LL128 *step*) through the
+  algorithm's stages: the ``2(n-1)`` steps of a ring all-reduce, the hops up and down a tree.
+  A stage forwards a piece only once it holds all of it (store and forward), and a connection
+  has :data:`NCCL_STEPS` buffer slots, so a stage keeps only that many steps in flight.
+
+So the time is the longer of two paths through this pipeline (:func:`pipelined_time_us`):
+
+- the busiest link: ``link_stages x pieces`` pieces, one after another;
+- the first piece's journey through every stage (each stage's latency and the piece's transfer)
+  followed by the remaining pieces, one per period.
+
+For a tiny buffer (one small piece) this is the step latencies: today's latency term. For a huge
+buffer (many pieces) it is the link's work, ``size / bandwidth``, with the step latencies hidden
+behind it in a ring. In between a tree pays every hop for the whole piece (``hops x piece /
+channel bandwidth``), which is why trees fall short of their alpha-beta line at mid sizes (what
+NCCL's own ``treeCorrectionFactor`` table corrects empirically).
+
+>>> shape = PipelineShape(stages=22, link_stages=1, stream_share=1.0, piece_max_bytes=32768,
+...                       channel_min_bytes=4096, max_channels=16)
+>>> channels_for(1024, shape), channels_for(65536, shape), channels_for(2**30, shape)
+(1, 16, 16)
+>>> round(pipelined_time_us(8, 54.0, 6.8, 18.7, shape), 2)   # tiny: the latency
+54.15
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+NCCL_STEPS = 8
+"""Buffer slots of one connection (``NCCL_STEPS``, ``src/include/device.h``)."""
+
+NCCL_SIMPLE_BUFFER_BYTES = 4 * 2**20
+"""Simple protocol buffer per connection (``DEFAULT_BUFFSIZE``, 4 MiB, ``src/init.cc``)."""
+NCCL_LL_BUFFER_BYTES = 8 * 512 * NCCL_STEPS * 16
+"""LL buffer: 8 lines per thread x 512 threads x :data:`NCCL_STEPS` x a 16-byte line
+(``DEFAULT_LL_BUFFSIZE``, ``src/init.cc``; ``NCCL_LL_LINES_PER_THREAD``,
+``NCCL_LL_MAX_NTHREADS``)."""
+NCCL_LL128_BUFFER_BYTES = 120 * 640 * NCCL_STEPS * 8
+"""LL128 buffer: 120 8-byte elements per thread x 640 threads x :data:`NCCL_STEPS`
+(``DEFAULT_LL128_BUFFSIZE``; ``NCCL_LL128_ELEMS_PER_THREAD``, ``NCCL_LL128_MAX_NTHREADS``)."""
+
+NCCL_LL_DATA_SHARE = 0.5
+"""LL lines carry a 4-byte flag with every 4 data bytes (``calcCollChunking``: chunk / 2)."""
+NCCL_LL128_DATA_SHARE = 15.0 / 16.0
+"""LL128 lines carry 15 data words of 16 (``NCCL_LL128_DATAELEMS / NCCL_LL128_LINEELEMS``)."""
+
+RING_CHUNK_STEPS = NCCL_STEPS // 2
+"""Slots one ring chunk takes (``ALLREDUCE_CHUNKSTEPS`` etc., ``src/include/collectives.h``)."""
+RING_SLICE_STEPS = NCCL_STEPS // 4
+"""Slots one ring slice takes (``ALLREDUCE_SLICESTEPS``): a chunk goes out in two slices, and the
+next rank starts on the first slice while the second is in flight."""
+
+NCCL_MAX_THREADS: dict[str, int] = {"LL": 512, "LL128": 640, "Simple": 512}
+"""Threads per channel (``NCCL_LL_MAX_NTHREADS``, ``NCCL_LL128_MAX_NTHREADS``,
+``NCCL_SIMPLE_MAX_NTHREADS``, ``src/include/device.h``)."""
+NCCL_THREAD_THRESHOLD: dict[str, int] = {"LL": 8, "LL128": 8, "Simple": 64}
+"""Bytes per thread below which NCCL drops a channel (``NCCL_*_THREAD_THRESHOLD``,
+``src/include/comm.h``); rings multiply LL's by the rank count (``tuning.cc``)."""
+
+NCCL_NET_CHANNELS = 16
+"""Channels (one SM each) NCCL runs for collectives that cross nodes: "the default number of SMs is
+16" (NCCL maintainer, NVIDIA/nccl #1649); ``16 coll channels`` in DGX H100 logs (NVIDIA/nccl
+#1244) and 16 tree channels with 4 NICs (NVIDIA/nccl #1357)."""
+NCCL_NVLINK_CHANNELS = 24
+"""Channels NCCL runs inside one NVLink domain (``Channel 00/24`` on 8 x H100, NVIDIA/nccl
+#1705; 24 trees on HGX A100, NVIDIA/nccl-tests #100)."""
+
+COLLNET_CHAIN_CHUNK_BYTES = 256 * 2**10
+"""CollNetChain's largest chunk (``calcCollChunking``: ``min(256 KiB, stepSize)``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class PipelineShape:
+    """How one algorithm and protocol move a channel's data."""
+
+    stages: int
+    """Store-and-forward stages on the critical path (ring steps, tree hops up and down)."""
+    link_stages: int
+    """Stages that share one link: all of them in a ring (a rank sends at every step), one in a
+    chain or tree (each hop is its own link)."""
+    stream_share: float
+    """Share of a channel's data that crosses every stage (``1/n`` in a ring: one rank's slot)."""
+    piece_max_bytes: float
+    """Largest piece a stage forwards at once (slice, chunk or step)."""
+    channel_min_bytes: float
+    """Bytes per channel below which NCCL drops a channel (threads x threshold)."""
+    max_channels: int
+    """Channels at full size."""
+    min_pieces: int = 1
+    """Pieces a chunk is cut into at least (a Simple ring chunk goes out in 2 slices)."""
+    split_min_bytes: float = 0.0
+    """Below this stream size a chunk is not cut (NCCL keeps slices above 1/32 of their size)."""
+    slots_per_piece: int = 1
+    """Connection slots one piece occupies (``sliceSteps``)."""
+
+
+def channels_for(size_bytes: float, shape: PipelineShape) -> int:
+    """Channels NCCL runs for ``size_bytes``: one fewer while a channel would get less than
+    ``channel_min_bytes`` (``topoGetAlgoInfo``, ``src/enqueue.cc``), at least one.
+
+    >>> shape = PipelineShape(4, 4, 0.25, 2**20, 32768, 16)
+    >>> channels_for(100_000, shape)
+    3
+    """
+    return max(1, min(shape.max_channels, math.floor(size_bytes / shape.channel_min_bytes)))
+
+
+def pieces_for(stream_bytes: float, shape: PipelineShape) -> int:
+    """Pieces one stream is cut into."""
+    pieces = max(1, math.ceil(stream_bytes / shape.piece_max_bytes))
+    if stream_bytes >= shape.split_min_bytes:
+        pieces = max(pieces, shape.min_pieces)
+    return pieces
+
+
+def pipelined_time_us(
+    size_bytes: float,
+    latency_us: float,
+    base_us: float,
+    algbw_GBps: float,  # noqa: N803 - GB/s
+    shape: PipelineShape,
+) -> float:
+    """Time of one collective through NCCL's pipeline, us.
+
+    Parameters
+    ----------
+    size_bytes
+        nccl-tests ``size``.
+    latency_us
+        The algorithm's latency: ``base_us`` plus every stage's step latency.
+    base_us
+        The fixed part (launch, synchronisation), paid once outside the pipeline.
+    algbw_GBps
+        The algorithm's bandwidth with all its channels (``size / algbw`` is the link's work).
+    shape
+        Stages, pieces and channels (:class:`PipelineShape`).
+
+    Returns
+    -------
+    float
+        ``base + max(link work, first piece through every stage + the other pieces)``.
+
+    Examples
+    --------
+    >>> ring = PipelineShape(stages=46, link_stages=46, stream_share=1 / 24,
+    ...                      piece_max_bytes=2**20, channel_min_bytes=32768, max_channels=16,
+    ...                      min_pieces=2, split_min_bytes=65536, slots_per_piece=2)
+    >>> size, algbw = 133_169_160, 49.3
+    >>> round(pipelined_time_us(size, 231.0, 8.4, algbw, ring) - size / (algbw * 1e3), 1)
+    8.4
+    """
+    channels = channels_for(size_bytes, shape)
+    link_us = size_bytes / (algbw_GBps * 1e3) * shape.max_channels / channels
+    stream_bytes = size_bytes * shape.stream_share / channels
+    pieces = pieces_for(stream_bytes, shape)
+    piece_us = link_us / (shape.link_stages * pieces)
+    steps_us = max(0.0, latency_us - base_us)
+    # A connection recycles a slot one step latency after using it.
+    period_us = max(piece_us, steps_us / shape.stages * shape.slots_per_piece / NCCL_STEPS)
+    busiest_link_us = shape.link_stages * pieces * period_us
+    first_piece_us = steps_us + shape.stages * piece_us + (pieces - 1) * period_us
+    return base_us + max(busiest_link_us, first_piece_us)
+
+
+def ring_shape(
+    collective: str, ranks: int, protocol: str, max_channels: int
+) -> PipelineShape | None:
+    """NCCL's ring for one collective and protocol; ``None`` for collectives it does not run.
+
+    >>> ring_shape("all_reduce", 8, "Simple", 24).stages
+    14
+    """
+    if collective == "all_reduce":
+        stages, link_stages, share = 2 * (ranks - 1), 2 * (ranks - 1), 1.0 / ranks
+    elif collective in ("all_gather", "reduce_scatter"):
+        stages, link_stages, share = ranks - 1, ranks - 1, 1.0 / ranks
+    elif collective == "broadcast":  # a chain from the root: every link carries the buffer once
+        stages, link_stages, share = ranks - 1, 1, 1.0
+    else:
+        return None
+    threshold = NCCL_MAX_THREADS[protocol] * NCCL_THREAD_THRESHOLD[protocol]
+    if protocol == "LL":
+        threshold *= ranks
+    step = _step_data_bytes(protocol)
+    if protocol == "Simple" and collective != "broadcast":
+        return PipelineShape(
+            stages=stages,
+            link_stages=link_stages,
+            stream_share=share,
+            piece_max_bytes=step * RING_SLICE_STEPS,
+            channel_min_bytes=threshold,
+            max_channels=max_channels,
+            min_pieces=RING_CHUNK_STEPS // RING_SLICE_STEPS,
+            # genericOp keeps a slice at least 1/32 of its full size
+            split_min_bytes=step * RING_SLICE_STEPS / 32 * (RING_CHUNK_STEPS // RING_SLICE_STEPS),
+            slots_per_piece=RING_SLICE_STEPS,
+        )
+    return PipelineShape(stages, link_stages, share, step, threshold, max_channels)
+
+
+def tree_shape(local_ranks: int, levels: int, protocol: str, max_channels: int) -> PipelineShape:
+    """NCCL's tree all-reduce: up a chain of ``local_ranks`` GPUs and ``levels`` network levels,
+    then back down; every hop a stage, one piece per step (``chunkSteps = 1``).
+
+    >>> tree_shape(8, 4, "LL", 16).stages
+    22
+    """
+    threshold = NCCL_MAX_THREADS[protocol] * NCCL_THREAD_THRESHOLD[protocol]
+    stages = max(1, 2 * ((local_ranks - 1) + levels))
+    return PipelineShape(stages, 1, 1.0, _step_data_bytes(protocol), threshold, max_channels)
+
+
+def collnet_chain_piece_bytes(size_bytes: float, channels: int, depth: int) -> float:
+    """CollNetChain's chunk: 256 KiB, halved while each channel would get too few chunks for the
+    chain's ``depth`` (``calcCollChunking``, ``src/enqueue.cc``).
+
+    >>> collnet_chain_piece_bytes(512 * 2**20, 16, 8) / 2**10
+    128.0
+    """
+    chunk = float(COLLNET_CHAIN_CHUNK_BYTES)
+    per_channel = size_bytes / channels
+    for chunks_per_depth, floor in ((64, 131072), (8, 65536), (1, 32768)):
+        while per_channel / chunk < depth * chunks_per_depth and chunk > floor:
+            chunk /= 2
+    return chunk
+
+
+def collnet_chain_shape(size_bytes: float, local_ranks: int, max_channels: int) -> PipelineShape:
+    """CollNetChain: up the NVLink chain to the node's head, to the switches' reduction tree and
+    back (two network stages), then down the chain.
+
+    >>> collnet_chain_shape(8 * 2**30, 8, 16).stages
+    16
+    """
+    threshold = NCCL_MAX_THREADS["Simple"] * NCCL_THREAD_THRESHOLD["Simple"]
+    piece = collnet_chain_piece_bytes(size_bytes, max_channels, local_ranks)
+    return PipelineShape(2 * (local_ranks - 1) + 2, 1, 1.0, piece, threshold, max_channels)
+
+
+def _step_data_bytes(protocol: str) -> float:
+    """Data bytes one buffer slot carries."""
+    if protocol == "LL":
+        return NCCL_LL_BUFFER_BYTES / NCCL_STEPS * NCCL_LL_DATA_SHARE
+    if protocol == "LL128":
+        return NCCL_LL128_BUFFER_BYTES / NCCL_STEPS * NCCL_LL128_DATA_SHARE
+    return NCCL_SIMPLE_BUFFER_BYTES / NCCL_STEPS
