@@ -40,6 +40,7 @@ BASES = set(Basis.__args__)  # type: ignore[attr-defined]
 LINK_SPEEDS_GBPS = (100.0, 200.0, 400.0, 800.0)
 LONGEST_REACH_M = 2000.0
 PRICE_ONLY_ITEMS = {"ib-router", "ufm-appliance", "support-infiniband", "support-ethernet"}
+NODES = set(CATALOG.ids("node"))
 REACH_CLASS_ORDER = {"dac": 0, "acc": 1, "aoc": 2, "optic": 3}
 
 
@@ -227,7 +228,16 @@ def test_default_prices_are_estimates_with_their_basis() -> None:
     for item, entry in CATALOG.prices.items():
         assert entry.basis == "estimate", f"{item}: a default price is never a vendor figure"
         assert len(entry.note) >= 10, f"{item}: say what the estimate rests on"
-        assert item in CATALOG.ids() or item in PRICE_ONLY_ITEMS, f"{item}: priced but unknown"
+        known = item in CATALOG.ids() or item in PRICE_ONLY_ITEMS
+        gpu_hour = item.startswith("gpu-hour-") and item.removeprefix("gpu-hour-") in NODES
+        assert known or gpu_hour, f"{item}: priced but unknown"
+
+
+def test_every_node_has_a_gpu_hour_price() -> None:
+    for node in CATALOG.ids("node"):
+        entry = CATALOG.prices[f"gpu-hour-{node}"]
+        # USD per GPU-hour: a node's price over 4 years of hours per GPU is a few dollars at most.
+        assert 0.1 < entry.price_usd < 10, node
 
 
 def test_support_items_are_fractions_of_capex() -> None:

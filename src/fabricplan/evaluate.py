@@ -8,7 +8,7 @@
 
 from __future__ import annotations
 
-from fabricplan.analytic.cost import fabric_cost
+from fabricplan.analytic.cost import fabric_cost, with_gpu_idle_cost
 from fabricplan.backends import get_backend
 from fabricplan.errors import DesignError
 from fabricplan.lint.operations import assess_operations
@@ -25,11 +25,12 @@ def evaluate_one(
 ) -> Evaluation:
     """Everything known about one technology's fabric for this scenario."""
     design = design_fabric(valid, technology)
+    performance = get_backend(backend).perform(valid, design, request or PerfRequest())
     return Evaluation(
         technology=technology,
         design=design,
-        cost=fabric_cost(valid, design),
-        performance=get_backend(backend).perform(valid, design, request or PerfRequest()),
+        cost=with_gpu_idle_cost(valid, fabric_cost(valid, design), performance.step),
+        performance=performance,
         ops=assess_operations(valid, design),
     )
 

@@ -29,7 +29,7 @@ from fabricplan.analytic.operations_effort import effort_records, engineer_years
 from fabricplan.errors import ModelError
 from fabricplan.model.fabric import BomLine, FabricDesign, LinkGroup, TierDesign
 from fabricplan.model.hardware import Figure
-from fabricplan.model.results import CostBreakdown, CostLine
+from fabricplan.model.results import CostBreakdown, CostLine, StepTimeResult
 from fabricplan.model.scenario import ValidScenario
 from fabricplan.units import HOURS_PER_YEAR, energy_kwh_per_year
 
@@ -242,6 +242,51 @@ def fabric_cost(valid: ValidScenario, design: FabricDesign) -> CostBreakdown:
         per_gpu_usd=tco_usd / design.gpus if design.gpus else 0.0,
         capex_per_bisection_tbps_usd=capex_per_bisection_tbps_usd,
         assumptions=tuple(assumptions),
+    )
+
+
+GPU_HOUR_ITEM_PREFIX = "gpu-hour-"
+"""Price-book items ``gpu-hour-<node id>``: what one GPU-hour of that node costs its owner."""
+
+
+def with_gpu_idle_cost(
+    valid: ValidScenario, cost: CostBreakdown, step: StepTimeResult | None
+) -> CostBreakdown:
+    """``cost`` with the value of the GPU time the fabric leaves idle over the horizon.
+
+    ``gpu_idle_usd = step.gpu_hours_lost_per_year x years x price(gpu-hour-<node>)``: the GPUs
+    wait on communication that compute does not hide, and an idle GPU-hour costs what any other
+    GPU-hour costs its owner. Unchanged when there is no step time or no GPU-hour price.
+
+    Examples
+    --------
+    >>> from fabricplan.model.results import StepTimeResult
+    >>> from fabricplan.spec import parse_spec
+    >>> valid = parse_spec({"cluster": {"gpus": 16}, "cost": {"years": 2,
+    ...                     "prices": {"gpu-hour-h100": 2.0}}})
+    >>> cost = fabric_cost(valid, _tiny_leaf_spine())
+    >>> step = StepTimeResult(compute_s=1.0, comm_total_s=0.2, comm_exposed_s=0.1, step_s=1.1,
+    ...     comm_by_dimension_s={}, exposed_fraction=0.1 / 1.1, gpu_hours_lost_per_year=1000.0)
+    >>> with_gpu_idle_cost(valid, cost, step).gpu_idle_usd  # 1000 h x 2 years x 2 USD
+    4000.0
+    """
+    item = f"{GPU_HOUR_ITEM_PREFIX}{valid.node.id}"
+    price = valid.prices.get(item)
+    if step is None or price is None:
+        return cost
+    years = valid.spec.cost.years
+    idle_usd = step.gpu_hours_lost_per_year * years * price.price_usd
+    note = (
+        f"GPU time idled by exposed communication: {step.gpu_hours_lost_per_year:,.0f} GPU-hours"
+        f" a year x {years} years x ${price.price_usd:.2f}/GPU-hour ({price.basis}: {price.note})"
+        f" = {_usd(idle_usd)}; override with cost.prices.{item}"
+    )
+    return cost.model_copy(
+        update={
+            "gpu_idle_usd": idle_usd,
+            "tco_with_gpu_idle_usd": cost.tco_usd + idle_usd,
+            "assumptions": (*cost.assumptions, note),
+        }
     )
 
 

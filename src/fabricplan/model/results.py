@@ -104,6 +104,11 @@ class CostBreakdown(Frozen):
     """TCO per GPU."""
     capex_per_bisection_tbps_usd: float
     assumptions: tuple[str, ...] = ()
+    gpu_idle_usd: float | None = None
+    """Value of the GPU time spent waiting on exposed communication over the horizon (GPU-hours
+    lost a year x years x the price book's ``gpu-hour-<node>``); ``None`` when unknown."""
+    tco_with_gpu_idle_usd: float | None = None
+    """``tco_usd + gpu_idle_usd``: what the network choice costs, counting the GPUs it idles."""
 
 
 class P2PPoint(Frozen):

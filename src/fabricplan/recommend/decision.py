@@ -52,6 +52,7 @@ from fabricplan.recommend.score import (
     performance_label,
     ranking,
     raw_figures,
+    tco_label,
     weighted_totals,
 )
 from fabricplan.recommend.weights import CRITERIA, criterion_weights, priorities_label
@@ -377,6 +378,7 @@ def decide(
             priorities_label(priorities),
             performance_label(evaluations),
             {e.technology: e.design for e in evaluations},
+            tco_label(evaluations),
         )
     )
     lead = totals[order[0]] - totals[order[1]]

@@ -74,7 +74,13 @@ def _relative_pct(mine: float, theirs: float) -> float:
     return abs(mine - theirs) / theirs * 100.0 if theirs else 100.0
 
 
-def comparison(criterion: Criterion, mine: float, theirs: float, performance_label: str) -> str:
+def comparison(
+    criterion: Criterion,
+    mine: float,
+    theirs: float,
+    performance_label: str,
+    tco_label: str = "TCO",
+) -> str:
     """How one candidate's raw figure compares with another's, as a noun phrase.
 
     Parameters
@@ -102,7 +108,7 @@ def comparison(criterion: Criterion, mine: float, theirs: float, performance_lab
         )
     if criterion in ("capex", "tco"):
         word = "less" if mine < theirs else "more"
-        name = "TCO" if criterion == "tco" else "capex"
+        name = tco_label if criterion == "tco" else "capex"
         return f"{pct:.1f} % {word} {name} ({usd_short(mine)} vs {usd_short(theirs)})"
     if criterion == "scalability":
         if mine == 0.0:
@@ -150,6 +156,7 @@ def decision_reasons(
     weights_label: str,
     performance_label: str,
     designs: Mapping[str, FabricDesign],
+    tco_label: str = "TCO",
 ) -> tuple[str, ...]:
     """Sentences saying which criteria decided the ranking and by how much.
 
@@ -169,6 +176,8 @@ def decision_reasons(
         What the performance figure is.
     designs
         Each technology's design (for error findings).
+    tco_label
+        What the TCO figure is (``TCO`` or ``TCO with idle GPU time``).
 
     Returns
     -------
@@ -186,7 +195,7 @@ def decision_reasons(
     parts = contributions(scores, weights, winner, rival)
 
     def phrase(c: Criterion) -> str:
-        return comparison(c, raw[winner][c], raw[rival][c], performance_label)
+        return comparison(c, raw[winner][c], raw[rival][c], performance_label, tco_label)
 
     pros = sorted((c for c in parts if parts[c] > 0), key=lambda c: -parts[c])
     cons = sorted((c for c in parts if parts[c] < 0), key=lambda c: parts[c])

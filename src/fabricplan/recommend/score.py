@@ -4,7 +4,8 @@ Raw figures (one per criterion and candidate):
 
 - ``performance``: the training step time in seconds; when a candidate has no step time, the
   time of the largest ``all_reduce`` size every candidate has (the same figure for all);
-- ``capex``, ``tco``: dollars;
+- ``capex``, ``tco``: dollars; ``tco`` adds the value of the GPU time the fabric leaves idle
+  (``cost.tco_with_gpu_idle_usd``) when every candidate has it — the network choice's whole cost;
 - ``scalability``: growth factor, ``(gpus + headroom_gpus) / gpus``; 0 when the design reports an
   error-severity finding (it breaks a hard limit, e.g. the LID space);
 - ``operations``: the operations burden, 0 (nothing to run) to 1 (hardest);
@@ -80,6 +81,22 @@ def _common_all_reduce_size(evaluations: Sequence[Evaluation]) -> int:
     return max(common)
 
 
+TCO_WITH_IDLE_LABEL = "TCO with idle GPU time"
+
+
+def tco_label(evaluations: Sequence[Evaluation]) -> str:
+    """What the TCO figure is: with the value of idle GPU time when every candidate has it."""
+    if all(e.cost.tco_with_gpu_idle_usd is not None for e in evaluations):
+        return TCO_WITH_IDLE_LABEL
+    return "TCO"
+
+
+def _tco_usd(evaluations: Sequence[Evaluation]) -> list[float]:
+    if tco_label(evaluations) == TCO_WITH_IDLE_LABEL:
+        return [e.cost.tco_with_gpu_idle_usd or 0.0 for e in evaluations]
+    return [e.cost.tco_usd for e in evaluations]
+
+
 def _performance_s(evaluations: Sequence[Evaluation]) -> list[float]:
     if all(e.performance.step is not None for e in evaluations):
         return [e.performance.step.step_s for e in evaluations if e.performance.step is not None]
@@ -115,11 +132,12 @@ def growth_factor(design: FabricDesign) -> float:
 def raw_figures(evaluations: Sequence[Evaluation]) -> RawTable:
     """Each candidate's raw figure per criterion (see the module docstring)."""
     performance = _performance_s(evaluations)
+    tco = dict(zip((e.technology for e in evaluations), _tco_usd(evaluations), strict=True))
     return {
         e.technology: {
             "performance": step_s,
             "capex": e.cost.capex_usd,
-            "tco": e.cost.tco_usd,
+            "tco": tco[e.technology],
             "scalability": growth_factor(e.design),
             "operations": e.ops.burden,
             "ecosystem": e.ops.ecosystem_fit,

@@ -46,13 +46,19 @@ def design_rows(evals: Sequence[Evaluation]) -> list[Row]:
 
 def cost_rows(evals: Sequence[Evaluation]) -> list[Row]:
     years = evals[0].cost.years if evals else 0
-    return [
+    rows: list[Row] = [
         ("capex", [money(e.cost.capex_usd) for e in evals]),
         ("network power", [power_kw(e.cost.power_w) for e in evals]),
         ("opex / year", [money(e.cost.opex_usd_per_year) for e in evals]),
         (f"TCO ({years} y)", [money(e.cost.tco_usd) for e in evals]),
         ("TCO per GPU", [money(e.cost.per_gpu_usd) for e in evals]),
     ]
+    if all(e.cost.gpu_idle_usd is not None for e in evals):
+        rows += [
+            (f"idle GPU time ({years} y)", [money(e.cost.gpu_idle_usd or 0.0) for e in evals]),
+            ("TCO + idle GPU time", [money(e.cost.tco_with_gpu_idle_usd or 0.0) for e in evals]),
+        ]
+    return rows
 
 
 def _busbw(points: Sequence[CollectivePoint], op: str, size: int) -> str:
