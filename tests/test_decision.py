@@ -460,3 +460,23 @@ def test_a_tie_now_flips_on_any_move_the_right_way() -> None:
     assert (flip.weight, flip.winner_before, flip.winner_after) == (0.5, "infiniband", "roce_v2")
     lowered = weighted_totals(scores, rescaled_weights(weights, "performance", 0.49))
     assert ranking(lowered)[0] == "roce_v2"
+
+
+def test_tco_counts_idle_gpu_time_only_when_every_candidate_has_it() -> None:
+    a, b = _evaluation("infiniband", capex=12e6), _evaluation("roce_v2", capex=10e6)
+    assert raw_figures([a, b])["roce_v2"]["tco"] == b.cost.tco_usd
+
+    def idle(e: Evaluation, usd: float) -> Evaluation:
+        cost = e.cost.model_copy(
+            update={"gpu_idle_usd": usd, "tco_with_gpu_idle_usd": e.cost.tco_usd + usd}
+        )
+        return e.model_copy(update={"cost": cost})
+
+    # The cheaper network idles GPUs worth more than the price difference: it loses on TCO.
+    difference = a.cost.tco_usd - b.cost.tco_usd
+    a_idle, b_idle = idle(a, 1e6), idle(b, 1e6 + 2 * difference)
+    raw = raw_figures([a_idle, b_idle])
+    assert raw["infiniband"]["tco"] < raw["roce_v2"]["tco"]
+    assert raw["roce_v2"]["tco"] - raw["infiniband"]["tco"] == pytest.approx(difference)
+    # One candidate without a step time: plain TCO for both, so the scales stay comparable.
+    assert raw_figures([a_idle, b])["infiniband"]["tco"] == a.cost.tco_usd
