@@ -48,6 +48,21 @@ class AnalyticBackend:
         return analytic_performance(valid, design, request)
 
 
+class FlowBackend:
+    """Fluid flow-level simulation on the designed fabric (:mod:`fabricplan.sim.flow`): the
+    fabric time of each collective under the technology's routing, flow control and congestion
+    control; latencies, perftest tables and the training step from the analytic model."""
+
+    name = "flow"
+
+    def perform(
+        self, valid: ValidScenario, design: FabricDesign, request: PerfRequest
+    ) -> PerformanceResult:
+        from fabricplan.sim.flow.performance import flow_performance
+
+        return flow_performance(valid, design, request)
+
+
 class FakeBackend:
     """Predictable numbers for tests of the layers above: busbw is the NIC line rate times the
     technology's payload share, latency is 1 µs per switch hop; nothing about congestion."""
@@ -93,6 +108,7 @@ class FakeBackend:
 _BACKENDS: dict[str, Callable[[], Backend]] = {
     "analytic": AnalyticBackend,
     "fake": FakeBackend,
+    "flow": FlowBackend,
 }
 
 

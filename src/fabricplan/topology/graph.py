@@ -915,6 +915,8 @@ def trunk_route(graph: FabricGraph, src: IntArray, dst: IntArray) -> Int32Array:
     same_leaf = s_leaf == d_leaf
     out[:, 0] = trunk_up
     out[same_leaf, 1] = trunk_down[same_leaf]
+    if graph.tiers == 1 or same_leaf.all():
+        return _checked_trunks(graph, src, dst, out)
     base = 2 * graph.hosts
     same_pod = (graph.leaf_pod[s_leaf] == graph.leaf_pod[d_leaf]) & ~same_leaf
     cross = ~same_pod & ~same_leaf

@@ -1,0 +1,396 @@
+"""``fabricplan simulate SPEC``: one traffic pattern on every technology's designed fabric.
+
+The flow backend runs the pattern through the flow-level simulator and reports completion,
+flow completion times, link utilisation per tier, the busiest links and the time links spent
+paused; the analytic (and, once registered, packet) backend answers the collective patterns
+through the performance seam. Without ``--pattern`` the spec's ``workload`` is simulated as one
+training step.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated, Any, cast
+
+import numpy as np
+import typer
+
+from fabricplan.backends import backend_names, get_backend
+from fabricplan.cli.guard import guarded
+from fabricplan.errors import ModelError
+from fabricplan.model.results import CollectiveName, PerfRequest
+from fabricplan.model.scenario import TechnologyName, ValidScenario
+from fabricplan.sim.flow.failure import fail_random_cables, switch_vertex
+from fabricplan.sim.flow.fluid import DEFAULT_TOLERANCE, simulate
+from fabricplan.sim.flow.pattern import PATTERNS, PatternName, scenario_traffic
+from fabricplan.sim.flow.routing import bytes_per_us
+from fabricplan.sim.flow.traffic import GpuLayout, Placement
+from fabricplan.sim.flow.transport import (
+    CONGESTION_CONTROLS,
+    ROUTING_NAMES,
+    CongestionControl,
+    RoutingName,
+    transport_for,
+)
+from fabricplan.spec import load_spec
+from fabricplan.topology.designer import design_fabric
+from fabricplan.topology.graph import fabric_graph, with_failures
+from fabricplan.units import parse_size
+
+PROGRESS_AFTER_S = 2.0
+"""A progress bar appears once a run has taken this long."""
+
+ANALYTIC_PATTERNS: dict[str, CollectiveName] = {
+    "all_to_all": "all_to_all",
+    "ring_all_reduce": "all_reduce",
+    "tree_all_reduce": "all_reduce",
+    "all_gather": "all_gather",
+    "reduce_scatter": "reduce_scatter",
+}
+"""Patterns the performance seam (analytic, packet) can answer, and their collective."""
+
+
+class Backend(StrEnum):
+    flow = "flow"
+    packet = "packet"
+    analytic = "analytic"
+
+
+class Format(StrEnum):
+    table = "table"
+    json = "json"
+
+
+class PlacementChoice(StrEnum):
+    packed = "packed"
+    fragmented = "fragmented"
+
+
+@dataclass(frozen=True)
+class ScenarioOptions:
+    """What the flow backend runs, from the command line."""
+
+    pattern: PatternName
+    size_bytes: int | None
+    seeds: list[int]
+    routing: RoutingName | None
+    congestion_control: CongestionControl | None
+    senders: int | None
+    jobs: int
+    placement: Placement
+    qps: int
+    background_load: float
+    background_us: float
+    fail_links: int
+    fail_switches: list[str]
+    tolerance: float
+
+
+def register(app: typer.Typer) -> None:
+    app.command("simulate")(simulate_command)
+
+
+class LateProgress:
+    """A rich progress bar on stderr that shows itself only after :data:`PROGRESS_AFTER_S`."""
+
+    def __init__(self, label: str) -> None:
+        self.label = label
+        self.started = time.perf_counter()
+        self.bar: Any = None
+        self.task: Any = None
+
+    def __call__(self, done: float) -> None:
+        if self.bar is None:
+            if time.perf_counter() - self.started < PROGRESS_AFTER_S or not sys.stderr.isatty():
+                return
+            from rich.console import Console
+            from rich.progress import Progress
+
+            self.bar = Progress(console=Console(stderr=True), transient=True)
+            self.bar.start()
+            self.task = self.bar.add_task(self.label, total=1.0)
+        self.bar.update(self.task, completed=done)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.stop()
+
+
+def _choice(value: str | None, allowed: tuple[str, ...], option: str) -> str | None:
+    if value is not None and value not in allowed:
+        raise ModelError(
+            "FP537",
+            option,
+            "is not one of the allowed values",
+            value,
+            f"use one of {', '.join(allowed)}",
+        )
+    return value
+
+
+def _flow_record(
+    valid: ValidScenario, tech: TechnologyName, options: ScenarioOptions
+) -> dict[str, Any]:
+    design = design_fabric(valid, tech)
+    graph = fabric_graph(design, valid)
+    if options.fail_switches:
+        graph = with_failures(
+            graph, switches=[switch_vertex(graph, name) for name in options.fail_switches]
+        )
+    cluster = valid.spec.cluster
+    layout = GpuLayout(cluster.gpus, cluster.gpus_per_node, cluster.nics_per_node)
+    transport = transport_for(
+        valid.technologies[tech],
+        valid.switches[tech],
+        routing=options.routing,
+        congestion_control=options.congestion_control,
+    )
+    nic_rate = float(bytes_per_us(cluster.nic_speed_gbps)) * transport.payload_share
+    runs = []
+    for seed in options.seeds:
+        fabric = (
+            fail_random_cables(graph, options.fail_links, seed) if options.fail_links else graph
+        )
+        traffic = scenario_traffic(
+            options.pattern,
+            layout,
+            options.size_bytes,
+            seed,
+            jobs=options.jobs,
+            placement=options.placement,
+            senders=options.senders,
+            workload=valid.spec.workload,
+            qps=options.qps,
+            background_load=options.background_load,
+            background_us=options.background_us,
+            nic_bytes_per_us=nic_rate,
+        )
+        progress = LateProgress(f"{tech} {options.pattern} seed {seed}")
+        try:
+            runs.append(
+                simulate(fabric, traffic, transport, seed, options.tolerance, progress=progress)
+            )
+        finally:
+            progress.close()
+    stats = runs[0].stats()
+    record: dict[str, Any] = {
+        "pattern": options.pattern,
+        "size_bytes": options.size_bytes,
+        **stats.model_dump(),
+    }
+    completions = np.array([r.completion_us for r in runs])
+    record["seeds"] = {
+        "seeds": options.seeds,
+        "completion_us": {
+            "min": float(completions.min()),
+            "p50": float(np.percentile(completions, 50)),
+            "max": float(completions.max()),
+        },
+    }
+    record["jobs"] = {"count": options.jobs, "placement": options.placement}
+    record["failed"] = {"cables": options.fail_links, "switches": options.fail_switches}
+    return record
+
+
+def _seam_record(
+    valid: ValidScenario,
+    tech: TechnologyName,
+    backend: str,
+    pattern: PatternName,
+    size: int | None,
+    seed: int,
+) -> dict[str, Any]:
+    if pattern not in ANALYTIC_PATTERNS:
+        raise ModelError(
+            "FP535",
+            "--pattern",
+            f"has no {backend} model",
+            pattern,
+            f"use --backend flow or one of {', '.join(ANALYTIC_PATTERNS)}",
+        )
+    if size is None:
+        raise ModelError(
+            "FP533", "--size", f"pattern {pattern} needs a size", None, "give --size, e.g. 64M"
+        )
+    op = ANALYTIC_PATTERNS[pattern]
+    wall0 = time.perf_counter()
+    result = get_backend(backend).perform(
+        valid,
+        design_fabric(valid, tech),
+        PerfRequest(collectives=(op,), sizes_bytes=(size,), p2p=False, step=False, seed=seed),
+    )
+    point = result.collectives[0]
+    return {
+        "backend": backend,
+        "technology": tech,
+        "pattern": pattern,
+        "size_bytes": size,
+        "completion_us": point.time_us,
+        "fct_us": None,
+        "flows": None,
+        "wall_s": time.perf_counter() - wall0,
+        "algorithm": point.algorithm,
+        "busbw_GBps": point.busbw_GBps,
+        "notes": list(result.notes),
+    }
+
+
+def _table(record: dict[str, Any]) -> str:
+    lines = [f"# {record['technology']}: {record['pattern']} ({record['backend']} model)"]
+    if record.get("fct_us") is None:
+        lines.append(
+            f"  completion {record['completion_us']:.1f} us"
+            f"  ({record.get('algorithm', '')}, busbw {record['busbw_GBps']:.1f} GB/s)"
+        )
+        return "\n".join(lines)
+    fct = record["fct_us"]
+    spread = record["seeds"]["completion_us"]
+    lines += [
+        f"  routing {record['routing']}, flow control {record['link_flow_control']},"
+        f" congestion control {record['congestion_control']}",
+        f"  flows {record['flows']}, completion {record['completion_us']:.1f} us,"
+        f" FCT p50 {fct['p50']:.1f} p99 {fct['p99']:.1f} max {fct['max']:.1f} us",
+    ]
+    if len(record["seeds"]["seeds"]) > 1:
+        lines.append(
+            f"  over {len(record['seeds']['seeds'])} seeds: completion min"
+            f" {spread['min']:.1f} p50 {spread['p50']:.1f} max {spread['max']:.1f} us"
+        )
+    lines += [
+        f"  {c['name']}: {c['time_us']:.1f} us ({c['flows']} flows)" for c in record["collectives"]
+    ]
+    lines += [
+        f"  {t['tier']:<14} utilisation mean {t['mean_utilisation']:6.1%}"
+        f" max {t['max_utilisation']:6.1%}  paused {t['paused_us']:.1f} link-us"
+        for t in record["tiers"]
+    ]
+    lines += [
+        f"  busiest: {b['name']} ({b['tier']}) {b['utilisation']:.1%}"
+        for b in record["busiest_links"][:3]
+    ]
+    lines.append(f"  {record['epochs']} epochs, {record['wall_s']:.2f} s")
+    return "\n".join(lines)
+
+
+@guarded
+def simulate_command(
+    spec: Annotated[Path, typer.Argument(help="Cluster spec (YAML).")],
+    backend: Annotated[Backend, typer.Option("--backend", help="Model.")] = Backend.flow,
+    pattern: Annotated[
+        str | None,
+        typer.Option(
+            "--pattern",
+            "-p",
+            help=f"{', '.join(PATTERNS)} (default: the spec's workload as a training step).",
+        ),
+    ] = None,
+    size: Annotated[
+        str | None,
+        typer.Option(
+            "--size",
+            "-s",
+            help="Bytes, e.g. 64M (per rank for"
+            " collectives, per flow for permutation/incast/random).",
+        ),
+    ] = None,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of everything random.")] = 0,
+    seeds: Annotated[
+        int,
+        typer.Option(
+            "--seeds", help="Runs with seeds seed..seed+N-1; the report gives the spread.", min=1
+        ),
+    ] = 1,
+    routing: Annotated[
+        str | None, typer.Option("--routing", help="Override routing: " + ", ".join(ROUTING_NAMES))
+    ] = None,
+    cc: Annotated[
+        str | None,
+        typer.Option("--cc", help="Override congestion control: " + ", ".join(CONGESTION_CONTROLS)),
+    ] = None,
+    senders: Annotated[int | None, typer.Option("--senders", help="Incast senders.")] = None,
+    jobs: Annotated[
+        int,
+        typer.Option(
+            "--jobs", help="Equal jobs sharing the fabric, each running the pattern.", min=1
+        ),
+    ] = 1,
+    placement: Annotated[
+        PlacementChoice, typer.Option("--placement", help="Where the jobs' nodes are.")
+    ] = PlacementChoice.packed,
+    qps: Annotated[
+        int, typer.Option("--qps", help="Queue pairs per connection (ECMP entropy).", min=1)
+    ] = 1,
+    background: Annotated[
+        float,
+        typer.Option(
+            "--background", help="Poisson WebSearch background load (0-1).", min=0.0, max=1.0
+        ),
+    ] = 0.0,
+    background_us: Annotated[
+        float, typer.Option("--background-us", help="Background arrival window (us).", min=0.0)
+    ] = 1000.0,
+    fail_links: Annotated[
+        int,
+        typer.Option(
+            "--fail-links", help="Random leaf-spine cables down (drawn from the seed).", min=0
+        ),
+    ] = 0,
+    fail_switch: Annotated[
+        list[str] | None,
+        typer.Option("--fail-switch", help="A switch down, e.g. spine0 (repeatable)."),
+    ] = None,
+    tolerance: Annotated[
+        float, typer.Option("--tolerance", help="Completion batching (0 = exact).", min=0.0)
+    ] = DEFAULT_TOLERANCE,
+    fmt: Annotated[Format, typer.Option("--format", "-f", help="Output format.")] = Format.table,
+) -> None:
+    """Simulate one traffic pattern on every technology of SPEC."""
+    chosen = cast(PatternName, _choice(pattern, PATTERNS, "--pattern") or "training_step")
+    mode = cast(RoutingName | None, _choice(routing, ROUTING_NAMES, "--routing"))
+    congestion = cast(CongestionControl | None, _choice(cc, CONGESTION_CONTROLS, "--cc"))
+    size_bytes = None
+    if size is not None:
+        try:
+            size_bytes = parse_size(size)
+        except ValueError:
+            raise ModelError("FP533", "--size", "not a size", size, "use e.g. 64M") from None
+    if backend is Backend.packet and "packet" not in backend_names():
+        raise ModelError(
+            "FP536",
+            "--backend",
+            "packet backend not available yet",
+            "packet",
+            "use --backend flow or analytic",
+        )
+    options = ScenarioOptions(
+        pattern=chosen,
+        size_bytes=size_bytes,
+        seeds=list(range(seed, seed + seeds)),
+        routing=mode,
+        congestion_control=congestion,
+        senders=senders,
+        jobs=jobs,
+        placement=placement.value,
+        qps=qps,
+        background_load=background,
+        background_us=background_us,
+        fail_links=fail_links,
+        fail_switches=fail_switch or [],
+        tolerance=tolerance,
+    )
+    valid = load_spec(spec)
+    records = []
+    for tech in valid.spec.fabric.technologies:
+        if backend is Backend.flow:
+            records.append(_flow_record(valid, tech, options))
+        else:
+            records.append(_seam_record(valid, tech, backend.value, chosen, size_bytes, seed))
+    if fmt is Format.json:
+        typer.echo(json.dumps({"backend": backend.value, "results": records}, indent=2))
+        return
+    typer.echo("\n\n".join(_table(r) for r in records))

@@ -1,0 +1,69 @@
+"""The flow-level simulator: fluid max-min rates on every link of the designed fabric.
+
+Build a :class:`~fabricplan.topology.graph.FabricGraph`, some :class:`Traffic` and a
+:class:`TransportSpec`, then :func:`simulate`; see docs/models.md, "Flow-level simulator".
+
+>>> from fabricplan.spec import parse_spec
+>>> from fabricplan.topology.designer import design_fabric
+>>> from fabricplan.topology.graph import fabric_graph
+>>> valid = parse_spec({"cluster": {"gpus": 64}, "fabric": {"technologies": ["infiniband"]}})
+>>> graph = fabric_graph(design_fabric(valid, "infiniband"), valid)
+>>> transport = transport_for(valid.technologies["infiniband"], valid.switches["infiniband"])
+>>> result = simulate(graph, ring(GpuLayout(64, 8, 8), "all_reduce", 2**30), transport)
+>>> stats = result.stats()
+>>> stats.flows, stats.routing, round(stats.fct_us.p99) > 0
+(64, 'adaptive', True)
+"""
+
+from __future__ import annotations
+
+from fabricplan.sim.flow.failure import fail_random_cables, switch_vertex
+from fabricplan.sim.flow.fluid import simulate
+from fabricplan.sim.flow.pattern import PATTERNS, pattern_traffic, scenario_traffic
+from fabricplan.sim.flow.result import FlowSimResult, FlowSimStats
+from fabricplan.sim.flow.traffic import (
+    GpuLayout,
+    StepSpec,
+    Traffic,
+    all_to_all,
+    background,
+    combine,
+    for_job,
+    gpu_flows,
+    incast,
+    permutation,
+    place_jobs,
+    random_pairs,
+    ring,
+    training_step,
+    tree_all_reduce,
+)
+from fabricplan.sim.flow.transport import TransportSpec, transport_for
+
+__all__ = [
+    "PATTERNS",
+    "FlowSimResult",
+    "FlowSimStats",
+    "GpuLayout",
+    "StepSpec",
+    "Traffic",
+    "TransportSpec",
+    "all_to_all",
+    "background",
+    "combine",
+    "fail_random_cables",
+    "for_job",
+    "gpu_flows",
+    "incast",
+    "pattern_traffic",
+    "permutation",
+    "place_jobs",
+    "random_pairs",
+    "ring",
+    "scenario_traffic",
+    "simulate",
+    "switch_vertex",
+    "training_step",
+    "transport_for",
+    "tree_all_reduce",
+]

@@ -1,0 +1,221 @@
+"""Named traffic patterns (what ``fabricplan simulate --pattern`` and the flow backend run).
+
+>>> layout = GpuLayout(gpus=64, gpus_per_node=8, nics_per_node=8)
+>>> pattern_traffic("ring_all_reduce", layout, 2**20, seed=0).flows
+64
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import numpy as np
+
+from fabricplan.analytic.workload import resolve_workload
+from fabricplan.errors import ModelError
+from fabricplan.model.results import CollectiveName
+from fabricplan.model.scenario import WorkloadSpec
+from fabricplan.sim.flow.traffic import (
+    GpuLayout,
+    IntArray,
+    Placement,
+    StepSpec,
+    Traffic,
+    all_to_all,
+    background,
+    combine,
+    for_job,
+    gpu_flows,
+    incast,
+    permutation,
+    place_jobs,
+    random_pairs,
+    ring,
+    training_step,
+    tree_all_reduce,
+)
+
+PatternName = Literal[
+    "all_to_all",
+    "permutation",
+    "incast",
+    "ring_all_reduce",
+    "tree_all_reduce",
+    "all_gather",
+    "reduce_scatter",
+    "random",
+    "training_step",
+]
+PATTERNS: tuple[PatternName, ...] = (
+    "all_to_all",
+    "permutation",
+    "incast",
+    "ring_all_reduce",
+    "tree_all_reduce",
+    "all_gather",
+    "reduce_scatter",
+    "random",
+    "training_step",
+)
+
+DEFAULT_INCAST_SENDERS = 32
+"""Senders of ``--pattern incast`` when not given (fewer when the cluster has fewer nodes)."""
+
+BYTES_PER_VALUE = {"bf16": 2, "fp8": 1}
+"""Bytes of one activation value at each training precision."""
+
+
+def collective_traffic(
+    collective: CollectiveName, layout: GpuLayout, size_bytes: float, ranks: IntArray | None = None
+) -> Traffic:
+    """The fabric flows of one nccl-tests collective of ``size_bytes`` over ``ranks``.
+
+    all_reduce, all_gather, reduce_scatter and broadcast run as rings; all_to_all posts every
+    send at once; sendrecv sends from each rank to the next.
+
+    >>> layout = GpuLayout(gpus=16, gpus_per_node=8, nics_per_node=8)
+    >>> collective_traffic("sendrecv", layout, 1e6).flows   # ranks 7 -> 8 and 15 -> 0
+    2
+    """
+    if collective == "all_to_all":
+        return all_to_all(layout, size_bytes, ranks)
+    if collective == "sendrecv":
+        r = np.arange(layout.gpus, dtype=np.int64) if ranks is None else np.asarray(ranks)
+        return gpu_flows(layout, r, np.roll(r, -1), size_bytes, StepSpec("sendrecv", "sendrecv"))
+    return ring(layout, collective, size_bytes, ranks)
+
+
+def workload_traffic(
+    workload: WorkloadSpec,
+    layout: GpuLayout,
+    grad_bytes: float | None,
+    ranks: IntArray | None = None,
+    qps: int = 1,
+) -> Traffic:
+    """A training step of the spec's workload (see :func:`.traffic.training_step`).
+
+    Gradients per rank: ``grad_bytes`` if given, else the job's parameters over ``tp x pp``
+    at two bytes each. Activations sent between stages: one sequence x hidden values split over
+    the tensor-parallel ranks; expert traffic: that times the top-k experts.
+    """
+    count = layout.gpus if ranks is None else len(ranks)
+    job = resolve_workload(workload, count)
+    per_value = BYTES_PER_VALUE[job.precision]
+    grads = grad_bytes if grad_bytes is not None else job.params * 2 / (job.tp * job.pp)
+    activation = job.sequence_length * job.hidden * per_value / job.tp
+    expert = activation * job.active_experts if job.is_moe else 0.0
+    return training_step(
+        layout,
+        tp=job.tp,
+        pp=job.pp,
+        ep=job.ep,
+        grad_bytes=grads,
+        activation_bytes=activation,
+        expert_bytes=expert,
+        ranks=ranks,
+        qps=qps,
+    )
+
+
+def pattern_traffic(
+    pattern: PatternName,
+    layout: GpuLayout,
+    size_bytes: float | None,
+    seed: int,
+    senders: int | None = None,
+    workload: WorkloadSpec | None = None,
+    ranks: IntArray | None = None,
+    qps: int = 1,
+) -> Traffic:
+    """Traffic of a named pattern over ``ranks`` (default: every GPU).
+
+    ``size_bytes`` is per rank as nccl-tests counts it for the collectives, per flow for
+    permutation, incast and random, and the gradient bytes per rank for ``training_step``
+    (``None``: the workload's own). ``qps`` splits every connection over that many queue pairs
+    (each its own flow and UDP source port).
+
+    Raises
+    ------
+    ModelError
+        FP533 for an unknown pattern or parameters that do not fit the cluster.
+    """
+    if pattern == "training_step":
+        return workload_traffic(workload or WorkloadSpec(), layout, size_bytes, ranks, qps)
+    if pattern not in PATTERNS:
+        raise ModelError(
+            "FP533", "--pattern", "unknown pattern", pattern, f"use one of {', '.join(PATTERNS)}"
+        )
+    if size_bytes is None or size_bytes <= 0:
+        raise ModelError(
+            "FP533",
+            "--size",
+            f"pattern {pattern} needs a positive size",
+            size_bytes,
+            "give --size, e.g. 64M",
+        )
+    if pattern == "all_to_all":
+        return all_to_all(layout, size_bytes, ranks, qps=qps)
+    if pattern == "permutation":
+        return permutation(layout, size_bytes, seed, ranks)
+    if pattern == "incast":
+        nodes = layout.nodes if ranks is None else len(np.unique(ranks // layout.gpus_per_node))
+        count = senders or min(DEFAULT_INCAST_SENDERS, max(nodes - 1, 1))
+        return incast(layout, count, size_bytes, ranks=ranks)
+    if pattern == "ring_all_reduce":
+        return ring(layout, "all_reduce", size_bytes, ranks, qps)
+    if pattern == "tree_all_reduce":
+        return tree_all_reduce(layout, size_bytes, ranks, qps)
+    if pattern in ("all_gather", "reduce_scatter"):
+        return ring(layout, pattern, size_bytes, ranks, qps)
+    return random_pairs(
+        layout, layout.gpus if ranks is None else len(ranks), size_bytes, seed, ranks
+    )
+
+
+def scenario_traffic(
+    pattern: PatternName,
+    layout: GpuLayout,
+    size_bytes: float | None,
+    seed: int,
+    *,
+    jobs: int = 1,
+    placement: Placement = "packed",
+    senders: int | None = None,
+    workload: WorkloadSpec | None = None,
+    qps: int = 1,
+    background_load: float = 0.0,
+    background_us: float = 0.0,
+    nic_bytes_per_us: float = 0.0,
+) -> Traffic:
+    """The pattern run by ``jobs`` equal jobs placed on the cluster, plus background traffic.
+
+    Every job gets ``gpus / jobs`` GPUs (whole nodes), ``packed`` or ``fragmented`` (see
+    :func:`.traffic.place_jobs`), and runs the pattern on them as job ``i``; with
+    ``background_load`` > 0, Poisson arrivals at that share of every NIC's rate during the first
+    ``background_us`` microseconds are added as a job of their own.
+
+    >>> layout = GpuLayout(gpus=64, gpus_per_node=8, nics_per_node=8)
+    >>> t = scenario_traffic("ring_all_reduce", layout, 2**20, 0, jobs=2)
+    >>> sorted({s.job for s in t.steps}), t.flows
+    ([0, 1], 64)
+    """
+    if jobs < 1 or layout.nodes < jobs:
+        raise ModelError(
+            "FP533", "--jobs", "must be between 1 and the nodes", jobs, f"use 1..{layout.nodes}"
+        )
+    per_job = layout.nodes // jobs * layout.gpus_per_node
+    parts: list[Traffic] = []
+    if jobs == 1:
+        parts.append(
+            pattern_traffic(pattern, layout, size_bytes, seed, senders, workload, None, qps)
+        )
+    else:
+        for job, ranks in enumerate(place_jobs(layout, [per_job] * jobs, placement, seed)):
+            part = pattern_traffic(
+                pattern, layout, size_bytes, seed + job, senders, workload, ranks, qps
+            )
+            parts.append(for_job(part, job, f"job{job} "))
+    if background_load > 0:
+        noise = background(layout, background_load, background_us, nic_bytes_per_us, seed)
+        parts.append(for_job(noise, jobs, ""))
+    return combine(parts)

@@ -1,0 +1,125 @@
+"""Paths of flows as each routing mechanism picks them, and the resources the solver shares.
+
+- ``static``: destination-based tables (D-mod-K), :func:`fabricplan.topology.graph.route`.
+- ``ecmp``: every switch hashes the flow's 5-tuple. The key is built from the source and
+  destination ports and the flow's UDP source port; RoCEv2 NICs draw the source port per queue
+  pair, so the model draws it per flow from the seed (a different seed is a different set of
+  QP numbers). The switches' hash seeds also come from the seed.
+- ``adaptive`` and ``spray``: the flow is split over all its equal-cost paths in the
+  proportions that balance the load, so each *trunk* (all the uplinks of a leaf, all the links
+  into a leaf, ...) acts as one pooled resource. This is ideal per-packet adaptive routing;
+  per-packet spraying equals it on a symmetric fabric (see docs/models.md for where both
+  deviate).
+
+A pinned flow keeps its path for its whole life.
+
+>>> from fabricplan.spec import parse_spec
+>>> from fabricplan.topology.designer import design_fabric
+>>> from fabricplan.topology.graph import fabric_graph
+>>> valid = parse_spec({"cluster": {"gpus": 256}, "fabric": {"technologies": ["roce_v2"]}})
+>>> g = fabric_graph(design_fabric(valid, "roce_v2"), valid)
+>>> net = resources_for(g, "spray", payload_share=1.0)
+>>> net.count == g.trunks, net.pooled
+(True, True)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+from fabricplan.sim.flow.transport import RoutingName
+from fabricplan.topology.graph import FabricGraph, mix64, route, trunk_route
+from fabricplan.units import gbps_to_bytes_per_s, ns_to_us, s_to_ns
+
+US_PER_S = ns_to_us(s_to_ns(1.0))
+"""Microseconds in a second (the flow simulator's clock is in µs)."""
+
+ROCE_UDP_DST_PORT = 4791
+"""RoCEv2 UDP destination port (IBTA Annex A17); part of the hashed 5-tuple."""
+ROCE_UDP_SRC_PORT_MIN = 0xC000
+ROCE_UDP_SRC_PORT_COUNT = 0x4000
+"""RoCEv2 UDP source ports come from the ephemeral range 0xC000-0xFFFF (Linux
+``IB_ROCE_UDP_ENCAP_VALID_PORT_MIN/MAX``; reference catalog B.5)."""
+
+
+def bytes_per_us(speed_gbps: NDArray[np.float64] | float) -> NDArray[np.float64]:
+    """Line rate in bytes per microsecond.
+
+    >>> float(bytes_per_us(400.0))
+    50000.0
+    """
+    # The conversion is linear: scale by the bytes per microsecond of 1 Gb/s.
+    return np.asarray(speed_gbps, dtype=np.float64) * (gbps_to_bytes_per_s(1.0) / US_PER_S)
+
+
+@dataclass(frozen=True, eq=False)
+class ResourceSet:
+    """What the solver shares: links (pinned routing) or trunks (pooled routing)."""
+
+    pooled: bool
+    capacity_bytes_per_us: NDArray[np.float64]
+    """Payload capacity of every resource (0 for a dead one)."""
+    of_link: NDArray[np.int64]
+    """The resource each link belongs to."""
+    link_share: NDArray[np.float64]
+    """Share of its resource's bytes each link carries (1 for pinned routing)."""
+
+    @property
+    def count(self) -> int:
+        return int(self.capacity_bytes_per_us.size)
+
+
+def resources_for(graph: FabricGraph, routing: RoutingName, payload_share: float) -> ResourceSet:
+    """The resources of ``graph`` under ``routing``, with payload capacities."""
+    live = np.where(graph.link_alive, graph.link_speed_gbps, 0.0)
+    if routing in ("adaptive", "spray"):
+        trunk = graph.trunk_of_link.astype(np.int64)
+        cap_gbps = graph.trunk_capacity_gbps()
+        share = np.divide(live, cap_gbps[trunk], out=np.zeros_like(live), where=cap_gbps[trunk] > 0)
+        return ResourceSet(True, bytes_per_us(cap_gbps) * payload_share, trunk, share)
+    return ResourceSet(
+        False,
+        bytes_per_us(live) * payload_share,
+        np.arange(graph.links, dtype=np.int64),
+        np.ones(graph.links),
+    )
+
+
+def flow_keys(
+    src: NDArray[np.int64], dst: NDArray[np.int64], flow_id: NDArray[np.int64], seed: int
+) -> NDArray[np.uint64]:
+    """The hashed 5-tuple of each flow: ports as addresses, UDP source port per flow (seeded).
+
+    >>> import numpy as np
+    >>> a = flow_keys(np.array([0]), np.array([1]), np.array([0]), seed=0)
+    >>> b = flow_keys(np.array([0]), np.array([1]), np.array([0]), seed=1)
+    >>> bool(a[0] != b[0])
+    True
+    """
+    qp = mix64(flow_id.astype(np.uint64) ^ mix64(np.full(flow_id.shape, seed, dtype=np.uint64)))
+    sport = ROCE_UDP_SRC_PORT_MIN + (qp % np.uint64(ROCE_UDP_SRC_PORT_COUNT))
+    key = mix64(src.astype(np.uint64) << np.uint64(32) | dst.astype(np.uint64))
+    key = mix64(key ^ (sport << np.uint64(16) | np.uint64(ROCE_UDP_DST_PORT)))
+    return key
+
+
+def flow_paths(
+    graph: FabricGraph,
+    routing: RoutingName,
+    src: NDArray[np.int64],
+    dst: NDArray[np.int64],
+    flow_id: NDArray[np.int64],
+    seed: int,
+) -> tuple[NDArray[np.int32], NDArray[np.int32]]:
+    """(resource path, link path) of each flow; for pooled routing the link path is the
+    D-mod-K one, used only for its latency (every equal-cost path is as long)."""
+    if routing == "static":
+        links = route(graph, src, dst, "dmodk")
+        return links, links
+    if routing == "ecmp":
+        links = route(graph, src, dst, "hash", flow_keys(src, dst, flow_id, seed), salt=seed)
+        return links, links
+    return trunk_route(graph, src, dst), route(graph, src, dst, "dmodk")

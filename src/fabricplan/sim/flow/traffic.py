@@ -1,0 +1,705 @@
+"""Traffic for the flow-level simulator: flows between host ports, grouped into dependent steps.
+
+A :class:`Traffic` is a table of flows (source and destination NIC port, bytes, step, arrival
+offset) and a tuple of :class:`StepSpec` (name, the collective it belongs to, the steps it waits
+for). Builders return traffic for the patterns of the flow-level issue: collectives decomposed
+as NCCL runs them over the fabric (ring, double binary tree, all-to-all), synthetic patterns
+(permutation, incast, random pairs), background Poisson traffic drawn from a flow-size
+distribution, a training step as a dependency graph of collectives, and several jobs placed on
+one cluster.
+
+GPUs are numbered ``node * gpus_per_node + local``. A flow between GPUs on different nodes uses,
+at both ends, the NIC port(s) of the *destination* GPU's rail: NCCL's PXN moves data over NVLink
+to the GPU on the destination's rail first, so that same-rail NICs talk (and a rail-optimized
+fabric with one spine set per rail can carry every pair). Traffic between GPUs of one node stays
+on NVLink and is not a fabric flow.
+
+>>> layout = GpuLayout(gpus=32, gpus_per_node=8, nics_per_node=8)
+>>> t = all_to_all(layout, 32 * 2**20)
+>>> t.flows, int(t.size_bytes[0])  # 32 x 24 off-node pairs, S/n each
+(768, 1048576)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+from numpy.typing import NDArray
+
+from fabricplan.errors import ModelError
+
+IntArray = NDArray[np.int64]
+FloatArray = NDArray[np.float64]
+
+RingCollective = Literal["all_reduce", "all_gather", "reduce_scatter", "broadcast"]
+Placement = Literal["packed", "fragmented"]
+
+WEBSEARCH_CDF: tuple[tuple[float, float], ...] = (
+    (0, 0.0),
+    (10_000, 0.15),
+    (20_000, 0.20),
+    (30_000, 0.30),
+    (50_000, 0.40),
+    (80_000, 0.53),
+    (200_000, 0.60),
+    (1_000_000, 0.70),
+    (2_000_000, 0.80),
+    (5_000_000, 0.90),
+    (10_000_000, 0.97),
+    (30_000_000, 1.0),
+)
+"""Web-search flow sizes (bytes, cumulative probability), from the DCTCP paper's measurements
+as the HPCC paper uses them: alibaba-edu/High-Precision-Congestion-Control
+traffic_gen/WebSearch_distribution.txt @9cf8b9e8c8d0. Sizes between points are interpolated
+linearly, as that generator does."""
+
+RING_BYTES_FACTOR: dict[RingCollective, tuple[int, int]] = {
+    "all_reduce": (2, 1),
+    "all_gather": (1, 1),
+    "reduce_scatter": (1, 1),
+    "broadcast": (0, 0),
+}
+"""Bytes each ring edge carries, as ``a(n-1)/n`` times the buffer (``(a, 1)``), or the whole
+buffer for a pipelined broadcast (``(0, 0)``): nccl-tests PERFORMANCE.md."""
+
+
+@dataclass(frozen=True)
+class GpuLayout:
+    """How GPUs sit on nodes and NIC ports."""
+
+    gpus: int
+    gpus_per_node: int
+    nics_per_node: int
+
+    @property
+    def nodes(self) -> int:
+        return self.gpus // self.gpus_per_node
+
+    @property
+    def ports_per_gpu(self) -> int:
+        """NIC ports one GPU's traffic is spread over (more than one with several planes)."""
+        return max(1, self.nics_per_node // self.gpus_per_node)
+
+    def rail_port(self, gpu: IntArray) -> IntArray:
+        """The first NIC port (index on the node) of each GPU's rail."""
+        local = np.asarray(gpu) % self.gpus_per_node
+        return (local * self.nics_per_node // self.gpus_per_node).astype(np.int64)
+
+
+@dataclass(frozen=True)
+class StepSpec:
+    """One step of a traffic graph: its flows start when every step in ``deps`` has finished
+    (plus ``delay_us``, e.g. compute between collectives)."""
+
+    name: str
+    collective: str
+    """The collective (or pattern) this step belongs to; steps of one collective are timed
+    together."""
+    deps: tuple[int, ...] = ()
+    delay_us: float = 0.0
+    latency_steps: int = 1
+    """Algorithm steps a message takes in sequence (each pays the path latency once), e.g.
+    ``2(n-1)`` for a ring all_reduce; only the collective's time uses it."""
+    job: int = 0
+
+
+@dataclass(frozen=True, eq=False)
+class Traffic:
+    """Flows between host ports, in steps."""
+
+    src: IntArray
+    dst: IntArray
+    size_bytes: FloatArray
+    step: IntArray
+    offset_us: FloatArray
+    """Arrival of each flow after its step starts (0 for a collective)."""
+    steps: tuple[StepSpec, ...]
+
+    @property
+    def flows(self) -> int:
+        return int(self.src.size)
+
+    @property
+    def total_bytes(self) -> float:
+        return float(self.size_bytes.sum())
+
+
+def _empty() -> Traffic:
+    zero_i = np.zeros(0, dtype=np.int64)
+    return Traffic(zero_i, zero_i, np.zeros(0), zero_i, np.zeros(0), ())
+
+
+def gpu_flows(
+    layout: GpuLayout,
+    src_gpu: IntArray,
+    dst_gpu: IntArray,
+    size_bytes: FloatArray | float,
+    step: StepSpec,
+    qps: int = 1,
+    offset_us: FloatArray | float = 0.0,
+) -> Traffic:
+    """One step of flows between GPUs, mapped onto NIC ports (rail of the destination GPU).
+
+    Pairs on one node are dropped (NVLink). Each connection is split over the GPU's NIC ports
+    (planes) and over ``qps`` queue pairs, each a flow of its own (its own UDP source port).
+
+    >>> layout = GpuLayout(gpus=16, gpus_per_node=8, nics_per_node=8)
+    >>> t = gpu_flows(layout, np.array([0, 1]), np.array([9, 2]), 1e6, StepSpec("s", "p"))
+    >>> t.src.tolist(), t.dst.tolist()  # GPU 0 -> GPU 9 leaves on rail 1; 1 -> 2 is NVLink
+    ([1], [9])
+    """
+    src_gpu = np.asarray(src_gpu, dtype=np.int64)
+    dst_gpu = np.asarray(dst_gpu, dtype=np.int64)
+    sizes = np.broadcast_to(np.asarray(size_bytes, dtype=np.float64), src_gpu.shape)
+    offsets = np.broadcast_to(np.asarray(offset_us, dtype=np.float64), src_gpu.shape)
+    gpn, nics = layout.gpus_per_node, layout.nics_per_node
+    off_node = src_gpu // gpn != dst_gpu // gpn
+    src_gpu, dst_gpu = src_gpu[off_node], dst_gpu[off_node]
+    sizes, offsets = sizes[off_node], offsets[off_node]
+    split = layout.ports_per_gpu * qps
+    port = layout.rail_port(dst_gpu)
+    sub = np.arange(split, dtype=np.int64) // qps
+    src = ((src_gpu // gpn) * nics + port)[:, None] + sub[None, :]
+    dst = ((dst_gpu // gpn) * nics + port)[:, None] + sub[None, :]
+    n = src.size
+    return Traffic(
+        src=src.ravel(),
+        dst=dst.ravel(),
+        size_bytes=np.repeat(sizes / split, split),
+        step=np.zeros(n, dtype=np.int64),
+        offset_us=np.repeat(offsets, split),
+        steps=(step,),
+    )
+
+
+def combine(parts: Sequence[Traffic]) -> Traffic:
+    """Several traffic graphs as one (step numbers and dependencies renumbered; jobs kept).
+
+    >>> layout = GpuLayout(gpus=16, gpus_per_node=8, nics_per_node=8)
+    >>> both = combine([permutation(layout, 1e6, seed=0), incast(layout, 1, 1e6)])
+    >>> [s.name for s in both.steps], both.flows
+    (['permutation', 'incast'], 17)
+    """
+    parts = [p for p in parts if p.steps]
+    if not parts:
+        return _empty()
+    steps: list[StepSpec] = []
+    step_ids: list[IntArray] = []
+    for part in parts:
+        base = len(steps)
+        steps += [
+            StepSpec(
+                s.name,
+                s.collective,
+                tuple(d + base for d in s.deps),
+                s.delay_us,
+                s.latency_steps,
+                s.job,
+            )
+            for s in part.steps
+        ]
+        step_ids.append(part.step + base)
+    return Traffic(
+        src=np.concatenate([p.src for p in parts]),
+        dst=np.concatenate([p.dst for p in parts]),
+        size_bytes=np.concatenate([p.size_bytes for p in parts]),
+        step=np.concatenate(step_ids),
+        offset_us=np.concatenate([p.offset_us for p in parts]),
+        steps=tuple(steps),
+    )
+
+
+def for_job(traffic: Traffic, job: int, prefix: str = "") -> Traffic:
+    """The same traffic labelled as job ``job`` (collective names get ``prefix``)."""
+    steps = tuple(
+        StepSpec(s.name, prefix + s.collective, s.deps, s.delay_us, s.latency_steps, job)
+        for s in traffic.steps
+    )
+    return Traffic(
+        traffic.src, traffic.dst, traffic.size_bytes, traffic.step, traffic.offset_us, steps
+    )
+
+
+def _ranks(layout: GpuLayout, ranks: IntArray | None) -> IntArray:
+    if ranks is None:
+        return np.arange(layout.gpus, dtype=np.int64)
+    out = np.asarray(ranks, dtype=np.int64)
+    if out.size and (out.min() < 0 or out.max() >= layout.gpus):
+        raise ModelError(
+            "FP533",
+            "traffic",
+            "a rank is outside the cluster",
+            int(out.max()),
+            f"use GPUs 0..{layout.gpus - 1}",
+        )
+    return out
+
+
+def all_to_all(
+    layout: GpuLayout,
+    size_bytes: float,
+    ranks: IntArray | None = None,
+    schedule: Literal["concurrent", "pairwise"] = "concurrent",
+    qps: int = 1,
+    name: str = "all_to_all",
+) -> Traffic:
+    """Every rank sends ``size_bytes / n`` to every other rank (nccl-tests ``alltoall``).
+
+    ``concurrent`` posts every send at once, as NCCL's grouped send/recv does; ``pairwise``
+    runs ``n - 1`` dependent steps, step ``k`` sending from rank ``i`` to rank ``i + k``.
+
+    >>> layout = GpuLayout(gpus=16, gpus_per_node=8, nics_per_node=8)
+    >>> len(all_to_all(layout, 1e6, schedule="pairwise").steps)
+    15
+    """
+    ranks = _ranks(layout, ranks)
+    n = ranks.size
+    if n < 2:
+        return _empty()
+    chunk = size_bytes / n
+    if schedule == "concurrent":
+        a = np.repeat(ranks, n)
+        b = np.tile(ranks, n)
+        return gpu_flows(layout, a, b, chunk, StepSpec(name, name, latency_steps=1), qps)
+    parts = []
+    for k in range(1, n):
+        deps = (k - 2,) if k > 1 else ()
+        step = StepSpec(f"{name} step {k}", name, deps, latency_steps=1)
+        part = gpu_flows(layout, ranks, np.roll(ranks, -k), chunk, step, qps)
+        parts.append(
+            Traffic(part.src, part.dst, part.size_bytes, part.step, part.offset_us, (step,))
+        )
+    return _chain(parts)
+
+
+def _chain(parts: list[Traffic]) -> Traffic:
+    """Combine parts whose step dependencies already count steps across the whole list."""
+    steps = tuple(p.steps[0] for p in parts)
+    return Traffic(
+        src=np.concatenate([p.src for p in parts]),
+        dst=np.concatenate([p.dst for p in parts]),
+        size_bytes=np.concatenate([p.size_bytes for p in parts]),
+        step=np.concatenate([np.full(p.flows, i, dtype=np.int64) for i, p in enumerate(parts)]),
+        offset_us=np.concatenate([p.offset_us for p in parts]),
+        steps=steps,
+    )
+
+
+def _node_groups(layout: GpuLayout, ranks: IntArray) -> list[IntArray]:
+    """The ranks of each node, nodes in order of first appearance."""
+    nodes = ranks // layout.gpus_per_node
+    _, first = np.unique(nodes, return_index=True)
+    order = nodes[np.sort(first)]
+    return [ranks[nodes == node] for node in order]
+
+
+def ring(
+    layout: GpuLayout,
+    collective: RingCollective,
+    size_bytes: float,
+    ranks: IntArray | None = None,
+    qps: int = 1,
+) -> Traffic:
+    """The fabric flows of a ring collective, as NCCL lays rings over nodes.
+
+    A ring visits the ranks of a node over NVLink and crosses the fabric once per node; there
+    are as many rings (channels) as ranks per node, ring ``c`` leaving node ``i`` from its
+    ``c``-th rank towards the ``c``-th rank of node ``i+1`` (same rail). Each ring carries
+    ``1/channels`` of the buffer; an edge carries ``2(n-1)/n`` of it for all_reduce,
+    ``(n-1)/n`` for all_gather and reduce_scatter, all of it for broadcast (a chain from the
+    root, no wrap-around). The steps are pipelined, so each edge is one flow.
+
+    >>> layout = GpuLayout(gpus=32, gpus_per_node=8, nics_per_node=8)
+    >>> t = ring(layout, "all_reduce", 2**20)
+    >>> t.flows, float(t.size_bytes[0]) == 2 * 31 / 32 * 2**20 / 8
+    (32, True)
+    """
+    ranks = _ranks(layout, ranks)
+    n = ranks.size
+    groups = _node_groups(layout, ranks)
+    channels = min(g.size for g in groups) if groups else 0
+    steps_n = {"all_reduce": 2 * (n - 1), "broadcast": max(len(groups) - 1, 0)}.get(
+        collective, n - 1
+    )
+    step = StepSpec(collective, collective, latency_steps=max(steps_n, 1))
+    if len(groups) < 2:
+        return Traffic(*_empty_arrays(), steps=(step,))
+    scale, per = RING_BYTES_FACTOR[collective]
+    share = scale * (n - 1) / n if per else 1.0
+    starts = np.array([g[:channels] for g in groups])  # (nodes, channels)
+    nxt = np.roll(starts, -1, axis=0)
+    if collective == "broadcast":
+        starts, nxt = starts[:-1], nxt[:-1]
+    return gpu_flows(layout, starts.ravel(), nxt.ravel(), share * size_bytes / channels, step, qps)
+
+
+def _empty_arrays() -> tuple[IntArray, IntArray, FloatArray, IntArray, FloatArray]:
+    zero_i = np.zeros(0, dtype=np.int64)
+    return zero_i, zero_i, np.zeros(0), zero_i, np.zeros(0)
+
+
+def _binary_tree_parent(count: int) -> IntArray:
+    """Parent of each position of a balanced in-order binary tree over ``count`` positions
+    (-1 for the root): the middle position is the root of each range.
+
+    >>> _binary_tree_parent(3).tolist(), _binary_tree_parent(4).tolist()
+    ([1, -1, 1], [1, 2, -1, 2])
+    """
+    parent = np.full(count, -1, dtype=np.int64)
+    todo = [(0, count, -1)]
+    while todo:
+        lo, hi, up = todo.pop()
+        if lo >= hi:
+            continue
+        mid = (lo + hi) // 2
+        parent[mid] = up
+        todo += [(lo, mid, mid), (mid + 1, hi, mid)]
+    return parent
+
+
+def tree_all_reduce(
+    layout: GpuLayout, size_bytes: float, ranks: IntArray | None = None, qps: int = 1
+) -> Traffic:
+    """The fabric flows of NCCL's double-binary-tree all_reduce over nodes.
+
+    Two binary trees over the nodes (the second shifted by one node, as NCCL's double binary
+    tree pairs a tree with its shifted copy: Sanders, Speck, Träff, "Two-tree algorithms for full
+    bandwidth broadcast, reduction and scan", Parallel Computing 2009), each reducing and then
+    broadcasting half of the buffer; every tree edge carries its half once up and once down,
+    spread over the node's channels. Both phases are pipelined, so each edge direction is one
+    flow.
+
+    >>> layout = GpuLayout(gpus=32, gpus_per_node=8, nics_per_node=8)
+    >>> t = tree_all_reduce(layout, 2**20)
+    >>> t.flows, t.total_bytes == 2 * 2 * 3 * 2**20 / 2   # 2 trees x 2 ways x 3 edges x S/2
+    (96, True)
+    """
+    ranks = _ranks(layout, ranks)
+    groups = _node_groups(layout, ranks)
+    nodes = len(groups)
+    step = StepSpec(
+        "tree all_reduce",
+        "all_reduce",
+        latency_steps=2 * max(1, int(np.ceil(np.log2(max(nodes, 2))))),
+    )
+    if nodes < 2:
+        return Traffic(*_empty_arrays(), steps=(step,))
+    channels = min(g.size for g in groups)
+    firsts = np.array([g[:channels] for g in groups])
+    parent = _binary_tree_parent(nodes)
+    src_parts, dst_parts = [], []
+    for shift in (0, 1):
+        order = np.roll(np.arange(nodes), -shift)
+        child = order[parent >= 0]
+        par = order[parent[parent >= 0]]
+        for a, b in ((child, par), (par, child)):
+            src_parts.append(firsts[a].ravel())
+            dst_parts.append(firsts[b].ravel())
+    return gpu_flows(
+        layout,
+        np.concatenate(src_parts),
+        np.concatenate(dst_parts),
+        size_bytes / 2 / channels,
+        step,
+        qps,
+    )
+
+
+def permutation(
+    layout: GpuLayout, size_bytes: float, seed: int, ranks: IntArray | None = None
+) -> Traffic:
+    """Every rank sends ``size_bytes`` to one rank and receives from one: a random derangement
+    of the nodes applied to every rail, so every NIC port sends to and receives from exactly
+    one port of its own rail.
+
+    >>> layout = GpuLayout(gpus=32, gpus_per_node=8, nics_per_node=8)
+    >>> t = permutation(layout, 1e6, seed=1)
+    >>> sorted(t.src.tolist()) == sorted(t.dst.tolist()) == list(range(32))
+    True
+    """
+    ranks = _ranks(layout, ranks)
+    groups = _node_groups(layout, ranks)
+    nodes = len(groups)
+    step = StepSpec("permutation", "permutation")
+    if nodes < 2:
+        return Traffic(*_empty_arrays(), steps=(step,))
+    rng = np.random.default_rng(seed)
+    # A derangement: a random cyclic shift of a random order of the nodes.
+    order = rng.permutation(nodes)
+    shift = int(rng.integers(1, nodes))
+    target = np.empty(nodes, dtype=np.int64)
+    target[order] = order[(np.arange(nodes) + shift) % nodes]
+    width = min(g.size for g in groups)
+    src = np.concatenate([groups[i][:width] for i in range(nodes)])
+    dst = np.concatenate([groups[int(target[i])][:width] for i in range(nodes)])
+    return gpu_flows(layout, src, dst, size_bytes, step)
+
+
+def incast(
+    layout: GpuLayout,
+    senders: int,
+    size_bytes: float,
+    receiver: int | None = None,
+    ranks: IntArray | None = None,
+) -> Traffic:
+    """``senders`` GPUs on other nodes each send ``size_bytes`` to ``receiver`` (N-to-1).
+
+    The receiver is the first of ``ranks`` unless given; senders are its rail-mates on the
+    following nodes, then the other GPUs of those nodes (all within ``ranks``). Every flow ends
+    on the receiver's NIC port, so the incast finishes no sooner than ``N * S / B``.
+
+    >>> layout = GpuLayout(gpus=32, gpus_per_node=8, nics_per_node=8)
+    >>> incast(layout, 3, 1e6, receiver=0).src.tolist()
+    [8, 16, 24]
+    """
+    allowed = _ranks(layout, ranks)
+    gpn = layout.gpus_per_node
+    target = int(allowed[0]) if receiver is None else receiver
+    home = target // gpn
+    others = [(home + k) % layout.nodes for k in range(1, layout.nodes)]
+    local = target % gpn
+    order = [node * gpn + (local + j) % gpn for j in range(gpn) for node in others]
+    candidates = [g for g in order if g in set(allowed.tolist())]
+    if senders < 1 or senders > len(candidates):
+        raise ModelError(
+            "FP533",
+            "incast",
+            "senders must be between 1 and the GPUs on other nodes",
+            senders,
+            f"use 1..{len(candidates)}",
+        )
+    src = np.array(candidates[:senders], dtype=np.int64)
+    return gpu_flows(
+        layout, src, np.full(senders, target), size_bytes, StepSpec("incast", "incast")
+    )
+
+
+def random_pairs(
+    layout: GpuLayout, flows: int, size_bytes: float, seed: int, ranks: IntArray | None = None
+) -> Traffic:
+    """Up to ``flows`` flows between random ranks (pairs on one node stay on NVLink and are
+    dropped).
+
+    >>> layout = GpuLayout(gpus=32, gpus_per_node=8, nics_per_node=8)
+    >>> random_pairs(layout, 10, 1e6, seed=0).flows
+    10
+    """
+    rng = np.random.default_rng(seed)
+    if ranks is None:
+        src = rng.integers(0, layout.gpus, flows)
+        other = rng.integers(1, max(layout.nodes, 2), flows)
+        dst_node = (src // layout.gpus_per_node + other) % layout.nodes
+        dst = dst_node * layout.gpus_per_node + rng.integers(0, layout.gpus_per_node, flows)
+    else:
+        chosen = _ranks(layout, ranks)
+        src = chosen[rng.integers(0, chosen.size, flows)]
+        dst = chosen[rng.integers(0, chosen.size, flows)]
+    return gpu_flows(layout, src, dst, size_bytes, StepSpec("random", "random"))
+
+
+def sample_sizes(cdf: Sequence[tuple[float, float]], count: int, seed: int) -> FloatArray:
+    """Flow sizes drawn from a piecewise-linear CDF (inverse transform).
+
+    >>> sizes = sample_sizes(WEBSEARCH_CDF, 10_000, seed=0)
+    >>> bool(0 <= sizes.min() and sizes.max() <= 30_000_000)
+    True
+    """
+    points = np.asarray(cdf, dtype=np.float64)
+    u = np.random.default_rng(seed).random(count)
+    return np.maximum(np.interp(u, points[:, 1], points[:, 0]), 1.0)
+
+
+def mean_size_bytes(cdf: Sequence[tuple[float, float]]) -> float:
+    """Mean of a piecewise-linear CDF.
+
+    >>> round(mean_size_bytes(WEBSEARCH_CDF) / 1e6, 2)
+    1.71
+    """
+    points = np.asarray(cdf, dtype=np.float64)
+    dp = np.diff(points[:, 1])
+    mid = (points[1:, 0] + points[:-1, 0]) / 2
+    return float((dp * mid).sum())
+
+
+def background(
+    layout: GpuLayout,
+    load: float,
+    duration_us: float,
+    nic_bytes_per_us: float,
+    seed: int,
+    cdf: Sequence[tuple[float, float]] = WEBSEARCH_CDF,
+    ranks: IntArray | None = None,
+) -> Traffic:
+    """Poisson arrivals at every rank, at ``load`` of its NIC rate, sizes drawn from ``cdf``,
+    destinations uniform over the ranks of other nodes (the HPCC paper's traffic generator).
+
+    >>> layout = GpuLayout(gpus=32, gpus_per_node=8, nics_per_node=8)
+    >>> t = background(layout, 0.3, 1000.0, 50_000.0, seed=0)
+    >>> bool(t.flows > 0 and t.offset_us.max() < 1000.0)
+    True
+    """
+    if not 0 < load <= 1:
+        raise ModelError(
+            "FP533",
+            "background.load",
+            "must be in (0, 1]",
+            load,
+            "give the share of the NIC rate, e.g. 0.3",
+        )
+    ranks = _ranks(layout, ranks)
+    rng = np.random.default_rng(seed)
+    rate_per_us = load * nic_bytes_per_us / mean_size_bytes(cdf)
+    counts = rng.poisson(rate_per_us * duration_us, ranks.size)
+    src = np.repeat(ranks, counts)
+    total = int(counts.sum())
+    # Arrival times of a Poisson process on [0, T) given its count are uniform order stats.
+    offsets = rng.random(total) * duration_us
+    dst = ranks[rng.integers(0, ranks.size, total)]
+    sizes = sample_sizes(cdf, total, int(rng.integers(0, 2**31)))
+    step = StepSpec("background", "background")
+    return gpu_flows(layout, src, dst, sizes, step, offset_us=offsets)
+
+
+def place_jobs(
+    layout: GpuLayout, gpus_per_job: Sequence[int], placement: Placement, seed: int
+) -> list[IntArray]:
+    """The GPUs of each job: whole nodes, ``packed`` (consecutive nodes, so a job fills leaves
+    and pods) or ``fragmented`` (nodes drawn at random across the cluster).
+
+    >>> layout = GpuLayout(gpus=64, gpus_per_node=8, nics_per_node=8)
+    >>> [r[:2].tolist() for r in place_jobs(layout, [16, 16], "packed", seed=0)]
+    [[0, 1], [16, 17]]
+    """
+    gpn = layout.gpus_per_node
+    needed = [-(-g // gpn) for g in gpus_per_job]
+    if sum(needed) > layout.nodes:
+        raise ModelError(
+            "FP533",
+            "jobs",
+            "need more nodes than the cluster has",
+            sum(needed),
+            f"fit the jobs in {layout.nodes} nodes",
+        )
+    nodes = np.arange(layout.nodes, dtype=np.int64)
+    if placement == "fragmented":
+        nodes = np.random.default_rng(seed).permutation(layout.nodes).astype(np.int64)
+    out, first = [], 0
+    for count, gpus in zip(needed, gpus_per_job, strict=True):
+        chosen = np.sort(nodes[first : first + count])
+        first += count
+        out.append((chosen[:, None] * gpn + np.arange(gpn)[None, :]).ravel()[:gpus])
+    return out
+
+
+def training_step(
+    layout: GpuLayout,
+    *,
+    tp: int,
+    pp: int,
+    ep: int,
+    grad_bytes: float,
+    activation_bytes: float,
+    expert_bytes: float,
+    ranks: IntArray | None = None,
+    qps: int = 1,
+) -> Traffic:
+    """One training step's fabric traffic as a dependency graph of collectives.
+
+    Ranks are laid out tensor-parallel innermost, then data-parallel, then pipeline stages
+    (Megatron-LM's default order). The graph: forward send/recv of ``activation_bytes`` per
+    rank from stage to stage; if ``ep > 1``, the expert all_to_all dispatch and combine
+    (``expert_bytes`` per rank each) in groups of ``ep`` data-parallel ranks; the backward
+    send/recv from the last stage to the first; then the data-parallel ring all_reduce of
+    ``grad_bytes`` per rank. One micro-batch, no compute and no overlap: the fabric's share of
+    the step.
+
+    >>> layout = GpuLayout(gpus=64, gpus_per_node=8, nics_per_node=8)
+    >>> t = training_step(layout, tp=8, pp=2, ep=1, grad_bytes=1e8, activation_bytes=1e7,
+    ...                   expert_bytes=0)
+    >>> [s.name for s in t.steps]
+    ['pp forward 0->1', 'pp backward 1->0', 'dp all_reduce']
+    """
+    ranks = _ranks(layout, ranks)
+    if tp < 1 or pp < 1 or ep < 1 or ranks.size % (tp * pp):
+        raise ModelError(
+            "FP533",
+            "workload",
+            "tp x pp must divide the GPUs",
+            ranks.size,
+            "choose tp, pp that divide the cluster",
+        )
+    dp = ranks.size // (tp * pp)
+    grid = ranks.reshape(pp, dp, tp)
+    parts: list[Traffic] = []
+
+    def add(part: Traffic, name: str, collective: str, latency_steps: int) -> None:
+        deps = (len(parts) - 1,) if parts else ()
+        step = StepSpec(name, collective, deps, latency_steps=latency_steps)
+        parts.append(
+            Traffic(part.src, part.dst, part.size_bytes, part.step, part.offset_us, (step,))
+        )
+
+    for s in range(pp - 1):
+        if activation_bytes > 0:
+            add(
+                gpu_flows(
+                    layout,
+                    grid[s].ravel(),
+                    grid[s + 1].ravel(),
+                    activation_bytes,
+                    StepSpec("", ""),
+                    qps,
+                ),
+                f"pp forward {s}->{s + 1}",
+                "pp sendrecv",
+                1,
+            )
+    if ep > 1 and expert_bytes > 0 and dp % ep == 0:
+        groups = grid.transpose(0, 2, 1).reshape(-1, ep)  # (pp * tp * dp/ep, ep)
+        a = np.repeat(groups, ep, axis=1).ravel()
+        b = np.tile(groups, (1, ep)).ravel()
+        for phase in ("dispatch", "combine"):
+            add(
+                gpu_flows(layout, a, b, expert_bytes / ep, StepSpec("", ""), qps),
+                f"ep all_to_all {phase}",
+                "ep all_to_all",
+                1,
+            )
+    for s in range(pp - 1, 0, -1):
+        if activation_bytes > 0:
+            add(
+                gpu_flows(
+                    layout,
+                    grid[s].ravel(),
+                    grid[s - 1].ravel(),
+                    activation_bytes,
+                    StepSpec("", ""),
+                    qps,
+                ),
+                f"pp backward {s}->{s - 1}",
+                "pp sendrecv",
+                1,
+            )
+    if dp > 1 and grad_bytes > 0:
+        dp_groups = grid.transpose(0, 2, 1).reshape(-1, dp)  # one ring per (stage, tp rank)
+        rings = [ring(layout, "all_reduce", grad_bytes, g, qps) for g in dp_groups]
+        merged = combine(rings)
+        add(
+            Traffic(
+                merged.src,
+                merged.dst,
+                merged.size_bytes,
+                np.zeros(merged.flows, dtype=np.int64),
+                merged.offset_us,
+                (StepSpec("", ""),),
+            ),
+            "dp all_reduce",
+            "dp all_reduce",
+            2 * (dp - 1),
+        )
+    if not parts:
+        return Traffic(*_empty_arrays(), steps=(StepSpec("empty", "training_step"),))
+    return _chain(parts)

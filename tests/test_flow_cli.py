@@ -1,0 +1,172 @@
+"""The flow backend behind the seam, and ``fabricplan simulate``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from fabricplan.backends import backend_names, get_backend
+from fabricplan.cli.app import _register, app
+from fabricplan.model.results import PerfRequest
+from fabricplan.sim.flow.performance import simulated_sizes
+from fabricplan.spec import parse_spec
+from fabricplan.topology.designer import design_fabric
+
+SPEC = "cluster:\n  gpus: 128\nfabric:\n  technologies: [infiniband, roce_v2]\n"
+
+
+@pytest.fixture(scope="module")
+def runner() -> CliRunner:
+    _register()
+    return CliRunner()
+
+
+@pytest.fixture()
+def spec(tmp_path: Path) -> Path:
+    path = tmp_path / "cluster.yaml"
+    path.write_text(SPEC)
+    return path
+
+
+def test_flow_backend_is_registered_and_answers_like_the_analytic_one() -> None:
+    assert "flow" in backend_names()
+    valid = parse_spec({"cluster": {"gpus": 128}})
+    request = PerfRequest(
+        collectives=("all_reduce", "all_to_all"), sizes_bytes=(2**10, 2**30), p2p=False, step=False
+    )
+    design = design_fabric(valid, "roce_v2")
+    flow = get_backend("flow").perform(valid, design, request)
+    analytic = get_backend("analytic").perform(valid, design, request)
+    assert flow.backend == "flow"
+    assert [(p.collective, p.size_bytes) for p in flow.collectives] == [
+        (p.collective, p.size_bytes) for p in analytic.collectives
+    ]
+    big = [p for p in flow.collectives if p.size_bytes == 2**30]
+    # The fabric cannot beat the NICs: a ring all_reduce's busbw is at most 8 NICs' payload rate.
+    nic_payload_gbps = 8 * 400 / 8 * 4096 / (4096 + 82)
+    assert big[0].busbw_GBps <= nic_payload_gbps
+    assert all(p.time_us > 0 and p.busbw_GBps > 0 for p in flow.collectives)
+
+
+def test_the_simulated_sizes_are_few_and_large() -> None:
+    assert simulated_sizes((8, 2**20, 2**22, 2**25, 2**30)) == (2**20, 2**25, 2**30)
+
+
+def test_simulate_json_holds_the_issue_keys(runner: CliRunner, spec: Path) -> None:
+    out = runner.invoke(
+        app,
+        [
+            "simulate",
+            str(spec),
+            "--pattern",
+            "permutation",
+            "--size",
+            "8M",
+            "--seeds",
+            "3",
+            "--routing",
+            "ecmp",
+            "--format",
+            "json",
+        ],
+    )
+    assert out.exit_code == 0, out.output
+    data = json.loads(out.stdout)
+    assert [r["technology"] for r in data["results"]] == ["infiniband", "roce_v2"]
+    for record in data["results"]:
+        for key in ("backend", "technology", "completion_us", "fct_us", "flows", "wall_s"):
+            assert key in record
+        assert set(record["fct_us"]) >= {"p50", "p99", "max"}
+        spread = record["seeds"]["completion_us"]
+        assert spread["min"] <= spread["p50"] <= spread["max"]
+        assert record["routing"] == "ecmp"
+
+
+def test_simulate_runs_the_workload_when_no_pattern_is_given(runner: CliRunner, spec: Path) -> None:
+    out = runner.invoke(app, ["simulate", str(spec), "--format", "json"])
+    assert out.exit_code == 0, out.output
+    names = [c["name"] for c in json.loads(out.stdout)["results"][0]["collectives"]]
+    assert "dp all_reduce" in names
+
+
+def test_packet_backend_is_a_clear_error_until_it_exists(runner: CliRunner, spec: Path) -> None:
+    if "packet" in backend_names():
+        pytest.skip("the packet backend is registered")
+    out = runner.invoke(
+        app,
+        ["simulate", str(spec), "--backend", "packet", "--pattern", "all_to_all", "--size", "1M"],
+    )
+    assert out.exit_code == 2
+    assert "packet backend not available yet" in out.output
+    assert out.output.count("\n") == 1
+
+
+def test_analytic_backend_answers_collectives_only(runner: CliRunner, spec: Path) -> None:
+    ok = runner.invoke(
+        app,
+        [
+            "simulate",
+            str(spec),
+            "--backend",
+            "analytic",
+            "--pattern",
+            "ring_all_reduce",
+            "--size",
+            "64M",
+            "--format",
+            "json",
+        ],
+    )
+    assert ok.exit_code == 0, ok.output
+    assert json.loads(ok.stdout)["results"][0]["completion_us"] > 0
+    bad = runner.invoke(
+        app, ["simulate", str(spec), "--backend", "analytic", "--pattern", "incast", "--size", "1M"]
+    )
+    assert bad.exit_code == 2 and "FP535" in bad.output
+
+
+def test_bad_options_are_one_line_errors(runner: CliRunner, spec: Path) -> None:
+    for args in (
+        ["--pattern", "bogus"],
+        ["--routing", "magic", "--pattern", "incast", "--size", "1M"],
+        ["--pattern", "incast"],
+    ):
+        out = runner.invoke(app, ["simulate", str(spec), *args])
+        assert out.exit_code == 2, args
+        assert out.output.startswith("error: ") and out.output.count("\n") == 1
+
+
+def test_jobs_background_and_failures_from_the_command_line(runner: CliRunner, spec: Path) -> None:
+    out = runner.invoke(
+        app,
+        [
+            "simulate",
+            str(spec),
+            "--pattern",
+            "all_to_all",
+            "--size",
+            "16M",
+            "--jobs",
+            "2",
+            "--placement",
+            "fragmented",
+            "--background",
+            "0.2",
+            "--background-us",
+            "200",
+            "--fail-links",
+            "1",
+            "--qps",
+            "2",
+            "--format",
+            "json",
+        ],
+    )
+    assert out.exit_code == 0, out.output
+    record = json.loads(out.stdout)["results"][1]
+    names = {c["name"] for c in record["collectives"]}
+    assert {"job0 all_to_all", "job1 all_to_all", "background"} <= names
+    assert record["failed"]["cables"] == 1 and record["jobs"]["placement"] == "fragmented"
