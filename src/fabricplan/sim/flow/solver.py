@@ -33,7 +33,7 @@ from numpy.typing import NDArray
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-try:  # numba is the optional "fast" extra; without it the same code runs as plain Python.
+try:  # numba compiles the hot loops; where it cannot be imported the same code runs as Python.
     from numba import njit as _numba_njit
 
     def _jit(func: F) -> F:
