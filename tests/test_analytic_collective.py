@@ -8,6 +8,9 @@ from typing import Any
 import pytest
 
 from fabricplan.analytic.collective import (
+    NCCL_LL_BUSBW_CAP_GBPS_MULTI_DOMAIN,
+    NCCL_LL_BUSBW_CAP_GBPS_ONE_DOMAIN,
+    NCCL_LL_TUNER_BUSBW_CAP_GBPS_MANY_DOMAINS,
     NCCL_PROTOCOL_BW_SHARE,
     NCCL_TREE_CHANNEL_BUSBW_GBPS,
     NCCL_TREE_SEARCH_CHANNELS,
@@ -264,14 +267,46 @@ def test_the_pipeline_meets_the_alpha_beta_line_at_both_ends() -> None:
 
 
 def test_a_mid_size_tree_is_slower_than_its_alpha_beta_line() -> None:
-    # 16 A100 nodes (CoreWeave's 128-GPU run): 64 KiB through 22 tree hops, each waiting for its
-    # channel's whole 4 KiB piece at a sixteenth of the bandwidth.
+    # 16 A100 nodes (CoreWeave's 128-GPU run): 64 KiB on 16 channels, a 4 KiB LL piece each. The
+    # 8 network hops store it whole at a sixteenth of the bandwidth; the 14 NVLink hops pass it
+    # on in half trips of 2 KiB, at LL's one-domain rate.
     prof = profile(gpus=128, gpu="a100", nic_gbps=200)
     tree = candidate(prof, 128, "Tree/LL", 65536)
-    hops = 2 * (7 + 4)
-    expected = tree.latency_us + hops * 65536 / (tree.algbw_GBps * 1e3)
-    assert tree.achieved_time_us(65536) == pytest.approx(expected)
+    nvlink = tree.pass_algbw_GBps
+    assert tree.algbw_GBps < nvlink <= NCCL_LL_BUSBW_CAP_GBPS_ONE_DOMAIN / 2
+    stored_us = 8 * 4096 / (tree.algbw_GBps / 16 * 1e3)
+    passed_us = 14 * 2048 / (nvlink / 16 * 1e3)
+    assert tree.achieved_time_us(65536) == pytest.approx(tree.latency_us + stored_us + passed_us)
     assert tree.achieved_time_us(65536) > tree.time_us(65536)
+
+
+def test_the_tuner_corrects_a_trees_bandwidth_as_nccl_does() -> None:
+    # treeCorrectionFactor: 1 MiB is entry log2(2^20 / 64) = 14: LL 0.5, LL128 0.6, Simple 0.5.
+    prof = profile()
+    size = 2**20
+    for label, factor in (("Tree/LL", 0.5), ("Tree/LL128", 0.6), ("Tree/Simple", 0.5)):
+        tree = candidate(prof, 128, label, size)
+        tuner_algbw = tree.tuner_algbw_GBps or tree.algbw_GBps
+        expected = tree.latency_us + size / (tuner_algbw * factor * 1e3)
+        assert tree.time_us(size) == pytest.approx(expected)
+    ring = candidate(prof, 128, "Ring/Simple", size)  # rings are rated on their line
+    assert ring.time_us(size) == pytest.approx(ring.latency_us + size / (ring.algbw_GBps * 1e3))
+
+
+def test_the_tuner_expects_less_of_ll_beyond_two_nodes() -> None:
+    # llMaxBws (Intel hosts): 39.0 GB/s of bus bandwidth on two nodes, 20.4 beyond. LL reaches
+    # the two-node figure at any node count (CoreWeave's 16 nodes); only the tuner's view drops.
+    prof = profile()
+    for domains, tuner_busbw in ((2, NCCL_LL_BUSBW_CAP_GBPS_MULTI_DOMAIN), (16, 20.4)):
+        n = 8 * domains
+        ring = candidate(prof, n, "Ring/LL")
+        factor = busbw_factor("all_reduce", n)
+        assert ring.algbw_GBps * factor == pytest.approx(
+            NCCL_LL_BUSBW_CAP_GBPS_MULTI_DOMAIN * prof.collective_efficiency
+        )
+        tuner = ring.tuner_algbw_GBps or ring.algbw_GBps
+        assert tuner * factor == pytest.approx(tuner_busbw * prof.collective_efficiency)
+    assert NCCL_LL_TUNER_BUSBW_CAP_GBPS_MANY_DOMAINS == 20.4
 
 
 def test_a_forced_algorithm_keeps_nccls_protocol_choice() -> None:

@@ -7,13 +7,17 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from fabricplan.analytic.pipeline import (
+    NCCL_LL128_BUFFER_BYTES,
     NCCL_LL_BUFFER_BYTES,
     NCCL_STEPS,
     PipelineShape,
     channels_for,
     collnet_chain_piece_bytes,
     pipelined_time_us,
+    ring_network_steps,
     ring_shape,
+    tree_levels,
+    tree_ll128_piece_bytes,
     tree_shape,
 )
 
@@ -22,9 +26,9 @@ BASE_US = 8.0
 ALGBW_GBPS = 20.0  # GB/s = 1e3 bytes/us
 
 
-def tree() -> PipelineShape:
+def tree(protocol: str = "LL", size: float = 2**20) -> PipelineShape:
     # 16 nodes of 8 GPUs: 7 NVLink hops and 4 tree levels, up and down.
-    return tree_shape(local_ranks=8, levels=4, protocol="LL", max_channels=16)
+    return tree_shape(8, 16, protocol, max_channels=16, size_bytes=size)
 
 
 def ring(ranks: int = 24) -> PipelineShape:
@@ -74,14 +78,76 @@ def test_a_ring_hides_its_step_latency_behind_the_link() -> None:
 
 
 def test_a_tree_pays_every_hop_for_a_one_piece_buffer() -> None:
-    # 64 KiB on 16 channels: 4 KiB per channel, one piece. Store and forward: each of the 22
-    # hops waits for the whole piece at one channel's bandwidth (algbw / 16).
+    # 64 KiB on 16 channels: 4 KiB per channel, one LL piece. The 8 network hops store it whole,
+    # the 14 NVLink hops pass it in half trips of 2 KiB (512 threads x 8 bytes, split up/down),
+    # all at one channel's bandwidth (algbw / 16).
     size = 65536
     shape = tree()
-    per_channel_bytes = size / 16
-    hop_us = per_channel_bytes / (ALGBW_GBPS / 16 * 1e3)
+    channel_bytes_per_us = ALGBW_GBPS / 16 * 1e3
     time = pipelined_time_us(size, LATENCY_US, BASE_US, ALGBW_GBPS, shape)
-    assert time == pytest.approx(LATENCY_US + shape.stages * hop_us)
+    stored_us = 8 * (size / 16) / channel_bytes_per_us
+    passed_us = 14 * 2048 / channel_bytes_per_us
+    assert time == pytest.approx(LATENCY_US + stored_us + passed_us)
+
+
+def test_simple_stores_at_every_hop_ll_and_ll128_only_at_the_network() -> None:
+    # Simple: the receiver waits for the sender's tail pointer at every hop. LL/LL128: the proxy
+    # sends a step once all of it is written (2 x 4 network hops); NVLink hops pass lines on.
+    assert tree("Simple").stored_stages is None
+    for protocol in ("LL", "LL128"):
+        shape = tree(protocol)
+        assert shape.stages == 2 * (7 + 4)
+        assert shape.stored_stages == 2 * 4
+    # A tree splits its threads between up and down: on average a hop passes half a trip.
+    assert tree("LL").trip_bytes == 512 * 8 / 2
+    assert tree("LL128").trip_bytes == 640 * 8 * 8 * 15 / 16 / 2
+    # A ring stores at the steps that cross the network (tuning.cc's count: 2D for all-reduce).
+    ll_ring = ring_shape("all_reduce", 32, "LL", 16, domains=4)
+    assert ll_ring is not None
+    assert ll_ring.stored_stages == 2 * 4 == ring_network_steps("all_reduce", 4)
+    assert ring_shape("all_gather", 32, "LL128", 16, domains=4).stored_stages == 3  # type: ignore[union-attr]
+    assert ring_network_steps("all_reduce", 1) == 0
+
+
+def test_a_line_by_line_hop_costs_one_trip_of_the_piece() -> None:
+    # One 32 KiB LL piece per channel (512 KiB on 16 channels): the 8 network hops store the
+    # whole piece, the 14 NVLink hops pass 2 KiB (half a 4 KiB trip) at a time.
+    size = 2**19
+    shape = tree("LL", size)
+    channel_GBps = ALGBW_GBPS / 16  # noqa: N806
+    piece_us = 32768 / (channel_GBps * 1e3)
+    trip_us = 2048 / (channel_GBps * 1e3)
+    time = pipelined_time_us(size, LATENCY_US, BASE_US, ALGBW_GBPS, shape)
+    assert time == pytest.approx(LATENCY_US + 8 * piece_us + 14 * trip_us)
+    # LL's NVLink hops at their own (faster) rate speed up the passed trips only.
+    faster = pipelined_time_us(size, LATENCY_US, BASE_US, ALGBW_GBPS, shape, 2 * ALGBW_GBPS)
+    assert faster == pytest.approx(LATENCY_US + 8 * piece_us + 14 * trip_us / 2)
+
+
+def test_deep_trees_get_small_ll128_chunks() -> None:
+    # computeCollChunkInfo: a 576,000-byte slot, halved while a channel would get fewer than
+    # 64 nsteps / ppn chunks (down to 128 KiB), then 16 nsteps / ppn (down to 32 KiB),
+    # nsteps = 1 + log2(nodes) + 0.1 ppn.
+    slot = NCCL_LL128_BUFFER_BYTES // NCCL_STEPS * 15 // 16
+    assert slot == 576000
+    per_channel = 2**24 // 16  # 16 MiB on 16 channels, 256 nodes of 8
+    nsteps = 1 + 8 + 0.8
+    chunk = slot
+    while per_channel // chunk < nsteps * 64 / 8 and chunk > 131072:
+        chunk //= 2
+    while per_channel // chunk < nsteps * 16 / 8 and chunk > 32768:
+        chunk //= 2
+    assert chunk == 36000
+    assert tree_ll128_piece_bytes(2**24, 16, 256, 8) == chunk
+    assert tree_shape(8, 256, "LL128", 16, 2**24).piece_max_bytes == chunk
+    # Big buffers keep the whole slot; two nodes keep bigger chunks than 256 at the same size.
+    assert tree_ll128_piece_bytes(2**34, 16, 256, 8) == slot
+    assert tree_ll128_piece_bytes(2**24, 16, 2, 8) > chunk
+
+
+@pytest.mark.parametrize(("domains", "levels"), [(1, 0), (2, 1), (3, 2), (16, 4), (256, 8)])
+def test_tree_levels_are_log2_of_the_domains(domains: int, levels: int) -> None:
+    assert tree_levels(domains) == levels
 
 
 def test_a_lone_channel_moves_at_one_channels_bandwidth() -> None:
@@ -125,7 +191,7 @@ def test_collnet_chain_chunk_shrinks_for_smaller_buffers() -> None:
 def test_never_faster_than_the_link_nor_the_latency(
     size: int, latency: float, algbw: float, ranks: int
 ) -> None:
-    for shape in (tree(), ring(ranks)):
+    for shape in (tree(), tree("LL128", size), tree("Simple"), ring(ranks)):
         time = pipelined_time_us(size, latency, BASE_US, algbw, shape)
         assert time >= BASE_US + size / (algbw * 1e3) * (1 - 1e-9)
         assert time >= latency * (1 - 1e-9)

@@ -3,9 +3,10 @@
 Two views of every (algorithm, protocol), as in NCCL itself:
 
 - what NCCL's tuner *expects* (``src/graph/tuning.cc``): one alpha-beta line, ``latency + size /
-  algbw``; NCCL picks, per size, the pair with the lowest expected time, and so do we
-  (:meth:`Candidate.time_us`). ``PerfRequest.algorithm`` forces one algorithm, as ``NCCL_ALGO``
-  does; NCCL still picks its protocol.
+  algbw``, with a tree's bandwidth lowered at mid sizes by NCCL's ``treeCorrectionFactor``
+  (:data:`NCCL_TREE_CORRECTION`); NCCL picks, per size, the pair with the lowest expected time,
+  and so do we (:meth:`Candidate.time_us`). ``PerfRequest.algorithm`` forces one algorithm, as
+  ``NCCL_ALGO`` does; NCCL still picks its protocol.
 - what the chosen pair *takes*: the same latency and bandwidth run through NCCL's chunked pipeline
   (:mod:`.pipeline`, :meth:`Candidate.achieved_time_us`), which reduces to the alpha-beta line for
   tiny and for huge buffers.
@@ -59,7 +60,6 @@ whole gathered buffer; for all_to_all it is what one rank sends in total.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -69,7 +69,9 @@ from fabricplan.analytic.pipeline import (
     PipelineShape,
     collnet_chain_shape,
     pipelined_time_us,
+    ring_network_steps,
     ring_shape,
+    tree_levels,
     tree_shape,
 )
 from fabricplan.analytic.profile import FabricProfile
@@ -148,10 +150,30 @@ NCCL_PROTOCOL_BW_SHARE: dict[tuple[str, Protocol], float] = {
 """Share of the algorithm's bandwidth each protocol reaches (LL: 4 flag bytes per 4 data bytes and
 a store per line; LL128: 120 of 128 bytes; trees lose a further 8 %)."""
 
+# fmt: off
+NCCL_TREE_CORRECTION: dict[Protocol, tuple[float, ...]] = {
+    # sizes 64 B, 128 B, ... 256 MiB
+    "LL":     (1.0, 1.0, 1.0, 1.0, 0.9, 0.8, 0.7, 0.7, 0.7, 0.7, 0.6, 0.5,
+               0.4, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.0, 1.0, 1.0),
+    "LL128":  (1.0, 1.0, 1.0, 1.0, 1.0, 0.9, 0.8, 0.8, 0.8, 0.7, 0.6, 0.6,
+               0.6, 0.6, 0.6, 0.6, 0.8, 0.9, 0.9, 0.9, 0.9, 1.0, 1.0),
+    "Simple": (0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.8, 0.7, 0.6, 0.6, 0.5,
+               0.5, 0.5, 0.5, 0.6, 0.7, 0.8, 0.7, 0.7, 0.8, 0.9, 0.9),
+}
+# fmt: on
+"""``treeCorrectionFactor`` (``tuning.cc``, v2.19-v2.27): NCCL's tuner multiplies a tree's bandwidth
+by entry ``log2(size / 64)`` (64 B to 256 MiB; 1 outside), because "trees are not perfectly sticking
+to the model for medium sizes" -- the pipeline fill that :mod:`.pipeline` models."""
+
 NCCL_LL_BUSBW_CAP_GBPS_ONE_DOMAIN = 87.7
 """LL bandwidth ceiling inside one node (``llMaxBws``, Ampere/Hopper, one node), GB/s."""
 NCCL_LL_BUSBW_CAP_GBPS_MULTI_DOMAIN = 39.0
-"""LL bandwidth ceiling across nodes (``llMaxBws``, Intel hosts, two nodes), GB/s."""
+"""LL bandwidth ceiling across nodes (``llMaxBws``, Intel hosts, two nodes), GB/s. What LL reaches
+across any number of domains: with it the pipeline gives CoreWeave's 128 A100 GPUs (16 nodes)
+1 KiB and 64 KiB all_reduce within 10 % (docs/validation.md)."""
+NCCL_LL_TUNER_BUSBW_CAP_GBPS_MANY_DOMAINS = 20.4
+"""What NCCL's tuner expects of LL beyond two nodes (``llMaxBws``, Intel hosts, more than two
+nodes, v2.19-v2.27), GB/s: it leaves LL for LL128 at smaller sizes on many nodes."""
 
 NCCL_COLLNET_ARITY_LATENCY_US = 0.4
 """CollNet Direct's per-local-rank serialisation latency (tuning.cc), us."""
@@ -206,6 +228,19 @@ POINT_TO_POINT: frozenset[str] = frozenset(("all_to_all", "sendrecv"))
 """Collectives NCCL runs as grouped sends and receives: ``NCCL_ALGO`` does not apply."""
 
 
+def tree_correction(protocol: Protocol, size_bytes: float) -> float:
+    """The factor NCCL's tuner puts on a tree's bandwidth at ``size_bytes``
+    (:data:`NCCL_TREE_CORRECTION`).
+
+    >>> tree_correction("LL128", 2**20), tree_correction("LL", 2**20), tree_correction("LL", 2**30)
+    (0.6, 0.5, 1.0)
+    """
+    table = NCCL_TREE_CORRECTION[protocol]
+    index = int(size_bytes) // 64
+    log_size = index.bit_length() - 1  # log2i; -1 below 64 bytes
+    return table[log_size] if 0 <= log_size < len(table) else 1.0
+
+
 def busbw_factor(collective: CollectiveName, ranks: int) -> float:
     """nccl-tests' bus-bandwidth factor for ``ranks`` ranks (``doc/PERFORMANCE.md``).
 
@@ -243,10 +278,15 @@ class Candidate:
     """Bandwidth NCCL's tuner expects when it differs from ``algbw_GBps``."""
     shape: PipelineShape | None = None
     """How the data is pipelined; ``None``: one stage, the alpha-beta line."""
+    pass_algbw_GBps: float | None = None  # noqa: N815
+    """Bandwidth of the line-by-line (NVLink) stages when it is not ``algbw_GBps`` (LL)."""
 
     def time_us(self, size_bytes: float) -> float:
-        """What NCCL's tuner expects: ``latency + size / algbw`` (GB/s = 1e3 bytes/us)."""
+        """What NCCL's tuner expects: ``latency + size / algbw`` (GB/s = 1e3 bytes/us), a tree's
+        algbw times :func:`tree_correction`."""
         algbw = self.algbw_GBps if self.tuner_algbw_GBps is None else self.tuner_algbw_GBps
+        if self.algorithm == "Tree":
+            algbw *= tree_correction(self.protocol, size_bytes)
         return self.latency_us + size_bytes / (algbw * 1e3)
 
     def achieved_time_us(self, size_bytes: float) -> float:
@@ -254,7 +294,12 @@ class Candidate:
         if self.shape is None:
             return self.latency_us + size_bytes / (self.algbw_GBps * 1e3)
         return pipelined_time_us(
-            size_bytes, self.latency_us, self.base_us, self.algbw_GBps, self.shape
+            size_bytes,
+            self.latency_us,
+            self.base_us,
+            self.algbw_GBps,
+            self.shape,
+            self.pass_algbw_GBps,
         )
 
     @property
@@ -297,10 +342,13 @@ def _packet(profile: FabricProfile, size_bytes: float) -> float:
     return min(size_bytes, float(profile.mtu_bytes))
 
 
-def _ll_cap(busbw: float, protocol: Protocol, domains: int) -> float:
+def _ll_cap(busbw: float, protocol: Protocol, domains: int, tuner: bool = False) -> float:
+    """LL's bus-bandwidth ceiling: what LL reaches, or (``tuner``) what NCCL's tuner expects."""
     if protocol != "LL":
         return busbw
     cap = NCCL_LL_BUSBW_CAP_GBPS_ONE_DOMAIN if domains == 1 else NCCL_LL_BUSBW_CAP_GBPS_MULTI_DOMAIN
+    if tuner and domains > 2:
+        cap = NCCL_LL_TUNER_BUSBW_CAP_GBPS_MANY_DOMAINS
     return min(busbw, cap)
 
 
@@ -313,19 +361,18 @@ def _ring_candidates(
 ) -> Iterator[Candidate]:
     n, local, domains = group.ranks, group.local_ranks, group.domains
     bw = _group_bandwidth(profile, group)
-    if domains == 1:
-        busbw = bw.nvlink
-    else:
+    # NVLink's bound on a hierarchical ring: one rank per domain and channel uses the network
+    nvlink_busbw = bw.nvlink if domains == 1 or local == 1 else bw.nvlink * local / (local - 1)
+    busbw = nvlink_busbw
+    if domains > 1:
         pattern = ring_pattern(
             domains, group.nodes_per_domain, profile.nodes_per_leaf, profile.nodes_per_pod
         )
         net = bw.net * pattern_throughput(profile, pattern, group.span_nodes)
-        busbw = min(net, bw.nvlink * local / (local - 1)) if local > 1 else net
+        busbw = min(net, nvlink_busbw) if local > 1 else net
     factor = busbw_factor(collective, n)
     steps = 2 * (n - 1) if collective == "all_reduce" else n - 1
-    inter = 0
-    if domains > 1:
-        inter = min(steps, 2 * domains if collective == "all_reduce" else domains - 1)
+    inter = min(steps, ring_network_steps(collective, domains))
     hop_us = ring_hop_latency_us(profile, group, _packet(profile, size_bytes / max(1, steps)))
     for protocol in PROTOCOLS:
         key = ("Ring", protocol)
@@ -337,15 +384,24 @@ def _ring_candidates(
         net_step = _software_step_us(profile, NCCL_NET_STEP_US, key, net=True) + hop_us
         base = NCCL_BASE_LATENCY_US[key]
         latency = base + (steps - inter) * intra + inter * net_step
-        protocol_busbw = _ll_cap(busbw * NCCL_PROTOCOL_BW_SHARE[key], protocol, domains)
-        protocol_busbw *= profile.collective_efficiency
+        share = NCCL_PROTOCOL_BW_SHARE[key]
+        to_algbw = profile.collective_efficiency / factor  # η, and bus to algorithm bandwidth
+        algbw = _ll_cap(busbw * share, protocol, domains) * to_algbw
+        tuner = _ll_cap(busbw * share, protocol, domains, tuner=True) * to_algbw
+        # LL's cross-domain ceiling comes from its network steps; its NVLink steps run at the
+        # one-domain ceiling.
+        nvlink = algbw
+        if protocol == "LL":
+            nvlink = _ll_cap(nvlink_busbw * share, protocol, 1) * to_algbw
         yield Candidate(
             "Ring",
             protocol,
             latency,
-            protocol_busbw / factor,
+            algbw,
             base_us=base,
-            shape=ring_shape(collective, n, protocol, _max_channels(group)),
+            tuner_algbw_GBps=tuner if tuner != algbw else None,
+            pass_algbw_GBps=nvlink if nvlink != algbw else None,
+            shape=ring_shape(collective, n, protocol, _max_channels(group), domains),
         )
 
 
@@ -362,10 +418,6 @@ def _tree_sends(domains: int) -> float:
     """``size``s the busiest node sends: a leaf and an interior node of the two trees send two;
     with two domains each node is the root of one tree and a leaf of the other, and sends one."""
     return 1.0 if domains == 2 else 2.0
-
-
-def _tree_levels(domains: int) -> int:
-    return math.ceil(math.log2(domains)) if domains > 1 else 0
 
 
 def _nodes_class(domains: int) -> int:
@@ -397,9 +449,16 @@ def tree_channel_algbw_GBps(  # noqa: N802 - GB/s
 
 
 def _tree_algbw(
-    profile: FabricProfile, group: CommGroup, net_algbw: float, protocol: Protocol
+    profile: FabricProfile,
+    group: CommGroup,
+    net_algbw: float,
+    protocol: Protocol,
+    tuner: bool = False,
+    ll_domains: int | None = None,
 ) -> float:
-    """One protocol's tree algbw from a network bound: NVLink chain, protocol share, caps, η."""
+    """One protocol's tree algbw from a network bound: NVLink chain, protocol share, caps, η;
+    ``tuner``: what NCCL's tuner expects of it; ``ll_domains``: the domain count LL's cap is
+    taken at (1 for the NVLink hops)."""
     key = ("Tree", protocol)
     algbw = net_algbw
     if group.local_ranks > 1:
@@ -409,7 +468,8 @@ def _tree_algbw(
     if channel_cap is not None:
         algbw = min(algbw, channel_cap)
     factor = busbw_factor("all_reduce", group.ranks)
-    algbw = _ll_cap(algbw * factor, protocol, group.domains) / factor
+    domains = group.domains if ll_domains is None else ll_domains
+    algbw = _ll_cap(algbw * factor, protocol, domains, tuner) / factor
     return algbw * profile.collective_efficiency
 
 
@@ -420,7 +480,7 @@ def _tree_candidates(
     achieved_net = _tree_net_bandwidth(profile, group, _tree_sends(domains))
     # tuning.cc converts every tree's bus bandwidth to algbw with a factor 1/2, two nodes or not.
     tuner_net = _tree_net_bandwidth(profile, group, 2.0)
-    levels = _tree_levels(domains)
+    levels = tree_levels(domains)
     path_us = group_path_latency_us(profile, group, _packet(profile, size_bytes))
     for protocol in PROTOCOLS:
         key = ("Tree", protocol)
@@ -429,7 +489,8 @@ def _tree_candidates(
         base = NCCL_BASE_LATENCY_US[key]
         latency = base + 2 * ((local - 1) * intra + levels * inter)
         algbw = _tree_algbw(profile, group, achieved_net, protocol)
-        tuner = _tree_algbw(profile, group, tuner_net, protocol)
+        tuner = _tree_algbw(profile, group, tuner_net, protocol, tuner=True)
+        nvlink = _tree_algbw(profile, group, achieved_net, protocol, ll_domains=1)
         yield Candidate(
             "Tree",
             protocol,
@@ -437,7 +498,8 @@ def _tree_candidates(
             algbw,
             base_us=base,
             tuner_algbw_GBps=tuner if tuner != algbw else None,
-            shape=tree_shape(local, levels, protocol, _max_channels(group)),
+            pass_algbw_GBps=nvlink if nvlink != algbw else None,
+            shape=tree_shape(local, domains, protocol, _max_channels(group), size_bytes),
         )
 
 
@@ -462,7 +524,7 @@ def _in_switch_candidates(
     if profile.nvls and local > 1 and domains == 1:
         yield Candidate("NVLS", simple, nvls_intra, _nvls_bandwidth(profile, local) * eff)
     if profile.nvls and local > 1 and domains > 1:
-        levels = _tree_levels(domains)
+        levels = tree_levels(domains)
         inter = (
             _software_step_us(profile, NCCL_NET_STEP_US, ("NVLSTree", simple), net=True) + path_us
         )

@@ -7,22 +7,28 @@ NCCL's tuner (``src/graph/tuning.cc``) rates every (algorithm, protocol) with on
 - the buffer is split over ``nc`` channels (one thread block each); NCCL uses fewer channels for
   small buffers, about one per ``threads x threshold`` bytes (``topoGetAlgoInfo``), and a channel
   moves at most its share of the algorithm's bandwidth;
-- each channel's data moves in pieces (a Simple *slice*, an LL or LL128 *step*) through the
-  algorithm's stages: the ``2(n-1)`` steps of a ring all-reduce, the hops up and down a tree.
-  A stage forwards a piece only once it holds all of it (store and forward), and a connection
-  has :data:`NCCL_STEPS` buffer slots, so a stage keeps only that many steps in flight.
+- each channel's data moves in pieces (a Simple *slice*, an LL or LL128 *step*, a tree's LL128
+  chunk, which NCCL shrinks for deep trees) through the algorithm's stages: the ``2(n-1)`` steps
+  of a ring all-reduce, the hops up and down a tree. A connection has :data:`NCCL_STEPS` buffer
+  slots, so a stage keeps only that many steps in flight;
+- a Simple stage forwards a piece only once it holds all of it (store and forward: the receiver
+  waits for the sender's tail pointer), and so does a network send of any protocol (NCCL's proxy
+  posts a step once all of it is written, ``src/transport/net.cc``). LL and LL128 lines carry their
+  own flags, so across NVLink a stage passes each line on as soon as it arrives: the piece moves
+  one *trip* of the channel's threads at a time (``src/device/prims_ll.h``, ``prims_ll128.h``).
 
 So the time is the longer of two paths through this pipeline (:func:`pipelined_time_us`):
 
 - the busiest link: ``link_stages x pieces`` pieces, one after another;
-- the first piece's journey through every stage (each stage's latency and the piece's transfer)
-  followed by the remaining pieces, one per period.
+- the first piece's journey through every stage (each stage's latency, plus the whole piece at
+  a storing stage or one trip at a line-by-line stage) followed by the remaining pieces, one per
+  period.
 
 For a tiny buffer (one small piece) this is the step latencies: today's latency term. For a huge
 buffer (many pieces) it is the link's work, ``size / bandwidth``, with the step latencies hidden
-behind it in a ring. In between a tree pays every hop for the whole piece (``hops x piece /
-channel bandwidth``), which is why trees fall short of their alpha-beta line at mid sizes (what
-NCCL's own ``treeCorrectionFactor`` table corrects empirically).
+behind it in a ring. In between a tree pays its storing hops for the whole piece (``hops x piece
+/ channel bandwidth``), which is why trees fall short of their alpha-beta line at mid sizes (what
+NCCL's tuner's ``treeCorrectionFactor`` table allows for).
 
 >>> shape = PipelineShape(stages=22, link_stages=1, stream_share=1.0, piece_max_bytes=32768,
 ...                       channel_min_bytes=4096, max_channels=16)
@@ -55,6 +61,30 @@ NCCL_LL_DATA_SHARE = 0.5
 NCCL_LL128_DATA_SHARE = 15.0 / 16.0
 """LL128 lines carry 15 data words of 16 (``NCCL_LL128_DATAELEMS / NCCL_LL128_LINEELEMS``)."""
 
+NCCL_LL_LINE_DATA_BYTES = 8
+"""Data bytes of one 16-byte LL line, two 4-byte words each with its flag (``union
+ncclLLFifoLine``, ``src/include/device.h``); an LL thread moves one line per trip
+(``eltPerTrip = nthreads x EltPerLine``, ``src/device/prims_ll.h``)."""
+NCCL_LL128_WORD_BYTES = 8
+"""An LL128 element is one ``uint64_t``."""
+NCCL_LL128_SHMEM_ELEMS_PER_THREAD = 8
+"""8-byte words one LL128 thread moves per trip (``NCCL_LL128_SHMEM_ELEMS_PER_THREAD``,
+``src/include/device.h``; one warp moves 32 x 8 words, 15 of every 16 data)."""
+
+TREE_MEAN_TRIP_SHARE = 0.5
+"""LL and LL128 trees split a channel's threads between reducing up and broadcasting down (70/30,
+``runTreeSplit``, ``src/device/all_reduce.h``); a trip up and a trip down together carry one
+channel trip, and a tree has as many NVLink hops down as up: on average a hop passes half a
+trip."""
+
+TREE_LL128_CHUNK_RULES: tuple[tuple[float, int], ...] = ((64.0, 131072), (16.0, 32768))
+"""A tree's LL128 chunk is halved while a channel would get fewer than ``k x nsteps / ppn``
+chunks and the chunk is above the floor, for ``(k, floor bytes)`` in turn, with ``nsteps = 1 +
+log2i(nodes) + 0.1 ppn`` (``computeCollChunkInfo``, ``src/enqueue.cc``, NCCL 2.18-2.27): deep
+trees get small chunks so that the pipeline fills fast."""
+TREE_LL128_STEPS_PER_LOCAL_RANK = 0.1
+"""The ``0.1 x ppn`` term of ``nstepsLL128`` (``src/enqueue.cc``)."""
+
 RING_CHUNK_STEPS = NCCL_STEPS // 2
 """Slots one ring chunk takes (``ALLREDUCE_CHUNKSTEPS`` etc., ``src/include/collectives.h``)."""
 RING_SLICE_STEPS = NCCL_STEPS // 4
@@ -85,7 +115,7 @@ class PipelineShape:
     """How one algorithm and protocol move a channel's data."""
 
     stages: int
-    """Store-and-forward stages on the critical path (ring steps, tree hops up and down)."""
+    """Stages on the critical path (ring steps, tree hops up and down)."""
     link_stages: int
     """Stages that share one link: all of them in a ring (a rank sends at every step), one in a
     chain or tree (each hop is its own link)."""
@@ -103,6 +133,11 @@ class PipelineShape:
     """Below this stream size a chunk is not cut (NCCL keeps slices above 1/32 of their size)."""
     slots_per_piece: int = 1
     """Connection slots one piece occupies (``sliceSteps``)."""
+    stored_stages: int | None = None
+    """Stages that hold a whole piece before passing it on (a Simple stage; a network send of any
+    protocol); ``None``: all of them. The others pass it on one trip at a time."""
+    trip_bytes: float = math.inf
+    """Data a channel's threads move in one trip (LL, LL128): what a line-by-line stage holds."""
 
 
 def channels_for(size_bytes: float, shape: PipelineShape) -> int:
@@ -113,7 +148,11 @@ def channels_for(size_bytes: float, shape: PipelineShape) -> int:
     >>> channels_for(100_000, shape)
     3
     """
-    return max(1, min(shape.max_channels, math.floor(size_bytes / shape.channel_min_bytes)))
+    return _channels(size_bytes, shape.channel_min_bytes, shape.max_channels)
+
+
+def _channels(size_bytes: float, channel_min_bytes: float, max_channels: int) -> int:
+    return max(1, min(max_channels, math.floor(size_bytes / channel_min_bytes)))
 
 
 def pieces_for(stream_bytes: float, shape: PipelineShape) -> int:
@@ -130,6 +169,7 @@ def pipelined_time_us(
     base_us: float,
     algbw_GBps: float,  # noqa: N803 - GB/s
     shape: PipelineShape,
+    pass_algbw_GBps: float | None = None,  # noqa: N803 - GB/s
 ) -> float:
     """Time of one collective through NCCL's pipeline, us.
 
@@ -145,11 +185,16 @@ def pipelined_time_us(
         The algorithm's bandwidth with all its channels (``size / algbw`` is the link's work).
     shape
         Stages, pieces and channels (:class:`PipelineShape`).
+    pass_algbw_GBps
+        The bandwidth at which the line-by-line stages move data when it is not ``algbw_GBps``
+        (LL across NVLink runs at its one-domain rate, the network stages at its slower
+        cross-domain rate).
 
     Returns
     -------
     float
-        ``base + max(link work, first piece through every stage + the other pieces)``.
+        ``base + max(link work, first piece through every stage + the other pieces)``; the first
+        piece pays its whole transfer at a storing stage and one trip at a line-by-line stage.
 
     Examples
     --------
@@ -165,21 +210,33 @@ def pipelined_time_us(
     stream_bytes = size_bytes * shape.stream_share / channels
     pieces = pieces_for(stream_bytes, shape)
     piece_us = link_us / (shape.link_stages * pieces)
+    # A line-by-line stage forwards each trip of its threads as soon as it holds it.
+    trip_us = piece_us * min(1.0, shape.trip_bytes * pieces / stream_bytes)
+    if pass_algbw_GBps is not None:
+        trip_us *= algbw_GBps / pass_algbw_GBps
+    stored = shape.stages if shape.stored_stages is None else shape.stored_stages
     steps_us = max(0.0, latency_us - base_us)
     # A connection recycles a slot one step latency after using it.
     period_us = max(piece_us, steps_us / shape.stages * shape.slots_per_piece / NCCL_STEPS)
     busiest_link_us = shape.link_stages * pieces * period_us
-    first_piece_us = steps_us + shape.stages * piece_us + (pieces - 1) * period_us
+    journey_us = stored * piece_us + (shape.stages - stored) * trip_us
+    first_piece_us = steps_us + journey_us + (pieces - 1) * period_us
     return base_us + max(busiest_link_us, first_piece_us)
 
 
 def ring_shape(
-    collective: str, ranks: int, protocol: str, max_channels: int
+    collective: str, ranks: int, protocol: str, max_channels: int, domains: int = 1
 ) -> PipelineShape | None:
-    """NCCL's ring for one collective and protocol; ``None`` for collectives it does not run.
+    """NCCL's ring for one collective and protocol over ``domains`` NVLink domains; ``None`` for
+    collectives it does not run.
+
+    Simple stores every slice at every step; LL and LL128 only at the steps that cross the network
+    (:func:`ring_network_steps`) and pass the rest on line by line.
 
     >>> ring_shape("all_reduce", 8, "Simple", 24).stages
     14
+    >>> ring_shape("all_reduce", 16, "LL", 16, domains=2).stored_stages
+    4
     """
     if collective == "all_reduce":
         stages, link_stages, share = 2 * (ranks - 1), 2 * (ranks - 1), 1.0 / ranks
@@ -206,19 +263,96 @@ def ring_shape(
             split_min_bytes=step * RING_SLICE_STEPS / 32 * (RING_CHUNK_STEPS // RING_SLICE_STEPS),
             slots_per_piece=RING_SLICE_STEPS,
         )
-    return PipelineShape(stages, link_stages, share, step, threshold, max_channels)
+    if protocol == "Simple":
+        return PipelineShape(stages, link_stages, share, step, threshold, max_channels)
+    return PipelineShape(
+        stages,
+        link_stages,
+        share,
+        step,
+        threshold,
+        max_channels,
+        stored_stages=min(stages, ring_network_steps(collective, domains)),
+        trip_bytes=_trip_data_bytes(protocol),
+    )
 
 
-def tree_shape(local_ranks: int, levels: int, protocol: str, max_channels: int) -> PipelineShape:
-    """NCCL's tree all-reduce: up a chain of ``local_ranks`` GPUs and ``levels`` network levels,
-    then back down; every hop a stage, one piece per step (``chunkSteps = 1``).
+def ring_network_steps(collective: str, domains: int) -> int:
+    """Steps of a ring (or a broadcast chain) that cross the network, as ``tuning.cc`` counts them
+    (v2.19: ``2 nNodes`` for all-reduce, ``nNodes - 1`` otherwise; none in one domain).
 
-    >>> tree_shape(8, 4, "LL", 16).stages
-    22
+    >>> ring_network_steps("all_reduce", 4), ring_network_steps("all_gather", 4)
+    (8, 3)
+    """
+    if domains < 2:
+        return 0
+    return 2 * domains if collective == "all_reduce" else domains - 1
+
+
+def tree_levels(domains: int) -> int:
+    """Network hops from a leaf to the root of a binary tree over ``domains`` NVLink domains.
+
+    >>> tree_levels(2), tree_levels(16), tree_levels(256)
+    (1, 4, 8)
+    """
+    return math.ceil(math.log2(domains)) if domains > 1 else 0
+
+
+def tree_shape(
+    local_ranks: int, domains: int, protocol: str, max_channels: int, size_bytes: float
+) -> PipelineShape:
+    """NCCL's tree all-reduce: up a chain of ``local_ranks`` GPUs and :func:`tree_levels` network
+    hops, then back down, concurrently (``runTreeSplit``, ``src/device/all_reduce.h``); every hop
+    a stage, one piece per step (``chunkSteps = 1``).
+
+    Simple stores the piece at every hop; LL and LL128 only at the network hops (the proxy sends
+    whole steps) and pass it on line by line across NVLink. LL128's piece is NCCL's chunk for
+    this size (:func:`tree_ll128_piece_bytes`).
+
+    >>> shape = tree_shape(8, 16, "LL", 16, 2**20)
+    >>> shape.stages, shape.stored_stages, shape.trip_bytes
+    (22, 8, 2048.0)
     """
     threshold = NCCL_MAX_THREADS[protocol] * NCCL_THREAD_THRESHOLD[protocol]
+    levels = tree_levels(domains)
     stages = max(1, 2 * ((local_ranks - 1) + levels))
-    return PipelineShape(stages, 1, 1.0, _step_data_bytes(protocol), threshold, max_channels)
+    piece = _step_data_bytes(protocol)
+    if protocol == "Simple":
+        return PipelineShape(stages, 1, 1.0, piece, threshold, max_channels)
+    if protocol == "LL128":
+        channels = _channels(size_bytes, threshold, max_channels)
+        piece = tree_ll128_piece_bytes(size_bytes, channels, domains, local_ranks)
+    return PipelineShape(
+        stages,
+        1,
+        1.0,
+        piece,
+        threshold,
+        max_channels,
+        stored_stages=2 * levels,
+        trip_bytes=_trip_data_bytes(protocol) * TREE_MEAN_TRIP_SHARE,
+    )
+
+
+def tree_ll128_piece_bytes(
+    size_bytes: float, channels: int, domains: int, local_ranks: int
+) -> float:
+    """A tree's LL128 chunk: a slot's data (576,000 bytes), halved while each channel would get
+    too few chunks for the tree's depth (:data:`TREE_LL128_CHUNK_RULES`).
+
+    >>> tree_ll128_piece_bytes(2**30, 16, 256, 8)           # 64 MiB per channel: a whole slot
+    576000.0
+    >>> tree_ll128_piece_bytes(16 * 2**20, 16, 256, 8)      # 1 MiB per channel, 8 levels deep
+    36000.0
+    """
+    nodes_log2 = max(1, domains).bit_length() - 1  # log2i: NCCL rounds down
+    nsteps = 1 + nodes_log2 + TREE_LL128_STEPS_PER_LOCAL_RANK * local_ranks
+    chunk = int(_step_data_bytes("LL128"))
+    for chunks_per_step, floor_bytes in TREE_LL128_CHUNK_RULES:
+        wanted = nsteps * chunks_per_step / local_ranks
+        while int(size_bytes) // (channels * chunk) < wanted and chunk > floor_bytes:
+            chunk //= 2
+    return float(chunk)
 
 
 def collnet_chain_piece_bytes(size_bytes: float, channels: int, depth: int) -> float:
@@ -246,6 +380,14 @@ def collnet_chain_shape(size_bytes: float, local_ranks: int, max_channels: int) 
     threshold = NCCL_MAX_THREADS["Simple"] * NCCL_THREAD_THRESHOLD["Simple"]
     piece = collnet_chain_piece_bytes(size_bytes, max_channels, local_ranks)
     return PipelineShape(2 * (local_ranks - 1) + 2, 1, 1.0, piece, threshold, max_channels)
+
+
+def _trip_data_bytes(protocol: str) -> int:
+    """Data one channel's threads move in one trip (LL, LL128)."""
+    if protocol == "LL":
+        return NCCL_MAX_THREADS["LL"] * NCCL_LL_LINE_DATA_BYTES
+    words = NCCL_MAX_THREADS["LL128"] * NCCL_LL128_SHMEM_ELEMS_PER_THREAD
+    return int(words * NCCL_LL128_WORD_BYTES * NCCL_LL128_DATA_SHARE)
 
 
 def _step_data_bytes(protocol: str) -> float:
