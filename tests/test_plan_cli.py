@@ -144,3 +144,13 @@ def test_a_technology_that_cannot_be_built_is_reported_not_fatal(tmp_path: Path)
     assert [(o["technology"], o["code"]) for o in doc["infeasible"]] == [("infiniband", "FP302")]
     assert doc["recommendation"]["technology"] == "roce_v2"
     assert "infiniband cannot be built" in doc["recommendation"]["reasons"][0]
+
+
+def test_the_starter_spec_names_only_presets_that_exist(tmp_path: Path) -> None:
+    from fabricplan.analytic.workload import workload_presets
+    from fabricplan.cli.spec_cmd import STARTER_SPEC
+
+    named = re.search(r"model: llama3-70b\s+# (.*)\n\s+#\s+\| (\S+)", STARTER_SPEC)
+    assert named is not None
+    listed = {n.strip() for n in named.group(1).split("|")} | {named.group(2)}
+    assert listed <= set(workload_presets())

@@ -43,7 +43,8 @@ priorities: balanced        # balanced | max_performance | cost_sensitive | clou
                             #   | ethernet_team
                             # or weights: {performance: 3, tco: 2, operations: 1}
 workload:
-  model: llama3-70b         # preset (see `fabricplan catalog list --kind workload`) or custom
+  model: llama3-70b         # llama3-8b | llama3-70b | llama3-405b | gpt3-175b | mixtral-8x7b
+                            #   | deepseek-v3, or custom with params_b, layers, hidden
   sequence_length: 8192
   tp: 8
   pp: 1
