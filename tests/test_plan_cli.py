@@ -152,5 +152,5 @@ def test_the_starter_spec_names_only_presets_that_exist(tmp_path: Path) -> None:
 
     named = re.search(r"model: llama3-70b\s+# (.*)\n\s+#\s+\| (\S+)", STARTER_SPEC)
     assert named is not None
-    listed = {n.strip() for n in named.group(1).split("|")} | {named.group(2)}
+    listed = {n.strip() for n in named.group(1).split("|")} | {named.group(2).rstrip(",")}
     assert listed <= set(workload_presets())
