@@ -398,10 +398,11 @@ def test_fuzz_sonic_structures(document: dict[str, object]) -> None:
     _survives(parse_sonic, json.dumps(document))
 
 
+@pytest.mark.parametrize("parse", [parse_sonic, parse_nvue])
 @FUZZ
 @given(st.text(max_size=200))
-def test_fuzz_sonic_text(text: str) -> None:
-    _survives(parse_sonic, text)
+def test_fuzz_text(parse: object, text: str) -> None:
+    _survives(parse, text)
 
 
 NVUE_KEYS = st.sampled_from(
@@ -455,12 +456,6 @@ NVUE_VALUES = st.recursive(
 @given(NVUE_VALUES)
 def test_fuzz_nvue_structures(document: object) -> None:
     _survives(parse_nvue, yaml.safe_dump([{"set": document}]))
-
-
-@FUZZ
-@given(st.text(max_size=200))
-def test_fuzz_nvue_text(text: str) -> None:
-    _survives(parse_nvue, text)
 
 
 TOKENS = st.sampled_from(
@@ -565,16 +560,11 @@ HOST_LINES = st.one_of(
 )
 
 
+@pytest.mark.parametrize("parse", [parse_mlnx_qos, parse_nic_cc])
 @FUZZ
 @given(st.lists(HOST_LINES, max_size=25))
-def test_fuzz_mlnx_qos(lines: list[str]) -> None:
-    _survives(parse_mlnx_qos, "\n".join(lines))
-
-
-@FUZZ
-@given(st.lists(HOST_LINES, max_size=25))
-def test_fuzz_nic_cc(lines: list[str]) -> None:
-    _survives(parse_nic_cc, "\n".join(lines))
+def test_fuzz_host_lines(parse: object, lines: list[str]) -> None:
+    _survives(parse, "\n".join(lines))
 
 
 @FUZZ

@@ -22,7 +22,7 @@ from fabricplan.model.results import (
     StepTimeResult,
 )
 from fabricplan.model.scenario import ValidScenario
-from fabricplan.units import gbps_to_GBps
+from fabricplan.units import gbps_to_GBps, transfer_time_us
 
 
 class Backend(Protocol):
@@ -80,7 +80,7 @@ class FakeBackend:
                 collective=op,
                 size_bytes=size,
                 algorithm="fake",
-                time_us=size / (busbw * 1e3),
+                time_us=transfer_time_us(size, busbw),
                 algbw_GBps=busbw,
                 busbw_GBps=busbw,
             )

@@ -35,6 +35,7 @@ from fabricplan.model.scenario import (
     TechnologyName,
     ValidScenario,
 )
+from fabricplan.units import gbps_to_tbps
 
 USER_SOURCE = "given in the cluster spec"
 
@@ -150,7 +151,7 @@ def _generic_switch(tech: TechnologyName, family: str, given: GenericSwitchSpec)
             "date": "2026",
             "family": family,
             "port_modes": [PortMode(ports=ports, speed_gbps=speed)],
-            "capacity_tbps": user(ports * speed / 1000),
+            "capacity_tbps": user(gbps_to_tbps(ports * speed)),
             "latency_ns": user(given.latency_ns),
             "buffer_bytes": user(given.buffer_bytes) if given.buffer_bytes else None,
             "power_w": user(given.power_w if given.power_w is not None else 0.0),

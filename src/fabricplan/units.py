@@ -191,3 +191,74 @@ def kib_to_bytes(value_kib: float) -> float:
     149995.52
     """
     return value_kib * KIB_BYTES
+
+
+US_PER_S = 1e6
+BYTES_PER_US_PER_GBPS = 1e3
+"""1 GB/s (10**9 bytes/s, the nccl-tests unit) is 1,000 bytes per microsecond."""
+FLOPS_PER_TFLOPS = 1e12
+
+
+def us_to_s(value_us: float) -> float:
+    """Microseconds to seconds.
+
+    >>> us_to_s(250.0)
+    0.00025
+    """
+    return value_us / US_PER_S
+
+
+def GBps_to_bytes_per_s(rate_GBps: float) -> float:  # noqa: N802,N803 - GB/s as nccl-tests
+    """Gigabytes (10**9 bytes) per second to bytes per second."""
+    return rate_GBps * 1e9
+
+
+def GBps_to_bytes_per_us(rate_GBps: float) -> float:  # noqa: N802,N803 - GB/s as nccl-tests
+    """Gigabytes (10**9 bytes) per second to bytes per microsecond."""
+    return rate_GBps * BYTES_PER_US_PER_GBPS
+
+
+def gbps_to_bytes_per_us(speed_gbps: float) -> float:
+    """Gigabits per second to bytes per microsecond.
+
+    >>> gbps_to_bytes_per_us(400)
+    50000.0
+    """
+    return GBps_to_bytes_per_us(gbps_to_GBps(speed_gbps))
+
+
+def transfer_time_us(size_bytes: float, rate_GBps: float) -> float:  # noqa: N803
+    """Time to move ``size_bytes`` at ``rate_GBps`` (10**9 bytes/s), in microseconds.
+
+    >>> transfer_time_us(2**30, 100.0)
+    10737.41824
+    """
+    return size_bytes / GBps_to_bytes_per_us(rate_GBps)
+
+
+def transfer_rate_GBps(size_bytes: float, time_us: float) -> float:  # noqa: N802
+    """The rate that moves ``size_bytes`` in ``time_us``, in GB/s (10**9 bytes/s).
+
+    >>> transfer_rate_GBps(10**9, 10_000.0)
+    100.0
+    """
+    return size_bytes / (time_us * BYTES_PER_US_PER_GBPS)
+
+
+def message_interval_ns(rate_mpps: float) -> float:
+    """Nanoseconds between messages at ``rate_mpps`` million messages per second.
+
+    >>> message_interval_ns(4.0)
+    250.0
+    """
+    return NS_PER_US / rate_mpps
+
+
+def mpps_to_per_s(rate_mpps: float) -> float:
+    """Million messages (or packets) per second to messages per second."""
+    return rate_mpps * 1e6
+
+
+def tflops_to_flops_per_s(rate_tflops: float) -> float:
+    """Tera floating-point operations per second to operations per second."""
+    return rate_tflops * FLOPS_PER_TFLOPS

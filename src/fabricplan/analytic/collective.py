@@ -86,6 +86,7 @@ from fabricplan.analytic.traffic import (
 )
 from fabricplan.errors import ModelError
 from fabricplan.model.results import AlgorithmName, CollectiveName, CollectivePoint
+from fabricplan.units import transfer_rate_GBps, transfer_time_us
 
 Protocol = str  # "LL" | "LL128" | "Simple"
 PROTOCOLS: tuple[Protocol, ...] = ("LL", "LL128", "Simple")
@@ -287,12 +288,12 @@ class Candidate:
         algbw = self.algbw_GBps if self.tuner_algbw_GBps is None else self.tuner_algbw_GBps
         if self.algorithm == "Tree":
             algbw *= tree_correction(self.protocol, size_bytes)
-        return self.latency_us + size_bytes / (algbw * 1e3)
+        return self.latency_us + transfer_time_us(size_bytes, algbw)
 
     def achieved_time_us(self, size_bytes: float) -> float:
         """What the pair takes: the pipeline (:func:`.pipeline.pipelined_time_us`)."""
         if self.shape is None:
-            return self.latency_us + size_bytes / (self.algbw_GBps * 1e3)
+            return self.latency_us + transfer_time_us(size_bytes, self.algbw_GBps)
         return pipelined_time_us(
             size_bytes,
             self.latency_us,
@@ -730,7 +731,7 @@ def collective_point(
     )
     best = min(candidates, key=lambda c: c.time_us(size_bytes))
     time_us = best.achieved_time_us(size_bytes)
-    algbw = size_bytes / (time_us * 1e3)
+    algbw = transfer_rate_GBps(size_bytes, time_us)
     return CollectivePoint(
         collective=collective,
         size_bytes=size_bytes,

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from fabricplan.analytic.profile import FabricProfile, path_latency_ns, wire_bytes
 from fabricplan.model.results import P2PPoint, P2PTest
-from fabricplan.units import BITS_PER_BYTE, ns_to_us, serialization_ns
+from fabricplan.units import BITS_PER_BYTE, message_interval_ns, ns_to_us, serialization_ns
 
 P2P_MESSAGE_RATE_MPPS = 7.0
 """Messages per microsecond one QP posts and completes in ``ib_write_bw`` with GPU memory:
@@ -73,7 +73,7 @@ def _message_ns(profile: FabricProfile, size_bytes: float) -> float:
     host = 0.0
     if profile.host_goodput_gbps is not None:
         host = serialization_ns(size_bytes, profile.host_goodput_gbps)
-    return max(wire, host, 1e3 / P2P_MESSAGE_RATE_MPPS)
+    return max(wire, host, message_interval_ns(P2P_MESSAGE_RATE_MPPS))
 
 
 def p2p_point(profile: FabricProfile, test: P2PTest, size_bytes: int, switch_hops: int) -> P2PPoint:

@@ -43,6 +43,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from fabricplan.units import transfer_time_us
+
 NCCL_STEPS = 8
 """Buffer slots of one connection (``NCCL_STEPS``, ``src/include/device.h``)."""
 
@@ -206,7 +208,7 @@ def pipelined_time_us(
     8.4
     """
     channels = channels_for(size_bytes, shape)
-    link_us = size_bytes / (algbw_GBps * 1e3) * shape.max_channels / channels
+    link_us = transfer_time_us(size_bytes, algbw_GBps) * shape.max_channels / channels
     stream_bytes = size_bytes * shape.stream_share / channels
     pieces = pieces_for(stream_bytes, shape)
     piece_us = link_us / (shape.link_stages * pieces)

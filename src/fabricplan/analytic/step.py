@@ -50,9 +50,13 @@ from fabricplan.analytic.traffic import (
 from fabricplan.analytic.workload import Workload, sequences_per_replica
 from fabricplan.errors import ModelError
 from fabricplan.model.results import CollectiveName, StepTimeResult
-from fabricplan.units import HOURS_PER_YEAR, ns_to_us
-
-US_PER_S = 1e6
+from fabricplan.units import (
+    HOURS_PER_YEAR,
+    GBps_to_bytes_per_s,
+    ns_to_us,
+    tflops_to_flops_per_s,
+    us_to_s,
+)
 
 FP8_TENSOR_SPEEDUP = 2.0
 """Dense FP8 over dense BF16 tensor throughput on Hopper and Blackwell (H100 SXM datasheet: 3,958
@@ -97,7 +101,7 @@ def _collective_s(
     if group.ranks < 2 or size_bytes <= 0:
         return 0.0
     point = collective_point(profile, group, op, max(1, round(size_bytes)))
-    return point.time_us / US_PER_S
+    return us_to_s(point.time_us)
 
 
 def _pipeline_send_s(profile: FabricProfile, job: Workload, size_bytes: float) -> float:
@@ -120,7 +124,9 @@ def _pipeline_send_s(profile: FabricProfile, job: Workload, size_bytes: float) -
             + step
             + ns_to_us(path_latency_ns(profile, hops, profile.mtu_bytes))
         )
-    return latency_us / US_PER_S + size_bytes / (rate * profile.collective_efficiency * 1e9)
+    return us_to_s(latency_us) + size_bytes / GBps_to_bytes_per_s(
+        rate * profile.collective_efficiency
+    )
 
 
 def _gradient_sync_s(profile: FabricProfile, group: CommGroup, params: float, fsdp: bool) -> float:
@@ -186,7 +192,9 @@ def training_step(profile: FabricProfile, job: Workload) -> StepTimeResult:
         PARAM_FLOPS_PER_TOKEN * job.active_params
         + ATTENTION_FLOPS_PER_TOKEN_LAYER * job.layers * job.hidden * job.sequence_length
     )
-    peak = profile.dense_tflops * 1e12 * (FP8_TENSOR_SPEEDUP if job.precision == "fp8" else 1.0)
+    peak = tflops_to_flops_per_s(profile.dense_tflops) * (
+        FP8_TENSOR_SPEEDUP if job.precision == "fp8" else 1.0
+    )
     compute = flops_per_token * tokens / (gpus * peak * job.mfu)
 
     micro_tokens = MICRO_BATCH_SEQUENCES * job.sequence_length

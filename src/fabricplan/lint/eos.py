@@ -37,7 +37,6 @@ from fabricplan.lint.model import (
     EcnProfile,
     Origin,
     PortConfig,
-    PortRole,
     QueueScheduler,
     TrustMode,
     Watchdog,
@@ -45,6 +44,7 @@ from fabricplan.lint.model import (
 from fabricplan.lint.value import (
     expand_names,
     input_error,
+    role_from_description,
     to_dscp,
     to_float,
     to_int,
@@ -68,8 +68,6 @@ ECN_UNIT_BYTES: dict[str, float | None] = {
 """Bytes per ECN threshold unit; segments (an ASIC cell) and milliseconds have no fixed size."""
 
 PORT_PREFIXES = ("ethernet", "port-channel")
-HOST_WORDS = ("server", "host", "gpu", "nic")
-FABRIC_WORDS = ("spine", "leaf", "tor", "core", "uplink")
 
 _ECN_RE = re.compile(
     r"random-detect ecn minimum-threshold (\S+) (\S+) maximum-threshold (\S+) (\S+)"
@@ -354,15 +352,6 @@ def _queue_line(settings: _Settings, queue: int, line: str, file: str, number: i
         settings.where[f"scheduler.{queue}"] = origin
 
 
-def _role(description: str) -> PortRole | None:
-    text = description.lower()
-    if any(word in text for word in HOST_WORDS):
-        return "host"
-    if any(word in text for word in FABRIC_WORDS):
-        return "fabric"
-    return None
-
-
 def _device(state: _Global, file: str) -> DeviceConfig:
     ports: list[PortConfig] = []
     watchdog_configured = state.watchdog_timeout_ms is not None
@@ -404,7 +393,7 @@ def _device(state: _Global, file: str) -> DeviceConfig:
                     name=name,
                     speed_gbps=interface.speed_gbps,
                     mtu_bytes=interface.mtu,
-                    role=_role(interface.description),
+                    role=role_from_description(interface.description),
                     kind="bond" if name.lower().startswith("port-channel") else "physical",
                     admin_up=not interface.shutdown,
                     trust=trust,

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from fabricplan.lint.eos import EOS_DEFAULT_DSCP_TO_TC
 from fabricplan.lint.headroom import (
@@ -54,7 +54,7 @@ from fabricplan.model.scenario import TechnologyName, ValidScenario
 from fabricplan.units import gbps_to_mbps, ms_to_s
 
 Vendor = Literal["sonic", "nvue", "eos"]
-VENDORS: tuple[Vendor, ...] = ("sonic", "nvue", "eos")
+VENDORS: tuple[Vendor, ...] = get_args(Vendor)
 
 ECN_MIN_BYTES_AT_400G = 150_000.0
 ECN_MAX_BYTES_AT_400G = 1_500_000.0

@@ -32,7 +32,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from fabricplan.units import KIB_BYTES, gbps_to_mbps
+from fabricplan.units import BITS_PER_BYTE, KIB_BYTES, gbps_to_mbps
 
 PAUSE_QUANTA_BY_SPEED_MBPS: dict[int, int] = {
     800_000: 905,
@@ -179,7 +179,9 @@ def sonic_mellanox_headroom(
     speed_mbps = gbps_to_mbps(speed_gbps)
     quanta = pause_quanta(speed_gbps)
     peer_response = (
-        quanta * PAUSE_QUANTUM_BITS / 8 if quanta is not None else asic.peer_response_time_bytes
+        quanta * PAUSE_QUANTUM_BITS / BITS_PER_BYTE
+        if quanta is not None
+        else asic.peer_response_time_bytes
     )
     pipeline_latency = asic.pipeline_latency_bytes
     speed_overhead = 0

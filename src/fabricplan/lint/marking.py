@@ -99,7 +99,7 @@ def check_cnp_queue(ctx: LintContext) -> Iterator[LintFinding]:
         others = [p for p in mapped if p not in shared]
         not_strict = [p for p in others if _cnp_scheduler_kind(p, cnp) not in (None, "strict")]
         if not_strict:
-            queue = not_strict[0].queue_of((not_strict[0].dscp_to_priority or {})[cnp])
+            queue = _cnp_queue(not_strict[0], cnp)
             yield finding(
                 "L03",
                 device,
@@ -110,7 +110,7 @@ def check_cnp_queue(ctx: LintContext) -> Iterator[LintFinding]:
             )
         dropping = [p for p in others if _cnp_queue_drops(p, cnp)]
         if dropping:
-            queue = dropping[0].queue_of((dropping[0].dscp_to_priority or {})[cnp])
+            queue = _cnp_queue(dropping[0], cnp)
             yield finding(
                 "L03",
                 device,

@@ -39,7 +39,6 @@ from fabricplan.lint.model import (
     EcnProfile,
     Origin,
     PortConfig,
-    PortRole,
     QueueScheduler,
     SchedulerKind,
     TrustMode,
@@ -49,11 +48,13 @@ from fabricplan.lint.value import (
     expand_names,
     input_error,
     int_range,
+    role_from_description,
     to_bool,
     to_float,
     to_int,
     to_priority,
 )
+from fabricplan.units import mbps_to_gbps
 
 DEFAULT_PROFILE = "default-global"
 
@@ -91,8 +92,6 @@ FIELDS_BY_FEATURE: dict[str, frozenset[str]] = {
     "egress-scheduler": frozenset({"scheduler"}),
 }
 """Which port fields each NVUE qos feature sets (its profile's origins are taken for these)."""
-HOST_WORDS = ("server", "host", "gpu", "nic")
-FABRIC_WORDS = ("spine", "leaf", "tor", "core", "uplink")
 PORT_TYPES = frozenset({"swp", "bond"})
 
 _SPEED_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([GM]?)\s*$", re.IGNORECASE)
@@ -514,16 +513,7 @@ def _speed_gbps(value: object, where: str) -> float | None:
     if match is None:
         raise input_error("FP406", where, "expected a speed like 400G", _brief(value))
     number, unit = float(match.group(1)), match.group(2).upper()
-    return number / 1000 if unit == "M" else number
-
-
-def _role(description: str) -> PortRole | None:
-    text = description.lower()
-    if any(word in text for word in HOST_WORDS):
-        return "host"
-    if any(word in text for word in FABRIC_WORDS):
-        return "fabric"
-    return None
+    return mbps_to_gbps(number) if unit == "M" else number
 
 
 def _port(
@@ -622,7 +612,7 @@ def _port(
         speed_gbps=speed,
         mtu_bytes=mtu,
         cable_length_m=pfc.cable_length_m if pfc.pfc_priorities else None,
-        role=_role(description),
+        role=role_from_description(description),
         kind="bond" if str(iface.get("type", "swp")) == "bond" else "physical",
         trust=mapping.trust,
         dscp_to_priority=mapping.dscp_to_priority

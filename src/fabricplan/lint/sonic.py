@@ -40,6 +40,7 @@ from fabricplan.lint.value import (
     input_error,
     int_range,
     parse_int_set,
+    role_from_description,
     strip_reference,
     to_bool,
     to_dscp,
@@ -286,6 +287,15 @@ def _map(db: _Db, table: str, reference: object, where: str, is_dscp: bool) -> d
     return result
 
 
+def _port_map(
+    db: _Db, port: str, qos: dict[str, Any], table: str, key: str
+) -> dict[int, int] | None:
+    """The priority map ``PORT_QOS_MAP|port`` names under ``key``; ``None`` when it names none."""
+    if key not in qos:
+        return None
+    return _map(db, table, qos[key], db.where("PORT_QOS_MAP", port, key), is_dscp=False)
+
+
 def _profile(db: _Db, name: str, where: str) -> BufferProfile:
     if name.upper() == "NULL":
         return BufferProfile(name="NULL", lossless=True, dynamic=True)
@@ -372,12 +382,7 @@ def _role(db: _Db, port: str) -> PortRole | None:
         meta = db.entry("DEVICE_NEIGHBOR_METADATA", str(neighbor["name"]))
         if "type" in meta:
             return "host" if str(meta["type"]).lower() in HOST_NEIGHBOR_TYPES else "fabric"
-    description = str(db.entry("PORT", port).get("description", "")).lower()
-    if any(word in description for word in ("server", "host", "gpu", "nic")):
-        return "host"
-    if any(word in description for word in ("spine", "leaf", "tor", "core", "uplink")):
-        return "fabric"
-    return None
+    return role_from_description(str(db.entry("PORT", port).get("description", "")))
 
 
 def _cable_lengths(db: _Db) -> dict[str, tuple[float, Origin]]:
@@ -449,38 +454,10 @@ def _port(db: _Db, index: _Index, name: str) -> PortConfig:
         trust = "both" if trust == "dscp" else "pcp"
     if trust is not None:
         where["trust"] = where.get("dscp_to_priority") or db.origin("PORT_QOS_MAP", name)
-    tc_to_queue = (
-        _map(
-            db,
-            "TC_TO_QUEUE_MAP",
-            qos["tc_to_queue_map"],
-            db.where("PORT_QOS_MAP", name, "tc_to_queue_map"),
-            is_dscp=False,
-        )
-        if "tc_to_queue_map" in qos
-        else None
-    )
-    tc_to_pg = (
-        _map(
-            db,
-            "TC_TO_PRIORITY_GROUP_MAP",
-            qos["tc_to_pg_map"],
-            db.where("PORT_QOS_MAP", name, "tc_to_pg_map"),
-            is_dscp=False,
-        )
-        if "tc_to_pg_map" in qos
-        else {}
-    )
+    tc_to_queue = _port_map(db, name, qos, "TC_TO_QUEUE_MAP", "tc_to_queue_map")
+    tc_to_pg = _port_map(db, name, qos, "TC_TO_PRIORITY_GROUP_MAP", "tc_to_pg_map") or {}
     pfc_to_pg = (
-        _map(
-            db,
-            "PFC_PRIORITY_TO_PRIORITY_GROUP_MAP",
-            qos["pfc_to_pg_map"],
-            db.where("PORT_QOS_MAP", name, "pfc_to_pg_map"),
-            is_dscp=False,
-        )
-        if "pfc_to_pg_map" in qos
-        else {}
+        _port_map(db, name, qos, "PFC_PRIORITY_TO_PRIORITY_GROUP_MAP", "pfc_to_pg_map") or {}
     )
     pfc = None
     if "pfc_enable" in qos:

@@ -18,9 +18,14 @@ import re
 from collections.abc import Sequence
 
 from fabricplan.errors import InputFileError
+from fabricplan.lint.model import PortRole
 
 MAX_RANGE_ITEMS = 4096
 """Largest range a name or number range may expand to (a 512-port switch with breakouts fits)."""
+HOST_WORDS = ("server", "host", "gpu", "nic")
+"""Words in a port description that mark a server-facing port."""
+FABRIC_WORDS = ("spine", "leaf", "tor", "core", "uplink")
+"""Words in a port description that mark a switch-facing port."""
 
 _NUMBER_RE = re.compile(r"^\s*[-+]?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?\s*$")
 _TRAILING_NUMBER_RE = re.compile(r"^(.*?)(\d+)$")
@@ -174,6 +179,20 @@ def strip_reference(value: object, where: str) -> str:
     if text.startswith("[") and text.endswith("]"):
         text = text[1:-1]
     return text.rsplit("|", 1)[-1]
+
+
+def role_from_description(description: str) -> PortRole | None:
+    """The port's role as its description names it (host words win); ``None`` when it does not.
+
+    >>> role_from_description("to GPU server 12"), role_from_description("Spine-3 uplink")
+    ('host', 'fabric')
+    """
+    text = description.lower()
+    if any(word in text for word in HOST_WORDS):
+        return "host"
+    if any(word in text for word in FABRIC_WORDS):
+        return "fabric"
+    return None
 
 
 def locate_line(text: str, path: Sequence[str]) -> int | None:

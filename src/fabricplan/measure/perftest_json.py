@@ -43,6 +43,7 @@ from fabricplan.measure.measurement import TechnologyHint
 from fabricplan.units import (
     bytes_per_s_to_gbps,
     mib_per_s_to_gbps,
+    mpps_to_per_s,
     ns_to_us,
     serialization_ns,
 )
@@ -121,7 +122,7 @@ def _bw_gbps(
     value: float, size: int, rate_mpps: float | None, origin: str, outcome: ParseOutcome
 ) -> float:
     """The average bandwidth in Gb/s, its unit found from the message rate."""
-    from_rate = bytes_per_s_to_gbps(size * (rate_mpps or 0.0) * 1e6)
+    from_rate = bytes_per_s_to_gbps(size * mpps_to_per_s(rate_mpps or 0.0))
     if 0 < from_rate < math.inf and value > 0:
         as_gbps, as_mib = value, mib_per_s_to_gbps(value)
         return min((as_gbps, as_mib), key=lambda v: abs(math.log(v) - math.log(from_rate)))

@@ -7,7 +7,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, get_args
 
 import numpy as np
 
@@ -46,17 +46,7 @@ PatternName = Literal[
     "random",
     "training_step",
 ]
-PATTERNS: tuple[PatternName, ...] = (
-    "all_to_all",
-    "permutation",
-    "incast",
-    "ring_all_reduce",
-    "tree_all_reduce",
-    "all_gather",
-    "reduce_scatter",
-    "random",
-    "training_step",
-)
+PATTERNS: tuple[PatternName, ...] = get_args(PatternName)
 
 DEFAULT_INCAST_SENDERS = 32
 """Senders of ``--pattern incast`` when not given (fewer when the cluster has fewer nodes)."""

@@ -27,6 +27,7 @@ from fabricplan.sim.flow.pattern import collective_traffic
 from fabricplan.sim.flow.traffic import GpuLayout
 from fabricplan.sim.flow.transport import RoutingName, transport_for
 from fabricplan.topology.graph import fabric_graph
+from fabricplan.units import transfer_rate_GBps
 
 FLOW_MIN_SIZE_BYTES = 2**20
 """Smallest size simulated: below 1 MiB a collective is bound by latency, which ``alpha``
@@ -38,8 +39,6 @@ FLOW_MAX_FLOWS = 2**21
 first GPUs that fit and says so in the notes."""
 ALPHA_SIZE_BYTES = 8
 """Size at which the analytic model gives the latency term ``alpha``."""
-GB_PER_BYTE_US = 1e-3
-"""Bytes per microsecond to GB/s (10**9 bytes per second): 1 B/µs = 10**6 B/s."""
 
 
 def simulated_sizes(sizes: tuple[int, ...]) -> tuple[int, ...]:
@@ -161,7 +160,7 @@ def _point(
 ) -> CollectivePoint:
     algorithm = {"all_to_all": "flow/pairwise", "sendrecv": "flow/p2p"}.get(op, "flow/ring")
     time_us = alpha_us + fabric_us
-    algbw = size / time_us * GB_PER_BYTE_US if time_us > 0 else 0.0
+    algbw = transfer_rate_GBps(size, time_us) if time_us > 0 else 0.0
     return CollectivePoint(
         collective=op,
         size_bytes=size,

@@ -32,10 +32,7 @@ from numpy.typing import NDArray
 
 from fabricplan.sim.flow.transport import RoutingName
 from fabricplan.topology.graph import FabricGraph, mix64, route, trunk_route
-from fabricplan.units import gbps_to_bytes_per_s, ns_to_us, s_to_ns
-
-US_PER_S = ns_to_us(s_to_ns(1.0))
-"""Microseconds in a second (the flow simulator's clock is in µs)."""
+from fabricplan.units import gbps_to_bytes_per_us
 
 ROCE_UDP_DST_PORT = 4791
 """RoCEv2 UDP destination port (IBTA Annex A17); part of the hashed 5-tuple."""
@@ -52,7 +49,7 @@ def bytes_per_us(speed_gbps: NDArray[np.float64] | float) -> NDArray[np.float64]
     50000.0
     """
     # The conversion is linear: scale by the bytes per microsecond of 1 Gb/s.
-    return np.asarray(speed_gbps, dtype=np.float64) * (gbps_to_bytes_per_s(1.0) / US_PER_S)
+    return np.asarray(speed_gbps, dtype=np.float64) * gbps_to_bytes_per_us(1.0)
 
 
 @dataclass(frozen=True, eq=False)

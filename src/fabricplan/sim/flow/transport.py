@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, get_args
 
 from fabricplan.model.hardware import SwitchSpec, TechnologySpec
 
@@ -31,8 +31,8 @@ RoutingName = Literal["static", "ecmp", "adaptive", "spray"]
 CongestionControl = Literal["none", "dcqcn", "ib_cc"]
 LinkFlowControl = Literal["credit", "pfc", "none"]
 
-ROUTING_NAMES: tuple[RoutingName, ...] = ("static", "ecmp", "adaptive", "spray")
-CONGESTION_CONTROLS: tuple[CongestionControl, ...] = ("none", "dcqcn", "ib_cc")
+ROUTING_NAMES: tuple[RoutingName, ...] = get_args(RoutingName)
+CONGESTION_CONTROLS: tuple[CongestionControl, ...] = get_args(CongestionControl)
 
 DCQCN_DECREASE_PERIOD_US = 4.0
 """Shortest time between two rate cuts of a DCQCN reaction point: ConnectX
