@@ -64,8 +64,14 @@ def cost_svg(evals: Sequence[Evaluation]) -> str:
         bottom = [b + v for b, v in zip(bottom, values, strict=True)]
     opex = [e.cost.opex_usd_per_year * e.cost.years / 1e6 for e in evals]
     ax.bar(names, opex, bottom=bottom, label=f"opex over {evals[0].cost.years} y")
+    title = "Total cost of ownership"
+    if all(e.cost.gpu_idle_usd is not None for e in evals):
+        bottom = [b + o for b, o in zip(bottom, opex, strict=True)]
+        idle = [(e.cost.gpu_idle_usd or 0.0) / 1e6 for e in evals]
+        ax.bar(names, idle, bottom=bottom, hatch="//", fill=False, label="idle GPU time")
+        title += ", with the GPU time the network idles"
     ax.set_ylabel("US$ millions")
-    ax.set_title("Total cost of ownership")
+    ax.set_title(title)
     ax.legend(fontsize="small")
     return _svg(fig)
 
