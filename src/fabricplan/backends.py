@@ -134,3 +134,22 @@ def get_backend(name: str) -> Backend:
             name,
             f"use one of {', '.join(backend_names())}",
         ) from None
+
+
+class PacketBackend:
+    """Packet-level simulation on the designed fabric (:mod:`fabricplan.sim.packet`): credits,
+    PFC, ECN/DCQCN, HPCC, IB CC and routing acting packet by packet; fabric sizes up to
+    :data:`fabricplan.sim.packet.performance.PACKET_MAX_HOSTS` host ports. Latencies,
+    perftest tables and the training step are the analytic model's."""
+
+    name = "packet"
+
+    def perform(
+        self, valid: ValidScenario, design: FabricDesign, request: PerfRequest
+    ) -> PerformanceResult:
+        from fabricplan.sim.packet.performance import packet_performance
+
+        return packet_performance(valid, design, request)
+
+
+register_backend("packet", PacketBackend)

@@ -197,6 +197,67 @@ def _flow_record(
     return record
 
 
+# --- packet backend (sim/packet): the same scenario as the flow record, packet by packet ---
+def _packet_record(
+    valid: ValidScenario, tech: TechnologyName, options: ScenarioOptions
+) -> dict[str, Any]:
+    from fabricplan.sim.packet.scenario import packet_scenario
+
+    graph = fabric_graph(design_fabric(valid, tech), valid)
+    if options.fail_switches:
+        graph = with_failures(
+            graph, switches=[switch_vertex(graph, name) for name in options.fail_switches]
+        )
+    runs = []
+    for seed in options.seeds:
+        fabric = (
+            fail_random_cables(graph, options.fail_links, seed) if options.fail_links else graph
+        )
+        progress = LateProgress(f"{tech} {options.pattern} seed {seed} (packet)")
+        try:
+            runs.append(
+                packet_scenario(
+                    valid,
+                    tech,
+                    fabric,
+                    options.pattern,
+                    options.size_bytes,
+                    seed,
+                    routing=options.routing,
+                    congestion_control=options.congestion_control,
+                    senders=options.senders,
+                    jobs=options.jobs,
+                    placement=options.placement,
+                    qps=options.qps,
+                    background_load=options.background_load,
+                    background_us=options.background_us,
+                    progress=progress,
+                )
+            )
+        finally:
+            progress.close()
+    record: dict[str, Any] = {
+        "pattern": options.pattern,
+        "size_bytes": options.size_bytes,
+        **runs[0].stats().model_dump(),
+    }
+    completions = np.array([r.completion_us for r in runs])
+    record["seeds"] = {
+        "seeds": options.seeds,
+        "completion_us": {
+            "min": float(np.nanmin(completions)),
+            "p50": float(np.nanpercentile(completions, 50)),
+            "max": float(np.nanmax(completions)),
+        },
+    }
+    record["jobs"] = {"count": options.jobs, "placement": options.placement}
+    record["failed"] = {"cables": options.fail_links, "switches": options.fail_switches}
+    return record
+
+
+# --- end packet backend ---
+
+
 def _seam_record(
     valid: ValidScenario,
     tech: TechnologyName,
@@ -273,7 +334,14 @@ def _table(record: dict[str, Any]) -> str:
         f"  busiest: {b['name']} ({b['tier']}) {b['utilisation']:.1%}"
         for b in record["busiest_links"][:3]
     ]
-    lines.append(f"  {record['epochs']} epochs, {record['wall_s']:.2f} s")
+    if "events" in record:  # packet backend
+        lines.append(
+            f"  status {record['status']}, {record['events']} events, pauses {record['pauses']},"
+            f" drops {record['drops']}, retransmits {record['retransmits']},"
+            f" {record['wall_s']:.2f} s"
+        )
+    else:
+        lines.append(f"  {record['epochs']} epochs, {record['wall_s']:.2f} s")
     return "\n".join(lines)
 
 
@@ -352,7 +420,10 @@ def simulate_command(
     """Simulate one traffic pattern on every technology of SPEC."""
     chosen = cast(PatternName, _choice(pattern, PATTERNS, "--pattern") or "training_step")
     mode = cast(RoutingName | None, _choice(routing, ROUTING_NAMES, "--routing"))
-    congestion = cast(CongestionControl | None, _choice(cc, CONGESTION_CONTROLS, "--cc"))
+    allowed_cc: tuple[str, ...] = CONGESTION_CONTROLS
+    if backend is Backend.packet:  # the packet backend also runs HPCC
+        allowed_cc = (*CONGESTION_CONTROLS, "hpcc")
+    congestion = cast(CongestionControl | None, _choice(cc, allowed_cc, "--cc"))
     size_bytes = None
     if size is not None:
         try:
@@ -388,6 +459,8 @@ def simulate_command(
     for tech in valid.spec.fabric.technologies:
         if backend is Backend.flow:
             records.append(_flow_record(valid, tech, options))
+        elif backend is Backend.packet:
+            records.append(_packet_record(valid, tech, options))
         else:
             records.append(_seam_record(valid, tech, backend.value, chosen, size_bytes, seed))
     if fmt is Format.json:

@@ -1,0 +1,83 @@
+"""InfiniBand credit-based link-level flow control, per virtual lane.
+
+The readable model
+------------------
+The receiving end of every link advertises, per virtual lane (VL), how much buffer it has for
+that link (its *credits*, counted in 64-byte blocks). The sender transmits a packet on a VL only
+when the credits cover it, and spends them; the receiver returns them when the packet leaves its
+buffer (forwarded by a switch, consumed by an HCA), and they reach the sender one link delay
+later. Nothing is ever dropped for lack of buffer: a full buffer stalls the sender instead, and
+a stalled switch port fills its own input buffers and stalls *its* senders in turn — the same
+spreading as PFC, one packet at a time rather than one pause frame at a time.
+
+The default buffer per VL and link is twice the credit round trip (``2 x (2 x delay x rate +
+2 x MTU frame)``), so one flow alone is never credit-limited; NVIDIA does not publish Quantum's
+per-port buffer, so this is a model choice, not a figure.
+
+References: IBTA InfiniBand Architecture Specification Vol. 1, §7.9 (flow control; credits in
+64-byte blocks per data VL; VL15 exempt).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from fabricplan.sim.packet.engine import jit
+from fabricplan.sim.packet.event import EV_CREDIT, now_ps, schedule
+from fabricplan.sim.packet.state import L_DELAY_PS, L_REV, PI_CREDIT_BLOCK, Q_CREDITS, SimState
+from fabricplan.units import BITS_PER_BYTE
+
+CREDIT_BLOCK_BYTES = 64
+"""One flow-control credit is a 64-byte block (IBTA Vol. 1, §7.9.4)."""
+CREDIT_ROUND_TRIPS = 2.0
+"""Default buffer per VL as a multiple of the credit round trip (model choice, see above)."""
+
+
+@dataclass(frozen=True)
+class CreditSpec:
+    """Credit flow-control settings."""
+
+    vl_buffer_bytes: int | None = None
+    """Receive buffer per virtual lane and link; ``None`` sizes it for each link."""
+    block_bytes: int = CREDIT_BLOCK_BYTES
+
+
+def vl_buffer_bytes(speed_gbps: float, delay_ns: float, frame_bytes: int) -> int:
+    """Default receive buffer per VL of a link: ``CREDIT_ROUND_TRIPS`` credit round trips.
+
+    >>> vl_buffer_bytes(100.0, 1000.0, 4122)   # 2 x (25 kB + 8.2 kB), rounded to 64 B blocks
+    66496
+    """
+    round_trip = 2.0 * delay_ns * speed_gbps / BITS_PER_BYTE + 2 * frame_bytes
+    size = int(CREDIT_ROUND_TRIPS * round_trip)
+    return -(-size // CREDIT_BLOCK_BYTES) * CREDIT_BLOCK_BYTES
+
+
+@jit
+def credit_bytes(s: SimState, size: int) -> int:
+    """Credits a packet of ``size`` bytes spends (whole blocks)."""
+    block = s.prm_i[PI_CREDIT_BLOCK]
+    return int(((size + block - 1) // block) * block)
+
+
+@jit
+def has_credit(s: SimState, link: int, cls: int, size: int) -> bool:
+    return bool(s.lc[link, cls, Q_CREDITS] >= credit_bytes(s, size))
+
+
+@jit
+def spend_credit(s: SimState, link: int, cls: int, size: int) -> None:
+    s.lc[link, cls, Q_CREDITS] -= credit_bytes(s, size)
+
+
+@jit
+def return_credit(s: SimState, in_link: int, cls: int, size: int) -> None:
+    """The packet left the receiver's buffer: its credits travel back to the sender."""
+    rev = s.li[in_link, L_REV]
+    at = now_ps(s) + s.li[rev, L_DELAY_PS]
+    schedule(s, at, EV_CREDIT, in_link, cls, credit_bytes(s, size))
+
+
+@jit
+def on_credit(s: SimState, link: int, cls: int, amount: int) -> None:
+    s.lc[link, cls, Q_CREDITS] += amount

@@ -1,0 +1,139 @@
+"""A link's transmitter: picks the next packet, serialises it, and hands it to the far end.
+
+The readable model: a link has one transmitter and one FIFO per traffic class. When idle it
+takes the control class first (strict priority), then the data classes round-robin, skipping a
+class that is paused (PFC) or out of credits (IB) — that skip, while packets wait, is counted
+as stall time. At a host the data "queue" is the NIC's flow scheduler
+(:mod:`fabricplan.sim.packet.sender`). Serialising ``n`` bytes takes ``n x 8 / speed``; the
+packet arrives at the far end one link delay (propagation plus the forwarding latency of the
+switch it leaves, :mod:`fabricplan.topology.graph`) after its last bit (store-and-forward), or
+after its first ``cut_through_bytes`` when the far end is a cut-through switch — it then cannot
+leave that switch before its last bit has arrived.
+"""
+
+from __future__ import annotations
+
+from fabricplan.sim.packet.backpressure import held_back
+from fabricplan.sim.packet.credit import spend_credit
+from fabricplan.sim.packet.egress import release, stamp
+from fabricplan.sim.packet.engine import jit
+from fabricplan.sim.packet.event import EV_ARRIVE, EV_TX_DONE, now_ps, schedule
+from fabricplan.sim.packet.queue import dequeue, wire_ps
+from fabricplan.sim.packet.sender import BLOCKED, next_data_packet
+from fabricplan.sim.packet.state import (
+    C_STALLS,
+    CONTROL_CLASS,
+    FC_CREDIT,
+    L_BUSY,
+    L_BUSY_UNTIL,
+    L_DELAY_PS,
+    L_DST,
+    L_LAST_TX,
+    L_RR,
+    L_SRC,
+    L_STALL_EVENTS,
+    L_STALL_PS,
+    L_STALL_SINCE,
+    L_TX_BYTES,
+    P_CLS,
+    P_SIZE,
+    P_TAIL_PS,
+    PI_CLASSES,
+    PI_CUT_BYTES,
+    PI_CUT_THROUGH,
+    PI_FC,
+    PI_HOSTS,
+    Q_HEAD,
+    ZERO,
+    SimState,
+)
+
+
+@jit
+def _switch_pick(s: SimState, link: int, now: int) -> tuple[int, bool]:
+    """(packet, blocked) from a switch port's data queues, round-robin over classes."""
+    data_classes = s.prm_i[PI_CLASSES] - 1
+    start = s.li[link, L_RR]
+    blocked = False
+    for k in range(data_classes):
+        cls = 1 + (start + k) % data_classes
+        head = s.lc[link, cls, Q_HEAD]
+        if head < 0:
+            continue
+        if held_back(s, link, cls, s.pi[head, P_SIZE], now):
+            blocked = True
+            continue
+        s.li[link, L_RR] = cls % data_classes
+        return dequeue(s, link, cls), blocked
+    return -1, blocked
+
+
+@jit
+def try_send(s: SimState, link: int) -> None:
+    """If ``link`` is idle, start sending its next packet (if any may go)."""
+    li = s.li
+    if li[link, L_BUSY] != 0:
+        return
+    now = now_ps(s)
+    src = li[link, L_SRC]
+    hosts = s.prm_i[PI_HOSTS]
+    at_host = src < hosts
+    p = -1
+    blocked = False
+    if s.lc[link, CONTROL_CLASS, Q_HEAD] >= 0:
+        p = dequeue(s, link, CONTROL_CLASS)
+        if not at_host:
+            release(s, src - hosts, p, CONTROL_CLASS)
+    elif at_host:
+        p = next_data_packet(s, src, link)
+        if p < 0:
+            blocked = p == BLOCKED
+            p = -1
+    else:
+        p, blocked = _switch_pick(s, link, now)
+        if p >= 0:
+            cls = s.pi[p, P_CLS]
+            stamp(s, link, p, cls, now)
+            release(s, src - hosts, p, cls)
+    if p < 0:
+        if blocked and li[link, L_STALL_SINCE] < 0:
+            li[link, L_STALL_SINCE] = now
+            li[link, L_STALL_EVENTS] += 1
+            s.cnt[C_STALLS] += 1
+        return
+    if li[link, L_STALL_SINCE] >= 0:
+        li[link, L_STALL_PS] += now - li[link, L_STALL_SINCE]
+        li[link, L_STALL_SINCE] = -1
+    _start(s, link, p, now)
+
+
+@jit
+def _start(s: SimState, link: int, p: int, now: int) -> None:
+    li = s.li
+    size = s.pi[p, P_SIZE]
+    cls = s.pi[p, P_CLS]
+    if s.prm_i[PI_FC] == FC_CREDIT and cls != CONTROL_CLASS and s.class_lossless[cls] != 0:
+        spend_credit(s, link, cls, size)
+    done = now + wire_ps(s, link, size)
+    if done < s.pi[p, P_TAIL_PS]:
+        done = s.pi[p, P_TAIL_PS]
+    li[link, L_BUSY] = 1
+    li[link, L_BUSY_UNTIL] = done
+    li[link, L_TX_BYTES] += size
+    li[link, L_LAST_TX] = now
+    schedule(s, done, EV_TX_DONE, link, ZERO, ZERO)
+    delay = li[link, L_DELAY_PS]
+    tail = done + delay
+    arrive = tail
+    if s.prm_i[PI_CUT_THROUGH] != 0 and li[link, L_DST] >= s.prm_i[PI_HOSTS]:
+        head = now + wire_ps(s, link, min(size, s.prm_i[PI_CUT_BYTES])) + delay
+        if head < arrive:
+            arrive = head
+    s.pi[p, P_TAIL_PS] = tail
+    schedule(s, arrive, EV_ARRIVE, p, link, ZERO)
+
+
+@jit
+def on_tx_done(s: SimState, link: int) -> None:
+    s.li[link, L_BUSY] = 0
+    try_send(s, link)

@@ -1,0 +1,365 @@
+"""The packet simulator's state: a few tables of numbers with named columns.
+
+One run is one :class:`SimState`: flows, packets, links, (link, class) queues, hosts,
+switches and steps are each a 2-D ``int64`` table (one row per object, one column per field,
+named by the constants below), with a ``float64`` twin where rates live. No object per packet
+and no global state: numba compiles the components over these tables, and a tuple of ~25 arrays
+keeps compiling fast (a tuple of hundreds of arrays took minutes).
+
+Tables and who writes them:
+
+- ``fi``/``ff`` flows: input (ends, size, class, step) and transport state (sequence numbers,
+  rate, window, congestion-control variables, receive state, outcomes) — sender, receiver,
+  DCQCN, HPCC, IB CC.
+- ``fh`` (flow, field, hop): the flow's path and reverse path (links), HPCC's last INT records.
+- ``pi`` packets and ``pint`` (packet, field, hop) their INT records; ``free`` is the stack of
+  free packet slots (``cnt[C_FREE]`` of them).
+- ``li``/``lf`` links: ends, delay, speed, PFC headroom and IB credit allocation (fixed), and the
+  transmitter (busy, bytes sent, stall probes).
+- ``lc`` (link, class, field): the queue (a linked list through ``pi[:, P_NEXT]``), pause state,
+  credits, ingress accounting at the receiving end, watchdog.
+- ``hi`` hosts (links, sender ring, faults), ``si`` switches (buffer), ``st`` steps.
+- ``prm_i``/``prm_f`` scalar parameters; ``cnt`` counters; ``heap``/``hmeta`` the pending
+  events (:mod:`fabricplan.sim.packet.engine`).
+
+Class 0 is the control class (ACK, NACK, CNP): strict priority, never paused, exempt from
+credits. Classes 1.. carry data (a PFC priority / an IB virtual lane each).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple, cast
+
+import numpy as np
+from numpy.typing import NDArray
+
+from fabricplan.sim.packet.engine import EV_COLS
+
+I64 = NDArray[np.int64]
+F64 = NDArray[np.float64]
+F32 = NDArray[np.float32]
+U64 = NDArray[np.uint64]
+I8 = NDArray[np.int8]
+
+
+# Flow integers (fi).
+(
+    F_SRC,
+    F_DST,
+    F_SIZE,
+    F_PACKETS,
+    F_LAST_PAYLOAD,
+    F_CLS,
+    F_STEP,
+    F_OFFSET_PS,
+    F_STARTED,
+    F_NEXT_SEQ,
+    F_MAX_SENT,
+    F_SND_UNA,
+    F_NEXT_SEND_PS,
+    F_RX_EXPECTED,
+    F_RX_UNIQUE,
+    F_RX_SINCE_ACK,
+    F_RX_OFFSET,
+    F_RX_NACKED,
+    F_LAST_CNP_PS,
+    F_START_PS,
+    F_FINISH_PS,
+    F_ACKED_PS,
+    F_RETX,
+    F_TIMEOUTS,
+    F_OOO,
+    F_DUPS,
+    F_SENT,
+    F_LAST_PROGRESS,
+    F_RTO_EPOCH,
+    F_RING_NEXT,
+    F_RING_PREV,
+    F_IN_RING,
+    F_DQ_ALPHA_START,
+    F_DQ_CNP_SEEN,
+    F_DQ_T,
+    F_DQ_BC,
+    F_DQ_BYTES,
+    F_DQ_LAST_DEC,
+    F_DQ_EPOCH,
+    F_DQ_ACTIVE,
+    F_DQ_PENDING,
+    F_HP_STAGE,
+    F_HP_LAST_SEQ,
+    F_HP_HOPS,
+    F_IB_CCTI,
+    F_IB_TIMER_ON,
+) = range(46)
+FI_COLS = 46
+# Flow floats (ff).
+FF_RATE, FF_LINE, FF_DQ_TARGET, FF_DQ_ALPHA, FF_HP_REF, FF_HP_U = range(6)
+FF_COLS = 6
+# Flow hop fields (fh[flow, field, hop]).
+FH_PATH, FH_RPATH, FH_HP_QLEN, FH_HP_TX, FH_HP_TS = range(5)
+FH_FIELDS = 5
+
+# Packet integers (pi).
+(
+    P_FLOW,
+    P_SEQ,
+    P_SIZE,
+    P_KIND,
+    P_CLS,
+    P_HOP,
+    P_FLAGS,
+    P_IN_LINK,
+    P_NEXT,
+    P_ACK_SEQ,
+    P_TAIL_PS,
+    P_HDRM,
+    P_INT_N,
+) = range(13)
+PI_COLS = 13
+# Packet INT fields (pint[packet, field, hop]).
+PINT_QLEN, PINT_TX, PINT_TS, PINT_LINK = range(4)
+PINT_FIELDS = 4
+
+# Link integers (li).
+(
+    L_SRC,
+    L_DST,
+    L_REV,
+    L_DELAY_PS,
+    L_HEADROOM,
+    L_CREDIT_INIT,
+    L_BUSY,
+    L_BUSY_UNTIL,
+    L_TX_BYTES,
+    L_RR,
+    L_MARK_COUNT,
+    L_Q_TOTAL,
+    L_LAST_TX,
+    L_STALL_SINCE,
+    L_STALL_PS,
+    L_STALL_EVENTS,
+    L_PAUSE_FRAMES,
+    L_DROPS,
+    L_MAX_Q,
+) = range(19)
+LI_COLS = 19
+# Link floats (lf).
+LF_PS_PER_BYTE, LF_SPEED_BPS = range(2)
+LF_COLS = 2
+# Link-class fields (lc[link, class, field]).
+(
+    Q_HEAD,
+    Q_TAIL,
+    Q_BYTES,
+    Q_PAUSED_UNTIL,
+    Q_CREDITS,
+    Q_ING_BYTES,
+    Q_ING_HDRM,
+    Q_XOFF,
+    Q_STORM_UNTIL,
+    Q_WD_SINCE,
+) = range(10)
+LC_FIELDS = 10
+
+# Hosts (hi).
+H_UP, H_DOWN, H_RING_HEAD, H_RING_SIZE, H_WAKE_PS, H_STOP_PS = range(6)
+HI_COLS = 6
+# Switches (si).
+S_BUFFER, S_SHARED, S_USED, S_SHARED_USED, S_MAX_USED, S_RR = range(6)
+SI_COLS = 6
+# Steps (st).
+ST_WAITING, ST_REMAINING, ST_DELAY_PS, ST_START_PS, ST_FINISH_PS = range(5)
+ST_COLS = 5
+
+# Counters (cnt).
+(
+    C_EVENTS,
+    C_DONE,
+    C_DROPS,
+    C_RETX,
+    C_PAUSES,
+    C_TIMEOUTS,
+    C_DELIVERED,
+    C_LAST_PROGRESS,
+    C_SAMPLES,
+    C_STALLS,
+    C_WD_TRIGGERS,
+    C_CNPS,
+    C_ECN_MARKS,
+    C_LOSSLESS_DROPS,
+    C_FLOWS_DONE_RX,
+    C_DELIVERED_BYTES,
+    C_STARTED,
+    C_FREE,
+) = range(18)
+N_COUNTERS = 18
+
+# Integer parameters (prm_i).
+(
+    PI_HOSTS,
+    PI_CLASSES,
+    PI_MAX_HOPS,
+    PI_FC,
+    PI_CUT_THROUGH,
+    PI_CUT_BYTES,
+    PI_ROUTING,
+    PI_OOO,
+    PI_ECN_ON,
+    PI_PFC_STATIC_XOFF,
+    PI_PFC_RESUME,
+    PI_PFC_QUANTA,
+    PI_PAUSE_FRAME,
+    PI_NIC_XOFF,
+    PI_CREDIT_BLOCK,
+    PI_CC,
+    PI_DQ_ALPHA_PERIOD,
+    PI_DQ_DEC_PERIOD,
+    PI_DQ_TIME_RESET,
+    PI_DQ_BYTE_RESET,
+    PI_DQ_THRESHOLD,
+    PI_DQ_CNP_INTERVAL,
+    PI_HP_MAX_STAGE,
+    PI_HP_T,
+    PI_HP_WIN,
+    PI_HP_INT_BYTES,
+    PI_IB_THRESHOLD,
+    PI_IB_MARKING,
+    PI_IB_INCREASE,
+    PI_IB_LIMIT,
+    PI_IB_MIN,
+    PI_IB_TIMER,
+    PI_PAYLOAD,
+    PI_HEADER,
+    PI_ACK_BYTES,
+    PI_CNP_BYTES,
+    PI_ACK_INTERVAL,
+    PI_RTO,
+    PI_WINDOW,
+    PI_WD_ON,
+    PI_WD_DETECT,
+    PI_WD_RESTORE,
+    PI_WD_POLL,
+    PI_SAMPLE,
+    PI_STALL_LIMIT,
+    PI_END,
+    PI_DQ_CLAMP,
+    PI_DQ_CLAMP_AFTER_TIME,
+) = range(48)
+N_PARAM_I = 48
+# Float parameters (prm_f).
+(
+    PF_ECN_KMIN,
+    PF_ECN_KMAX,
+    PF_ECN_PMAX,
+    PF_PFC_ALPHA,
+    PF_LOSSY_ALPHA,
+    PF_DQ_G,
+    PF_DQ_INIT_ALPHA,
+    PF_DQ_DEC_DIVISOR,
+    PF_DQ_MIN_DEC,
+    PF_DQ_AI,
+    PF_DQ_HAI,
+    PF_DQ_MIN_RATE,
+    PF_HP_ETA,
+    PF_HP_AI,
+    PF_HP_MIN_RATE,
+    PF_IB_IPD_STEP,
+    PF_IB_THRESHOLD_BUFFERS,
+) = range(17)
+N_PARAM_F = 17
+
+
+def int64(value: int) -> int:
+    """``value`` as a numpy int64, typed ``int``.
+
+    Values passed to compiled functions are int64 objects: a plain Python int constant would be
+    compiled as a literal, one specialisation per value.
+
+    >>> type(int64(3)).__name__
+    'int64'
+    """
+    return cast(int, np.int64(value))
+
+
+CONTROL_CLASS = int64(0)
+"""Traffic class of ACK, NACK and CNP packets."""
+PKT_DATA, PKT_ACK, PKT_NACK, PKT_CNP = (int64(k) for k in range(4))
+FLAG_ECN_CE = int64(1)
+"""RoCE: the ECN codepoint says Congestion Experienced (RFC 3168)."""
+FLAG_FECN = int64(2)
+"""InfiniBand: Forward Explicit Congestion Notification bit of the BTH (IBTA Annex A10)."""
+FC_NONE, FC_PFC, FC_CREDIT = (int64(k) for k in range(3))
+CC_NONE, CC_DCQCN, CC_HPCC, CC_IBCC = (int64(k) for k in range(4))
+ROUTE_PATH, ROUTE_ADAPTIVE, ROUTE_SPRAY = (int64(k) for k in range(3))
+NEVER_PS = int64(np.iinfo(np.int64).max // 4)
+"""A time later than any run (and safe to add a delay to)."""
+ZERO = int64(0)
+ONE = int64(1)
+
+
+class SimState(NamedTuple):
+    """Everything one run reads and writes (see the module docstring)."""
+
+    fi: I64
+    ff: F64
+    fh: I64
+    pi: I64
+    pint: I64
+    free: I64
+    li: I64
+    lf: F64
+    lc: I64
+    hi: I64
+    si: I64
+    st: I64
+    step_flow_ptr: I64
+    step_flows: I64
+    step_dep_ptr: I64
+    step_dependents: I64
+    class_lossless: I64
+    fib_ptr: I64
+    fib_links: I64
+    rx_seen: I8
+    prm_i: I64
+    prm_f: F64
+    cnt: I64
+    heap: I64
+    hmeta: I64
+    samples: F32
+    sample_ps: I64
+    rng: U64
+
+
+def packet_table(capacity: int, max_hops: int) -> tuple[I64, I64, I64]:
+    """(pi, pint, free) for ``capacity`` packet slots, all free.
+
+    >>> pi, pint, free = packet_table(4, 6)
+    >>> pi.shape, pint.shape, free.tolist()
+    ((4, 13), (4, 4, 6), [3, 2, 1, 0])
+    """
+    pi = np.zeros((capacity, PI_COLS), dtype=np.int64)
+    pi[:, P_NEXT] = -1
+    pint = np.zeros((capacity, PINT_FIELDS, max_hops), dtype=np.int64)
+    free = np.arange(capacity - 1, -1, -1, dtype=np.int64)
+    return pi, pint, free
+
+
+def grown(state: SimState, packets: int, events: int) -> SimState:
+    """The same run with room for ``packets`` packet slots and ``events`` pending events."""
+    out = state
+    old = state.pi.shape[0]
+    if packets > old:
+        pi, pint, free = packet_table(packets, state.pint.shape[2])
+        pi[:old] = state.pi
+        pint[:old] = state.pint
+        n_free = int(state.cnt[C_FREE])
+        added = np.arange(packets - 1, old - 1, -1, dtype=np.int64)
+        free[: added.size] = added
+        free[added.size : added.size + n_free] = state.free[:n_free]
+        state.cnt[C_FREE] = added.size + n_free
+        out = out._replace(pi=pi, pint=pint, free=free)
+    if events > state.heap.shape[0]:
+        heap = np.zeros((events, EV_COLS), dtype=np.int64)
+        heap[: state.heap.shape[0]] = state.heap
+        out = out._replace(heap=heap)
+    return out
