@@ -92,18 +92,6 @@ def test_simulate_runs_the_workload_when_no_pattern_is_given(runner: CliRunner, 
     assert "dp all_reduce" in names
 
 
-def test_packet_backend_is_a_clear_error_until_it_exists(runner: CliRunner, spec: Path) -> None:
-    if "packet" in backend_names():
-        pytest.skip("the packet backend is registered")
-    out = runner.invoke(
-        app,
-        ["simulate", str(spec), "--backend", "packet", "--pattern", "all_to_all", "--size", "1M"],
-    )
-    assert out.exit_code == 2
-    assert "packet backend not available yet" in out.output
-    assert out.output.count("\n") == 1
-
-
 def test_analytic_backend_answers_collectives_only(runner: CliRunner, spec: Path) -> None:
     ok = runner.invoke(
         app,

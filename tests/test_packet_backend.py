@@ -104,3 +104,21 @@ def test_simulate_packet_takes_hpcc_and_prints_a_table(runner: CliRunner, spec: 
     assert out.exit_code == 0, out.output
     assert "congestion control hpcc" in out.output
     assert "events" in out.output and "retransmits" in out.output
+
+
+def test_traffic_too_large_for_packets_is_a_clear_error(runner: CliRunner, spec: Path) -> None:
+    out = runner.invoke(
+        app,
+        [
+            "simulate",
+            str(spec),
+            "--backend",
+            "packet",
+            "--pattern",
+            "permutation",
+            "--size",
+            "100G",
+        ],
+    )
+    assert out.exit_code == 2
+    assert "FP546" in out.output

@@ -20,7 +20,7 @@ from typing import Annotated, Any, cast
 import numpy as np
 import typer
 
-from fabricplan.backends import backend_names, get_backend
+from fabricplan.backends import get_backend
 from fabricplan.cli.guard import guarded
 from fabricplan.errors import ModelError
 from fabricplan.model.results import CollectiveName, PerfRequest
@@ -430,14 +430,6 @@ def simulate_command(
             size_bytes = parse_size(size)
         except ValueError:
             raise ModelError("FP533", "--size", "not a size", size, "use e.g. 64M") from None
-    if backend is Backend.packet and "packet" not in backend_names():
-        raise ModelError(
-            "FP536",
-            "--backend",
-            "packet backend not available yet",
-            "packet",
-            "use --backend flow or analytic",
-        )
     options = ScenarioOptions(
         pattern=chosen,
         size_bytes=size_bytes,

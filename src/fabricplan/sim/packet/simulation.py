@@ -356,6 +356,14 @@ def build_state(
     size = np.maximum(np.ceil(np.asarray(traffic.size_bytes, dtype=np.float64)), 1).astype(np.int64)
     mtu = spec.mtu_bytes
     packets = (size + mtu - 1) // mtu
+    if int(packets.sum()) > spec.max_packets:
+        raise ModelError(
+            "FP546",
+            "packet traffic",
+            "too many packets to simulate one by one",
+            f"{int(packets.sum()):,} packets of {mtu} B",
+            f"use a smaller --size (at most {spec.max_packets:,} packets) or --backend flow",
+        )
     cls = (
         np.ones(n_flows, dtype=np.int64)
         if flow_class is None
@@ -698,7 +706,8 @@ def simulate_packet(
     Raises
     ------
     ModelError
-        FP540-FP543 when the network, traffic or spec cannot be simulated.
+        FP540-FP543 when the network, traffic or spec cannot be simulated; FP546 when the
+        traffic has more than ``spec.max_packets`` packets.
     """
     start = time.perf_counter()
     state = build_state(network, traffic, spec, seed, flow_class)

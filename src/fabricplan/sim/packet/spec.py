@@ -43,6 +43,9 @@ MAX_SAMPLES = 4096
 STALL_LIMIT_US = 2000.0
 """No byte delivered for this long while flows are unfinished: the run reports a stall."""
 DEFAULT_END_US = 1e6
+MAX_PACKETS = 20_000_000
+"""Data packets one run may carry (about 40 s per million flows' worth of a few hundred
+events each; the yardstick is 0.5 M). Larger traffic is the flow level's job."""
 DATA_CLASSES = 2
 """Data traffic classes (PFC priorities / IB virtual lanes) besides the control class."""
 
@@ -88,6 +91,7 @@ class PacketSpec:
     max_samples: int = MAX_SAMPLES
     stall_limit_us: float = STALL_LIMIT_US
     end_us: float = DEFAULT_END_US
+    max_packets: int = MAX_PACKETS
 
     @property
     def lossless(self) -> bool:
