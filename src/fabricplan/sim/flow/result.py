@@ -77,10 +77,10 @@ class PauseStats(Frozen):
     max_link: str
 
 
-class FlowSimStats(Frozen):
-    """The JSON summary of a flow-level run."""
+class SimStats(Frozen):
+    """What every simulator's JSON summary holds (the flow and packet levels add their own)."""
 
-    backend: str = "flow"
+    backend: str
     technology: str
     routing: str
     link_flow_control: str
@@ -94,9 +94,16 @@ class FlowSimStats(Frozen):
     tiers: tuple[TierStats, ...]
     busiest_links: tuple[LinkStats, ...]
     paused: PauseStats
-    epochs: int
     wall_s: float
     seed: int
+
+
+class FlowSimStats(SimStats):
+    """The JSON summary of a flow-level run."""
+
+    backend: str = "flow"
+    epochs: int
+    """Rate solves (completion batches)."""
 
 
 @dataclass(frozen=True, eq=False)

@@ -18,6 +18,7 @@ from fabricplan.sim.flow.result import (
     FctStats,
     LinkStats,
     PauseStats,
+    SimStats,
     StepStats,
     TierStats,
 )
@@ -62,23 +63,10 @@ class PortStallStats(Frozen):
     drops: int
 
 
-class PacketSimStats(Frozen):
+class PacketSimStats(SimStats):
     """The JSON summary of a packet-level run (the flow level's fields plus the extras)."""
 
     backend: str = "packet"
-    technology: str
-    routing: str
-    link_flow_control: str
-    congestion_control: str
-    flows: int
-    bytes: float
-    completion_us: float
-    fct_us: FctStats
-    steps: tuple[StepStats, ...]
-    collectives: tuple[CollectiveStats, ...]
-    tiers: tuple[TierStats, ...]
-    busiest_links: tuple[LinkStats, ...]
-    paused: PauseStats
     status: RunStatus
     events: int
     pauses: int
@@ -91,9 +79,7 @@ class PacketSimStats(Frozen):
     watchdog_triggers: int
     stalled_ports: tuple[PortStallStats, ...]
     queue_depth: QueueDepthStats
-    wall_s: float
     events_per_s: float
-    seed: int
 
 
 @dataclass(frozen=True, eq=False)
