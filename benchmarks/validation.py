@@ -526,6 +526,9 @@ def markdown_doc(records: Sequence[ComparisonRecord], model_available: bool) -> 
         "",
         "Reproduce: `.venv/bin/python benchmarks/validation.py --write-doc`.",
         "",
+        "The flow-level simulator is validated against the packet-level one, scenario by"
+        " scenario, in [cross_validation.md](cross_validation.md).",
+        "",
         "## Method",
         "",
         "- Each row becomes a cluster spec of the tested hardware at the tested node count"
