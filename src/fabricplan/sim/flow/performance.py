@@ -135,7 +135,7 @@ def flow_performance(
             )
             fabric_us[size] = result.transfer_us
         points += [
-            _point(
+            simulated_point(
                 op,
                 size,
                 gpus,
@@ -155,10 +155,18 @@ def flow_performance(
     )
 
 
-def _point(
-    op: CollectiveName, size: int, ranks: int, alpha_us: float, fabric_us: float
+def simulated_point(
+    op: CollectiveName,
+    size: int,
+    ranks: int,
+    alpha_us: float,
+    fabric_us: float,
+    level: str = "flow",
 ) -> CollectivePoint:
-    algorithm = {"all_to_all": "flow/pairwise", "sendrecv": "flow/p2p"}.get(op, "flow/ring")
+    """An nccl-tests row from a simulated fabric time plus the analytic software latency."""
+    algorithm = {"all_to_all": f"{level}/pairwise", "sendrecv": f"{level}/p2p"}.get(
+        op, f"{level}/ring"
+    )
     time_us = alpha_us + fabric_us
     algbw = transfer_rate_GBps(size, time_us) if time_us > 0 else 0.0
     return CollectivePoint(

@@ -19,13 +19,13 @@ import math
 
 import numpy as np
 
-from fabricplan.analytic.collective import busbw_factor
 from fabricplan.analytic.performance import analytic_performance
 from fabricplan.errors import ModelError
 from fabricplan.model.fabric import FabricDesign
 from fabricplan.model.results import CollectiveName, CollectivePoint, PerformanceResult, PerfRequest
 from fabricplan.model.scenario import TechnologyName, ValidScenario
 from fabricplan.sim.flow.pattern import collective_traffic
+from fabricplan.sim.flow.performance import simulated_point
 from fabricplan.sim.flow.traffic import GpuLayout, Traffic
 from fabricplan.sim.packet.network import PacketNetwork, network_from_graph
 from fabricplan.sim.packet.result import PacketSimResult
@@ -37,7 +37,6 @@ from fabricplan.sim.packet.spec import (
     packet_spec_for,
 )
 from fabricplan.topology.graph import FabricGraph, fabric_graph, route
-from fabricplan.units import transfer_rate_GBps
 
 DEFAULT_SWITCH_BUFFER_BYTES = 32 * 2**20
 """Switch buffer when the catalog gives none (NVIDIA publishes none for Quantum InfiniBand
@@ -230,7 +229,9 @@ def packet_performance(
         for size in request.sizes_bytes:
             nearest = min(sims, key=lambda s: abs(math.log(s) - math.log(size)))
             points.append(
-                _point(op, size, gpus, alpha_us.get(op, 0.0), per_byte_us[nearest] * size)
+                simulated_point(
+                    op, size, gpus, alpha_us.get(op, 0.0), per_byte_us[nearest] * size, "packet"
+                )
             )
     return PerformanceResult(
         backend="packet",
@@ -240,20 +241,4 @@ def packet_performance(
         collectives=tuple(points),
         step=analytic.step,
         notes=(*notes, *analytic.notes),
-    )
-
-
-def _point(
-    op: CollectiveName, size: int, ranks: int, alpha_us: float, fabric_us: float
-) -> CollectivePoint:
-    algorithm = {"all_to_all": "packet/pairwise", "sendrecv": "packet/p2p"}.get(op, "packet/ring")
-    time_us = alpha_us + fabric_us
-    algbw = transfer_rate_GBps(size, time_us) if time_us > 0 else 0.0
-    return CollectivePoint(
-        collective=op,
-        size_bytes=size,
-        algorithm=algorithm,
-        time_us=time_us,
-        algbw_GBps=algbw,
-        busbw_GBps=algbw * busbw_factor(op, ranks),
     )
