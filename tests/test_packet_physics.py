@@ -75,6 +75,10 @@ def test_lossless_incast_loses_nothing_and_cannot_beat_n_s_over_b(fc: str) -> No
     # The incast overloads the switch: link-level flow control acted.
     assert result.link_stall_us.sum() > 0
     assert (result.switch_max_bytes <= result.switch_buffer_bytes).all()
+    # The receiver's link is the bottleneck: busy for nearly the whole run, never above capacity.
+    util = result.utilisation()
+    assert util.max() <= 1.0 + 1e-9
+    assert util.max() >= _wire_us(senders * size) / result.end_us - 1e-9
 
 
 def test_pfc_pauses_the_senders_and_credits_stall_them() -> None:

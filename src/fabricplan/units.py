@@ -194,7 +194,7 @@ def kib_to_bytes(value_kib: float) -> float:
 
 
 US_PER_S = 1e6
-BYTES_PER_US_PER_GBPS = 1e3
+BYTES_PER_US_PER_GBYTE_PER_S = 1e3
 """1 GB/s (10**9 bytes/s, the nccl-tests unit) is 1,000 bytes per microsecond."""
 FLOPS_PER_TFLOPS = 1e12
 
@@ -215,7 +215,7 @@ def GBps_to_bytes_per_s(rate_GBps: float) -> float:  # noqa: N802,N803 - GB/s as
 
 def GBps_to_bytes_per_us(rate_GBps: float) -> float:  # noqa: N802,N803 - GB/s as nccl-tests
     """Gigabytes (10**9 bytes) per second to bytes per microsecond."""
-    return rate_GBps * BYTES_PER_US_PER_GBPS
+    return rate_GBps * BYTES_PER_US_PER_GBYTE_PER_S
 
 
 def gbps_to_bytes_per_us(speed_gbps: float) -> float:
@@ -242,7 +242,7 @@ def transfer_rate_GBps(size_bytes: float, time_us: float) -> float:  # noqa: N80
     >>> transfer_rate_GBps(10**9, 10_000.0)
     100.0
     """
-    return size_bytes / (time_us * BYTES_PER_US_PER_GBPS)
+    return size_bytes / (time_us * BYTES_PER_US_PER_GBYTE_PER_S)
 
 
 def message_interval_ns(rate_mpps: float) -> float:

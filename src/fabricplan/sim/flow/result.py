@@ -106,6 +106,55 @@ class FlowSimStats(SimStats):
     """Rate solves (completion batches)."""
 
 
+def fct_summary(fct_us: NDArray[np.float64]) -> FctStats:
+    """p50, p99, max and mean of flow completion times (zeros when there are none)."""
+    has = fct_us.size > 0
+    return FctStats(
+        p50=float(np.percentile(fct_us, 50)) if has else 0.0,
+        p99=float(np.percentile(fct_us, 99)) if has else 0.0,
+        max=float(fct_us.max()) if has else 0.0,
+        mean=float(fct_us.mean()) if has else 0.0,
+    )
+
+
+def step_summaries(
+    traffic: Traffic, start_us: NDArray[np.float64], finish_us: NDArray[np.float64]
+) -> tuple[StepStats, ...]:
+    """One record per traffic step, with its start and finish."""
+    return tuple(
+        StepStats(
+            name=s.name,
+            collective=s.collective,
+            job=s.job,
+            start_us=float(start_us[i]),
+            finish_us=float(finish_us[i]),
+        )
+        for i, s in enumerate(traffic.steps)
+    )
+
+
+def collective_summaries(
+    traffic: Traffic, times_us: dict[tuple[int, str], tuple[float, float]]
+) -> tuple[CollectiveStats, ...]:
+    """One record per (job, collective): its span and the flows its steps carried."""
+    per_step = np.bincount(traffic.step, minlength=len(traffic.steps))
+    counts: dict[tuple[int, str], int] = {}
+    for i, s in enumerate(traffic.steps):
+        key = (s.job, s.collective)
+        counts[key] = counts.get(key, 0) + int(per_step[i])
+    return tuple(
+        CollectiveStats(
+            name=name,
+            job=job,
+            start_us=start,
+            finish_us=finish,
+            time_us=finish - start,
+            flows=counts[(job, name)],
+        )
+        for (job, name), (start, finish) in times_us.items()
+    )
+
+
 @dataclass(frozen=True, eq=False)
 class FlowSimResult:
     """The arrays of one flow-level run."""
@@ -164,41 +213,9 @@ class FlowSimResult:
 
     def stats(self) -> FlowSimStats:
         """The JSON summary."""
-        fct = self.fct_us
-        has = fct.size > 0
-        fct_stats = FctStats(
-            p50=float(np.percentile(fct, 50)) if has else 0.0,
-            p99=float(np.percentile(fct, 99)) if has else 0.0,
-            max=float(fct.max()) if has else 0.0,
-            mean=float(fct.mean()) if has else 0.0,
-        )
-        steps = tuple(
-            StepStats(
-                name=s.name,
-                collective=s.collective,
-                job=s.job,
-                start_us=float(self.step_start_us[i]),
-                finish_us=float(self.step_finish_us[i]),
-            )
-            for i, s in enumerate(self.traffic.steps)
-        )
-        flows_per_step = np.bincount(self.traffic.step, minlength=len(self.traffic.steps))
-        counts: dict[tuple[int, str], int] = {}
-        for i, s in enumerate(self.traffic.steps):
-            counts[(s.job, s.collective)] = counts.get((s.job, s.collective), 0) + int(
-                flows_per_step[i]
-            )
-        collectives = tuple(
-            CollectiveStats(
-                name=name,
-                job=job,
-                start_us=start,
-                finish_us=finish,
-                time_us=finish - start,
-                flows=counts[(job, name)],
-            )
-            for (job, name), (start, finish) in self.collective_times().items()
-        )
+        fct_stats = fct_summary(self.fct_us)
+        steps = step_summaries(self.traffic, self.step_start_us, self.step_finish_us)
+        collectives = collective_summaries(self.traffic, self.collective_times())
         util = self.utilisation()
         graph = self.graph
         tiers = []

@@ -14,18 +14,19 @@ from numpy.typing import NDArray
 from fabricplan.model.base import Frozen
 from fabricplan.sim.flow.result import (
     BUSIEST_LINKS,
-    CollectiveStats,
-    FctStats,
     LinkStats,
     PauseStats,
     SimStats,
-    StepStats,
     TierStats,
+    collective_summaries,
+    fct_summary,
+    step_summaries,
 )
 from fabricplan.sim.flow.traffic import Traffic
 from fabricplan.sim.packet.network import PacketNetwork
 from fabricplan.sim.packet.spec import PacketSpec
 from fabricplan.topology.graph import LINK_TIERS
+from fabricplan.units import BITS_PER_BYTE, BYTES_PER_US_PER_GBYTE_PER_S
 
 QUEUE_SERIES = 5
 """Deepest queues whose depth over time the summary lists."""
@@ -155,47 +156,16 @@ class PacketSimResult:
     def utilisation(self) -> NDArray[np.float64]:
         """Wire bytes each link carried over its capacity for the whole run."""
         span = self.end_us
-        cap = self.network.link_speed_gbps * 1e3 / 8 * span  # bytes per µs x µs
+        cap = self.network.link_speed_gbps / BITS_PER_BYTE * BYTES_PER_US_PER_GBYTE_PER_S * span
         return np.divide(
             self.link_tx_bytes.astype(np.float64), cap, out=np.zeros(cap.size), where=cap > 0
         )
 
     def stats(self) -> PacketSimStats:
         """The JSON summary."""
-        fct = self.fct_us[np.isfinite(self.fct_us)]
-        has = fct.size > 0
-        fct_stats = FctStats(
-            p50=float(np.percentile(fct, 50)) if has else 0.0,
-            p99=float(np.percentile(fct, 99)) if has else 0.0,
-            max=float(fct.max()) if has else 0.0,
-            mean=float(fct.mean()) if has else 0.0,
-        )
-        steps = tuple(
-            StepStats(
-                name=s.name,
-                collective=s.collective,
-                job=s.job,
-                start_us=float(self.step_start_us[i]),
-                finish_us=float(self.step_finish_us[i]),
-            )
-            for i, s in enumerate(self.traffic.steps)
-        )
-        per_step = np.bincount(self.traffic.step, minlength=len(self.traffic.steps))
-        counts: dict[tuple[int, str], int] = {}
-        for i, s in enumerate(self.traffic.steps):
-            key = (s.job, s.collective)
-            counts[key] = counts.get(key, 0) + int(per_step[i])
-        collectives = tuple(
-            CollectiveStats(
-                name=name,
-                job=job,
-                start_us=start,
-                finish_us=finish,
-                time_us=finish - start,
-                flows=counts[(job, name)],
-            )
-            for (job, name), (start, finish) in self.collective_times().items()
-        )
+        fct_stats = fct_summary(self.fct_us[np.isfinite(self.fct_us)])
+        steps = step_summaries(self.traffic, self.step_start_us, self.step_finish_us)
+        collectives = collective_summaries(self.traffic, self.collective_times())
         util = self.utilisation()
         tiers, max_by_tier = self._tiers(util)
         order = np.argsort(-util, kind="stable")[:BUSIEST_LINKS]
