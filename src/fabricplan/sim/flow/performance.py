@@ -64,10 +64,10 @@ def _nearest(size: int, simulated: tuple[int, ...]) -> int:
     return min(simulated, key=lambda s: abs(math.log(s) - math.log(size)))
 
 
-def _all_to_all_ranks(gpus: int, gpus_per_node: int) -> int:
-    """Largest whole-node rank count whose all_to_all stays within :data:`FLOW_MAX_FLOWS`."""
+def all_to_all_ranks(gpus: int, gpus_per_node: int, max_flows: int = FLOW_MAX_FLOWS) -> int:
+    """Largest whole-node rank count whose all_to_all stays within ``max_flows`` flows."""
     ranks = gpus
-    while ranks > gpus_per_node and ranks * (ranks - gpus_per_node) > FLOW_MAX_FLOWS:
+    while ranks > gpus_per_node and ranks * (ranks - gpus_per_node) > max_flows:
         ranks -= gpus_per_node
     return ranks
 
@@ -121,7 +121,7 @@ def flow_performance(
     for op in request.collectives:
         ranks_n = gpus
         if op == "all_to_all":
-            ranks_n = _all_to_all_ranks(gpus, cluster.gpus_per_node)
+            ranks_n = all_to_all_ranks(gpus, cluster.gpus_per_node)
             if ranks_n < gpus:
                 notes.append(
                     f"flow: all_to_all simulated on the first {ranks_n} GPUs (flow"

@@ -133,6 +133,20 @@ def step_summaries(
     )
 
 
+def collective_spans(
+    traffic: Traffic, start_us: NDArray[np.float64], finish_us: NDArray[np.float64]
+) -> dict[tuple[int, str], tuple[float, float]]:
+    """(first start, last finish) of every (job, collective) over its steps."""
+    out: dict[tuple[int, str], tuple[float, float]] = {}
+    for i, step in enumerate(traffic.steps):
+        key = (step.job, step.collective)
+        start, finish = float(start_us[i]), float(finish_us[i])
+        if key in out:
+            start, finish = min(start, out[key][0]), max(finish, out[key][1])
+        out[key] = (start, finish)
+    return out
+
+
 def collective_summaries(
     traffic: Traffic, times_us: dict[tuple[int, str], tuple[float, float]]
 ) -> tuple[CollectiveStats, ...]:
@@ -194,14 +208,7 @@ class FlowSimResult:
 
     def collective_times(self) -> dict[tuple[int, str], tuple[float, float]]:
         """(start, finish) of every (job, collective) in the traffic."""
-        out: dict[tuple[int, str], tuple[float, float]] = {}
-        for i, step in enumerate(self.traffic.steps):
-            key = (step.job, step.collective)
-            start, finish = float(self.step_start_us[i]), float(self.step_finish_us[i])
-            if key in out:
-                start, finish = min(start, out[key][0]), max(finish, out[key][1])
-            out[key] = (start, finish)
-        return out
+        return collective_spans(self.traffic, self.step_start_us, self.step_finish_us)
 
     def utilisation(self) -> NDArray[np.float64]:
         """Payload bytes each link carried over its payload capacity for the whole run."""

@@ -25,7 +25,7 @@ from fabricplan.model.fabric import FabricDesign
 from fabricplan.model.results import CollectiveName, CollectivePoint, PerformanceResult, PerfRequest
 from fabricplan.model.scenario import TechnologyName, ValidScenario
 from fabricplan.sim.flow.pattern import collective_traffic
-from fabricplan.sim.flow.performance import simulated_point
+from fabricplan.sim.flow.performance import all_to_all_ranks, simulated_point
 from fabricplan.sim.flow.traffic import GpuLayout, Traffic
 from fabricplan.sim.packet.network import PacketNetwork, network_from_graph
 from fabricplan.sim.packet.result import PacketSimResult
@@ -37,6 +37,7 @@ from fabricplan.sim.packet.spec import (
     packet_spec_for,
 )
 from fabricplan.topology.graph import FabricGraph, fabric_graph, route
+from fabricplan.units import ns_to_us
 
 DEFAULT_SWITCH_BUFFER_BYTES = 32 * 2**20
 """Switch buffer when the catalog gives none (NVIDIA publishes none for Quantum InfiniBand
@@ -161,15 +162,8 @@ def fabric_time_us(result: PacketSimResult) -> float:
     if graph is not None and result.traffic.flows:
         path = route(graph, result.traffic.src[:1], result.traffic.dst[:1], "dmodk")
         delay = np.append(result.network.link_delay_ns, 0.0)
-        latency_us = float(delay[path].sum()) / 1e3
+        latency_us = ns_to_us(float(delay[path].sum()))
     return max(0.0, span - latency_us * _chain_length(result.traffic))
-
-
-def _all_to_all_ranks(gpus: int, gpus_per_node: int) -> int:
-    ranks = gpus
-    while ranks > gpus_per_node and ranks * (ranks - gpus_per_node) > PACKET_MAX_FLOWS:
-        ranks -= gpus_per_node
-    return ranks
 
 
 def packet_performance(
@@ -213,7 +207,11 @@ def packet_performance(
     ]
     points: list[CollectivePoint] = []
     for op in request.collectives:
-        ranks_n = _all_to_all_ranks(gpus, cluster.gpus_per_node) if op == "all_to_all" else gpus
+        ranks_n = (
+            all_to_all_ranks(gpus, cluster.gpus_per_node, PACKET_MAX_FLOWS)
+            if op == "all_to_all"
+            else gpus
+        )
         if ranks_n < gpus:
             notes.append(f"packet: all_to_all simulated on the first {ranks_n} GPUs")
         ranks = np.arange(ranks_n, dtype=np.int64)

@@ -18,6 +18,7 @@ from fabricplan.sim.flow.result import (
     PauseStats,
     SimStats,
     TierStats,
+    collective_spans,
     collective_summaries,
     fct_summary,
     step_summaries,
@@ -144,14 +145,8 @@ class PacketSimResult:
         return f"v{int(net.link_src[link])}->v{int(net.link_dst[link])}"
 
     def collective_times(self) -> dict[tuple[int, str], tuple[float, float]]:
-        out: dict[tuple[int, str], tuple[float, float]] = {}
-        for i, step in enumerate(self.traffic.steps):
-            key = (step.job, step.collective)
-            start, finish = float(self.step_start_us[i]), float(self.step_finish_us[i])
-            if key in out:
-                start, finish = min(start, out[key][0]), max(finish, out[key][1])
-            out[key] = (start, finish)
-        return out
+        """(start, finish) of every (job, collective) in the traffic."""
+        return collective_spans(self.traffic, self.step_start_us, self.step_finish_us)
 
     def utilisation(self) -> NDArray[np.float64]:
         """Wire bytes each link carried over its capacity for the whole run."""
