@@ -10,13 +10,14 @@ from rich.table import Table
 from rich.text import Text
 
 from fabricplan.model.results import (
+    CalibrationEffect,
     CollectivePoint,
     Evaluation,
     InfeasibleOption,
     Recommendation,
 )
 from fabricplan.model.scenario import ValidScenario
-from fabricplan.report.quantity import money, percent, power_kw, size_label
+from fabricplan.report.quantity import banded, money, percent, power_kw, size_label
 
 HEADLINE_SIZES_BYTES = (2**20, 2**26, 2**33)
 """Message sizes shown in the side-by-side table: 1M, 64M, 8G."""
@@ -64,13 +65,52 @@ def cost_rows(evals: Sequence[Evaluation]) -> list[Row]:
 def _busbw(points: Sequence[CollectivePoint], op: str, size: int) -> str:
     for p in points:
         if p.collective == op and p.size_bytes == size:
-            return f"{p.busbw_GBps:.1f}"
+            return banded(p.busbw_GBps, p.busbw_GBps_low, p.busbw_GBps_high, ".1f")
     return "-"
+
+
+def calibration_text(e: Evaluation) -> str:
+    """What a calibration profile changed on this fabric (``-`` when none applied).
+
+    >>> from fabricplan.model.results import CalibrationEffect, ParameterChange
+    >>> effect = CalibrationEffect(source="x", technology="roce_v2", changes=(
+    ...     ParameterChange(name="nic_latency_ns", default=600.0, calibrated=450.0),),
+    ...     base_latency_us_before=1.8)
+    >>> calibration_text_of(effect, base_latency_us=1.5)
+    'nic_latency_ns 600->450; latency 1.80->1.50 us'
+    """
+    effect = e.performance.calibration
+    if effect is None:
+        return "-"
+    return calibration_text_of(effect, e.performance.base_latency_us)
+
+
+def calibration_text_of(effect: CalibrationEffect, base_latency_us: float) -> str:
+    """The parameters a profile set and the headline latency before and after."""
+    parts = [
+        f"{c.name} {'model' if c.default is None else f'{c.default:g}'}->{c.calibrated:g}"
+        for c in effect.changes
+    ]
+    if effect.base_latency_us_before is not None:
+        parts.append(f"latency {effect.base_latency_us_before:.2f}->{base_latency_us:.2f} us")
+    return "; ".join(parts) or "no parameter set"
 
 
 def performance_rows(evals: Sequence[Evaluation]) -> list[Row]:
     rows: list[Row] = [
-        ("latency (small msg)", [f"{e.performance.base_latency_us:.2f} us" for e in evals]),
+        (
+            "latency (small msg)",
+            [
+                banded(
+                    e.performance.base_latency_us,
+                    e.performance.base_latency_us_low,
+                    e.performance.base_latency_us_high,
+                    ".2f",
+                    " us",
+                )
+                for e in evals
+            ],
+        ),
     ]
     ops = sorted({p.collective for e in evals for p in e.performance.collectives})
     for op in ops:
@@ -85,7 +125,17 @@ def performance_rows(evals: Sequence[Evaluation]) -> list[Row]:
         rows += [
             (
                 "step time",
-                [f"{e.performance.step.step_s:.3f} s" for e in evals if e.performance.step],
+                [
+                    banded(
+                        e.performance.step.step_s,
+                        e.performance.step.step_s_low,
+                        e.performance.step.step_s_high,
+                        ".3f",
+                        " s",
+                    )
+                    for e in evals
+                    if e.performance.step
+                ],
             ),
             (
                 "exposed communication",
@@ -100,6 +150,8 @@ def performance_rows(evals: Sequence[Evaluation]) -> list[Row]:
                 ],
             ),
         ]
+    if any(e.performance.calibration for e in evals):
+        rows.append(("calibration applied", [calibration_text(e) for e in evals]))
     return rows
 
 
