@@ -154,9 +154,13 @@ def test_calibrate_writes_a_profile_compare_can_load(tmp_path: Path) -> None:
     assert doc["error_after_pct"] < doc["error_before_pct"]
     profile = load_profile(out)
     assert profile.source.startswith("fabricplan calibrate on infiniband")
+    scope = {"source", "technology", "nic", "switch"}
     assert set(doc["fitted"]) == {
-        k for k, v in profile.model_dump().items() if v is not None and k != "source"
+        k for k, v in profile.model_dump().items() if v is not None and k not in scope
     }
+    # The profile names the fabric it was fitted on, so it applies to that one only.
+    assert (profile.technology, profile.nic) == ("infiniband", "cx7")
+    assert profile.switch
 
 
 def test_calibrate_rejects_unknown_parameters(tmp_path: Path) -> None:
