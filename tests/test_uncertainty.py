@@ -74,7 +74,7 @@ def both() -> ValidScenario:
     )
 
 
-# --- the stored bands are what the current model's residuals give --------------------------------
+# --- the stored bands are what the current model's residuals give ---
 
 
 def test_stored_bands_match_the_current_model() -> None:
@@ -132,7 +132,7 @@ def test_regimes_split_at_64k_and_64m(size: int, regime: str) -> None:
     assert regime_of_size(size) == regime
 
 
-# --- every prediction carries its band -------------------------------------------------------------
+# --- every prediction carries its band ---
 
 
 def _assert_banded(value: float, low: float | None, high: float | None) -> None:
@@ -190,8 +190,8 @@ def test_step_band_adds_slow_communication_and_saves_at_most_the_exposed_part() 
 
 
 def test_json_of_compare_has_low_and_high_beside_the_step_time(tmp_path: Path) -> None:
-    from fabricplan.cli.app import app
     from fabricplan.cli.app import _register as register
+    from fabricplan.cli.app import app
 
     register()
     spec = tmp_path / "s.yaml"
@@ -207,8 +207,8 @@ def test_json_of_compare_has_low_and_high_beside_the_step_time(tmp_path: Path) -
 
 
 def test_the_table_prints_value_and_band(tmp_path: Path) -> None:
-    from fabricplan.cli.app import app
     from fabricplan.cli.app import _register as register
+    from fabricplan.cli.app import app
 
     register()
     spec = tmp_path / "s.yaml"
@@ -240,7 +240,7 @@ def test_a_difference_beyond_both_bands_is_not_inside(a: Estimate, gap: float) -
     assert not inside_uncertainty(a, b)
 
 
-# --- check-bench judges by the bands -----------------------------------------------------------------
+# --- check-bench judges by the bands ---
 
 
 class _FixedCollective:
@@ -338,7 +338,7 @@ def test_the_shipped_log_is_judged_by_the_stored_bands(both: ValidScenario) -> N
         assert (j.status == "ok") == inside, j.measurement.size_bytes
 
 
-# --- calibration applies to the fabric it was fitted on -----------------------------------------------
+# --- calibration applies to the fabric it was fitted on ---
 
 ROCE_PROFILE = CalibrationProfile(
     nic_bw_efficiency=0.5, nic_latency_ns=2000.0, technology="roce_v2", source="roce logs"
@@ -381,8 +381,8 @@ def test_check_bench_expectations_ignore_a_profile_of_another_fabric(both: Valid
 
 
 def test_the_report_says_what_the_profile_changed(tmp_path: Path) -> None:
-    from fabricplan.cli.app import app
     from fabricplan.cli.app import _register as register
+    from fabricplan.cli.app import app
 
     register()
     spec = tmp_path / "s.yaml"
