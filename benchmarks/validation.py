@@ -651,7 +651,8 @@ def markdown_doc(records: Sequence[ComparisonRecord], model_available: bool) -> 
         "- Each row becomes a cluster spec of the tested hardware at the tested node count"
         " (rail-optimized) and the analytic model is asked, through its public `PerfRequest`,"
         " for the same collective, size and rank count; a perftest pair is two hosts one switch"
-        " apart (`p2p_switch_hops=1`).",
+        " apart (`p2p_switch_hops=1`), or as many switches as the source states"
+        " (`switch_hops`, 0 for a back-to-back cable).",
         "- In-network reduction (SHARP) only where the run enabled CollNet"
         " (`NCCL_COLLNET_ENABLE=1`): `in_network_reduction=false` otherwise, because NCCL does"
         " not use SHARP unless asked. (The model's own default, for a tuned SuperPOD, is to use"
