@@ -397,7 +397,11 @@ def test_the_report_says_what_the_profile_changed(tmp_path: Path) -> None:
     line = next(x for x in table.output.splitlines() if "calibration applied" in x)
     cells = [c.strip() for c in line.strip("|").split("|")]
     assert cells[1] == "-"  # infiniband: not applied
-    assert "nic_bw_efficiency 1->0.5" in cells[2] and "latency" in cells[2]
+    assert "nic_bw_efficiency 1->0.5" in cells[2] and "latency" in cells[2] and "step" in cells[2]
+    notes = [x for x in table.output.splitlines() if x.startswith("- ")]
+    assert any(x.startswith("- infiniband: calibration profile not applied") for x in notes)
+    assert any(x.startswith("- roce_v2: calibration profile applied (roce logs)") for x in notes)
+    assert any("figures in brackets are the model's uncertainty" in x for x in notes)
     doc = json.loads(
         CliRunner()
         .invoke(app, ["compare", str(spec), "--calibration", str(profile), "-f", "json"])

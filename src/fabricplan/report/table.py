@@ -82,7 +82,11 @@ def calibration_text(e: Evaluation) -> str:
     effect = e.performance.calibration
     if effect is None:
         return "-"
-    return calibration_text_of(effect, e.performance.base_latency_us)
+    text = calibration_text_of(effect, e.performance.base_latency_us)
+    step = e.performance.step
+    if effect.step_s_before is not None and step is not None:
+        text += f"; step {effect.step_s_before:.3f}->{step.step_s:.3f} s"
+    return text
 
 
 def calibration_text_of(effect: CalibrationEffect, base_latency_us: float) -> str:
@@ -94,6 +98,32 @@ def calibration_text_of(effect: CalibrationEffect, base_latency_us: float) -> st
     if effect.base_latency_us_before is not None:
         parts.append(f"latency {effect.base_latency_us_before:.2f}->{base_latency_us:.2f} us")
     return "; ".join(parts) or "no parameter set"
+
+
+def performance_notes(evals: Sequence[Evaluation]) -> list[str]:
+    """What the bracketed bands are and, per technology, whether a calibration profile applied.
+
+    >>> performance_notes([])
+    []
+    """
+    notes: list[str] = []
+    if any(e.performance.uncertainty for e in evals):
+        notes.append(
+            "figures in brackets are the model's uncertainty: the central 80 % of measured over"
+            " predicted performance of published runs in the figure's regime and technology"
+            " (docs/validation.md)"
+        )
+    for e in evals:
+        effect = e.performance.calibration
+        if effect is not None:
+            notes.append(
+                f"{e.technology}: calibration profile applied ({effect.source or 'no source'}):"
+                f" {calibration_text(e)}"
+            )
+        notes += [
+            f"{e.technology}: {n}" for n in e.performance.notes if n.startswith("calibration")
+        ]
+    return notes
 
 
 def performance_rows(evals: Sequence[Evaluation]) -> list[Row]:
@@ -207,6 +237,12 @@ def cost_assumptions_panel(evals: Sequence[Evaluation]) -> Panel:
     return Panel("\n".join(lines), title="cost assumptions (each can be overridden in the spec)")
 
 
+def performance_panel(evals: Sequence[Evaluation]) -> Panel | None:
+    """The bands' meaning and the calibration applied, when there is either."""
+    notes = performance_notes(evals)
+    return Panel("\n".join(notes), title="performance figures") if notes else None
+
+
 def recommendation_panel(rec: Recommendation) -> Panel:
     """The winner, the reasons and what would flip it."""
     body: list[Text] = [Text(f"Recommended: {rec.technology}", style="bold green")]
@@ -248,6 +284,8 @@ def print_report(
     panel = findings_panel(evals, infeasible)
     if panel is not None:
         console.print(panel)
+    if "performance" in parts and (notes := performance_panel(evals)) is not None:
+        console.print(notes)
     if "cost" in parts and recommendation is None:
         console.print(cost_assumptions_panel(evals))
     if recommendation is not None:
