@@ -26,17 +26,6 @@ import numpy as np
 from fabricplan.cli.guard import write_atomic
 from fabricplan.model.scenario import TechnologyName, ValidScenario
 from fabricplan.sim.flow.fluid import simulate
-from fabricplan.sim.flow.pattern import scenario_traffic
-from fabricplan.sim.flow.traffic import (
-    GpuLayout,
-    StepSpec,
-    Traffic,
-    all_to_all,
-    combine,
-    incast,
-    permutation,
-    ring,
-)
 from fabricplan.sim.flow.transport import (
     CongestionControl,
     LinkFlowControl,
@@ -51,6 +40,17 @@ from fabricplan.sim.packet.spec import (
     PacketRouting,
     packet_spec,
 )
+from fabricplan.sim.pattern import scenario_traffic
+from fabricplan.sim.traffic import (
+    GpuLayout,
+    StepSpec,
+    Traffic,
+    all_to_all,
+    combine,
+    incast,
+    permutation,
+    ring,
+)
 from fabricplan.spec import parse_spec
 from fabricplan.topology.designer import design_fabric
 from fabricplan.topology.graph import FabricGraph, fabric_graph
@@ -60,7 +60,7 @@ INTRO = """\
 Each scenario runs at both levels on the same designed fabric (a k = 8 three-tier fat tree of
 8-port 100 Gb/s switches, one GPU per node, 128 host ports; the oversubscribed case is a
 two-tier fabric of 16-port switches at 3:1), with the same traffic objects
-(`fabricplan.sim.flow.traffic`), the same ECMP seed and the same mechanisms. Variants: RoCEv2
+(`fabricplan.sim.traffic`), the same ECMP seed and the same mechanisms. Variants: RoCEv2
 with ECMP, PFC and DCQCN (ConnectX defaults); RoCEv2 with ECMP and PFC only; InfiniBand with
 adaptive routing, credits and IB CC. Completion is the last byte at its receiver; the flow
 error is (flow - packet) / packet; the issue's target is 10 %."""

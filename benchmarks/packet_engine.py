@@ -24,11 +24,11 @@ from collections.abc import Callable
 import numpy as np
 from numpy.typing import NDArray
 
-from fabricplan.sim.flow.traffic import GpuLayout, permutation
 from fabricplan.sim.packet.engine import EV_A, EV_TIME, Engine, event_heap, heap_pop, heap_push, jit
 from fabricplan.sim.packet.network import network_from_graph
 from fabricplan.sim.packet.simulation import build_state, run_state
 from fabricplan.sim.packet.spec import packet_spec
+from fabricplan.sim.traffic import GpuLayout, permutation
 from fabricplan.spec import parse_spec
 from fabricplan.topology.designer import design_fabric
 from fabricplan.topology.graph import fabric_graph

@@ -27,10 +27,10 @@ from pathlib import Path
 
 import numpy as np
 
-from fabricplan.sim.flow.traffic import GpuLayout, StepSpec, Traffic, permutation
 from fabricplan.sim.packet.network import PacketNetwork, network_from_graph
 from fabricplan.sim.packet.simulation import simulate_packet
 from fabricplan.sim.packet.spec import packet_spec
+from fabricplan.sim.traffic import GpuLayout, StepSpec, Traffic, permutation
 from fabricplan.spec import parse_spec
 from fabricplan.topology.designer import design_fabric
 from fabricplan.topology.graph import fabric_graph

@@ -6,11 +6,18 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from fabricplan.sim.flow.failure import fail_random_cables
+from fabricplan.sim.failure import fail_random_cables
 from fabricplan.sim.flow.fluid import simulate
 from fabricplan.sim.flow.result import FlowSimResult
 from fabricplan.sim.flow.routing import bytes_per_us, flow_paths
-from fabricplan.sim.flow.traffic import (
+from fabricplan.sim.flow.transport import (
+    CongestionControl,
+    LinkFlowControl,
+    RoutingName,
+    TransportSpec,
+    settle_time_us,
+)
+from fabricplan.sim.traffic import (
     GpuLayout,
     StepSpec,
     Traffic,
@@ -21,13 +28,6 @@ from fabricplan.sim.flow.traffic import (
     incast,
     permutation,
     random_pairs,
-)
-from fabricplan.sim.flow.transport import (
-    CongestionControl,
-    LinkFlowControl,
-    RoutingName,
-    TransportSpec,
-    settle_time_us,
 )
 from fabricplan.topology.graph import LINK_TIERS, FabricGraph
 from test_flow_fabric import k_ary_fat_tree, leaf_spine

@@ -1,10 +1,6 @@
 """Paths of flows as each routing mechanism picks them, and the resources the solver shares.
 
-- ``static``: destination-based tables (D-mod-K), :func:`fabricplan.topology.graph.route`.
-- ``ecmp``: every switch hashes the flow's 5-tuple. The key is built from the source and
-  destination ports and the flow's UDP source port; RoCEv2 NICs draw the source port per queue
-  pair, so the model draws it per flow from the seed (a different seed is a different set of
-  QP numbers). The switches' hash seeds also come from the seed.
+- ``static`` and ``ecmp``: the pinned paths both levels share (:mod:`fabricplan.sim.path`).
 - ``adaptive`` and ``spray``: the flow is split over all its equal-cost paths in the
   proportions that balance the load, so each *trunk* (all the uplinks of a leaf, all the links
   into a leaf, ...) acts as one pooled resource. This is ideal per-packet adaptive routing;
@@ -30,16 +26,12 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from fabricplan.sim.flow.transport import RoutingName
-from fabricplan.topology.graph import FabricGraph, mix64, route, trunk_route
+from fabricplan.sim.mechanism import RoutingName
+from fabricplan.sim.path import flow_keys, pinned_paths
+from fabricplan.topology.graph import FabricGraph, route, trunk_route
 from fabricplan.units import gbps_to_bytes_per_us
 
-ROCE_UDP_DST_PORT = 4791
-"""RoCEv2 UDP destination port (IBTA Annex A17); part of the hashed 5-tuple."""
-ROCE_UDP_SRC_PORT_MIN = 0xC000
-ROCE_UDP_SRC_PORT_COUNT = 0x4000
-"""RoCEv2 UDP source ports come from the ephemeral range 0xC000-0xFFFF (Linux
-``IB_ROCE_UDP_ENCAP_VALID_PORT_MIN/MAX``; reference catalog B.5)."""
+__all__ = ["ResourceSet", "bytes_per_us", "flow_keys", "flow_paths", "resources_for"]
 
 
 def bytes_per_us(speed_gbps: NDArray[np.float64] | float) -> NDArray[np.float64]:
@@ -85,24 +77,6 @@ def resources_for(graph: FabricGraph, routing: RoutingName, payload_share: float
     )
 
 
-def flow_keys(
-    src: NDArray[np.int64], dst: NDArray[np.int64], flow_id: NDArray[np.int64], seed: int
-) -> NDArray[np.uint64]:
-    """The hashed 5-tuple of each flow: ports as addresses, UDP source port per flow (seeded).
-
-    >>> import numpy as np
-    >>> a = flow_keys(np.array([0]), np.array([1]), np.array([0]), seed=0)
-    >>> b = flow_keys(np.array([0]), np.array([1]), np.array([0]), seed=1)
-    >>> bool(a[0] != b[0])
-    True
-    """
-    qp = mix64(flow_id.astype(np.uint64) ^ mix64(np.full(flow_id.shape, seed, dtype=np.uint64)))
-    sport = ROCE_UDP_SRC_PORT_MIN + (qp % np.uint64(ROCE_UDP_SRC_PORT_COUNT))
-    key = mix64(src.astype(np.uint64) << np.uint64(32) | dst.astype(np.uint64))
-    key = mix64(key ^ (sport << np.uint64(16) | np.uint64(ROCE_UDP_DST_PORT)))
-    return key
-
-
 def flow_paths(
     graph: FabricGraph,
     routing: RoutingName,
@@ -113,10 +87,7 @@ def flow_paths(
 ) -> tuple[NDArray[np.int32], NDArray[np.int32]]:
     """(resource path, link path) of each flow; for pooled routing the link path is the
     D-mod-K one, used only for its latency (every equal-cost path is as long)."""
-    if routing == "static":
-        links = route(graph, src, dst, "dmodk")
-        return links, links
-    if routing == "ecmp":
-        links = route(graph, src, dst, "hash", flow_keys(src, dst, flow_id, seed), salt=seed)
+    if routing == "static" or routing == "ecmp":
+        links = pinned_paths(graph, routing, src, dst, flow_id, seed)
         return links, links
     return trunk_route(graph, src, dst), route(graph, src, dst, "dmodk")

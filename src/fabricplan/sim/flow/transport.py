@@ -23,16 +23,28 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Literal, get_args
 
 from fabricplan.model.hardware import SwitchSpec, TechnologySpec
+from fabricplan.sim.mechanism import (
+    CONGESTION_CONTROLS,
+    ROUTING_NAMES,
+    CongestionControl,
+    LinkFlowControl,
+    RoutingName,
+    default_routing,
+)
 
-RoutingName = Literal["static", "ecmp", "adaptive", "spray"]
-CongestionControl = Literal["none", "dcqcn", "ib_cc"]
-LinkFlowControl = Literal["credit", "pfc", "none"]
-
-ROUTING_NAMES: tuple[RoutingName, ...] = get_args(RoutingName)
-CONGESTION_CONTROLS: tuple[CongestionControl, ...] = get_args(CongestionControl)
+__all__ = [
+    "CONGESTION_CONTROLS",
+    "ROUTING_NAMES",
+    "CongestionControl",
+    "LinkFlowControl",
+    "RoutingName",
+    "TransportSpec",
+    "default_routing",
+    "settle_time_us",
+    "transport_for",
+]
 
 DCQCN_DECREASE_PERIOD_US = 4.0
 """Shortest time between two rate cuts of a DCQCN reaction point: ConnectX
@@ -78,22 +90,6 @@ class TransportSpec:
     def lossless(self) -> bool:
         """Hop-by-hop back-pressure (credits or PFC) instead of drops."""
         return self.link_flow_control != "none"
-
-
-def default_routing(tech: TechnologySpec, switch: SwitchSpec) -> RoutingName:
-    """The technology's routing, unless it is adaptive and the switch cannot route adaptively:
-    then what the technology's scope forwards with (ECMP for routed IP, static tables else).
-
-    >>> from fabricplan.spec import parse_spec
-    >>> valid = parse_spec({"cluster": {"gpus": 256}})
-    >>> [default_routing(valid.technologies[t], valid.switches[t]) for t in valid.technologies]
-    ['adaptive', 'ecmp']
-    """
-    if tech.routing == "adaptive" and not (
-        switch.adaptive_routing and tech.adaptive_routing_available
-    ):
-        return "ecmp" if tech.scope == "routed_ip" else "static"
-    return tech.routing
 
 
 def transport_for(

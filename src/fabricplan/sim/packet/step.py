@@ -1,6 +1,6 @@
 """Traffic steps: a step's flows start once every step it waits for is done, plus its delay.
 
-The same dependency graph the flow level runs (:class:`fabricplan.sim.flow.traffic.Traffic`):
+The same dependency graph the flow level runs (:class:`fabricplan.sim.traffic.Traffic`):
 a collective is a chain of steps, a training iteration a graph of collectives. A step is done
 when the receivers of all its flows have every byte.
 """
