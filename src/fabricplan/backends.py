@@ -30,6 +30,17 @@ from fabricplan.model.results import (
 from fabricplan.model.scenario import ValidScenario
 from fabricplan.units import gbps_to_GBps, transfer_time_us
 
+__all__ = [
+    "BACKENDS",
+    "AnalyticBackend",
+    "Backend",
+    "FakeBackend",
+    "FlowBackend",
+    "PacketBackend",
+    "backend_names",
+    "get_backend",
+]
+
 
 class Backend(Protocol):
     """What every backend offers."""

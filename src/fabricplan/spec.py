@@ -37,6 +37,15 @@ from fabricplan.model.scenario import (
 )
 from fabricplan.units import gbps_to_tbps
 
+__all__ = [
+    "USER_SOURCE",
+    "load_spec",
+    "load_spec_file",
+    "parse_spec",
+    "read_spec",
+    "resolve",
+]
+
 USER_SOURCE = "given in the cluster spec"
 
 
