@@ -128,7 +128,9 @@ def simulate(
     wall0 = time.perf_counter()
     n = traffic.flows
     hops = graph.max_hops
-    resources = resources_for(graph, transport.routing, transport.payload_share)
+    resources = resources_for(
+        graph, transport.routing, transport.payload_share, transport.adaptive_efficiency
+    )
     cap = resources.capacity_bytes_per_us
     res_paths = np.full((n, hops), -1, dtype=np.int32)
     latency_us = np.zeros(n)

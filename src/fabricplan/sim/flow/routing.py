@@ -3,9 +3,11 @@
 - ``static`` and ``ecmp``: the pinned paths both levels share (:mod:`fabricplan.sim.path`).
 - ``adaptive`` and ``spray``: the flow is split over all its equal-cost paths in the
   proportions that balance the load, so each *trunk* (all the uplinks of a leaf, all the links
-  into a leaf, ...) acts as one pooled resource. This is ideal per-packet adaptive routing;
-  per-packet spraying equals it on a symmetric fabric (see docs/models.md for where both
-  deviate).
+  into a leaf, ...) acts as one pooled resource. Per-packet spraying equals that ideal split on
+  a symmetric fabric; a real adaptive-routing implementation delivers only a share of a
+  multi-link trunk (``adaptive_efficiency``, :func:`fabricplan.sim.mechanism.
+  adaptive_routing_of`): its switches choose from their own queues and packets still meet on
+  the fixed way down (see docs/models.md).
 
 A pinned flow keeps its path for its whole life.
 
@@ -61,14 +63,23 @@ class ResourceSet:
         return int(self.capacity_bytes_per_us.size)
 
 
-def resources_for(graph: FabricGraph, routing: RoutingName, payload_share: float) -> ResourceSet:
-    """The resources of ``graph`` under ``routing``, with payload capacities."""
+def resources_for(
+    graph: FabricGraph, routing: RoutingName, payload_share: float, adaptive_efficiency: float = 1.0
+) -> ResourceSet:
+    """The resources of ``graph`` under ``routing``, with payload capacities.
+
+    Under pooled routing a trunk of several links (a choice of paths) offers
+    ``adaptive_efficiency`` of its capacity; a single-link trunk (a host link) offers all of it.
+    """
     live = np.where(graph.link_alive, graph.link_speed_gbps, 0.0)
     if routing in ("adaptive", "spray"):
         trunk = graph.trunk_of_link.astype(np.int64)
+        links_per_trunk = np.bincount(trunk, minlength=graph.trunks)
+        efficiency = np.where(links_per_trunk > 1, adaptive_efficiency, 1.0)
         cap_gbps = graph.trunk_capacity_gbps()
         share = np.divide(live, cap_gbps[trunk], out=np.zeros_like(live), where=cap_gbps[trunk] > 0)
-        return ResourceSet(True, bytes_per_us(cap_gbps) * payload_share, trunk, share)
+        usable = bytes_per_us(cap_gbps * efficiency) * payload_share
+        return ResourceSet(True, usable, trunk, share)
     return ResourceSet(
         False,
         bytes_per_us(live) * payload_share,

@@ -31,6 +31,7 @@ from fabricplan.sim.mechanism import (
     CongestionControl,
     LinkFlowControl,
     RoutingName,
+    adaptive_routing_of,
     default_routing,
 )
 
@@ -79,12 +80,16 @@ class TransportSpec:
     routing: RoutingName
     """``static``: destination-based forwarding tables (D-mod-K); ``ecmp``: per-flow 5-tuple
     hash at every switch; ``adaptive``: per-packet adaptive routing, which the fluid model
-    treats as an ideal split over the equal-cost paths; ``spray``: per-packet (or flowlet)
-    spraying over the equal-cost paths."""
+    treats as a split over the equal-cost paths that delivers ``adaptive_efficiency`` of each
+    multi-link trunk; ``spray``: per-packet (or flowlet) spraying over the equal-cost paths,
+    an ideal split on a symmetric fabric."""
     link_flow_control: LinkFlowControl
     congestion_control: CongestionControl
     payload_share: float
     """MTU / (MTU + header bytes): the share of the line rate that carries payload."""
+    adaptive_efficiency: float = 1.0
+    """Share of a loaded multi-link trunk that adaptive routing delivers
+    (:func:`fabricplan.sim.mechanism.adaptive_routing_of`); 1 for the other routings."""
 
     @property
     def lossless(self) -> bool:
@@ -105,13 +110,18 @@ def transport_for(
     >>> t = transport_for(valid.technologies["roce_v2"], valid.switches["roce_v2"])
     >>> t.routing, t.congestion_control, round(t.payload_share, 3)
     ('ecmp', 'dcqcn', 0.98)
+    >>> ib = transport_for(valid.technologies["infiniband"], valid.switches["infiniband"])
+    >>> ib.routing, ib.adaptive_efficiency
+    ('adaptive', 0.77)
     """
     share = tech.mtu_bytes / (tech.mtu_bytes + tech.header_bytes.value)
+    chosen = routing or default_routing(tech, switch)
     return TransportSpec(
-        routing=routing or default_routing(tech, switch),
+        routing=chosen,
         link_flow_control=tech.link_flow_control,
         congestion_control=congestion_control or tech.congestion_control,
         payload_share=share,
+        adaptive_efficiency=adaptive_routing_of(switch).efficiency if chosen == "adaptive" else 1.0,
     )
 
 
