@@ -18,6 +18,7 @@ PUBLIC: dict[str, set[str]] = {
         "load_spec_file",
         "parse_spec",
         "read_spec",
+        "replace_spec",
         "resolve",
     },
     "fabricplan.evaluate": {"evaluate", "evaluate_feasible", "evaluate_one"},
@@ -100,3 +101,25 @@ def test_two_apps_do_not_share_commands() -> None:
     names = [c.name for c in first.registered_commands]
     assert names == [c.name for c in second.registered_commands]
     assert len(names) == len(set(names))
+
+
+def test_spec_py_is_the_only_constructor_of_valid_scenarios() -> None:
+    import ast
+    from pathlib import Path
+
+    src = Path(__file__).resolve().parents[1] / "src" / "fabricplan"
+    builders = []
+    for path in sorted(src.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            called = node.func if isinstance(node, ast.Call) else None
+            if isinstance(called, ast.Name) and called.id == "ValidScenario":
+                builders.append(path.relative_to(src).as_posix())
+            if (
+                isinstance(called, ast.Attribute)
+                and called.attr in ("model_copy", "model_construct", "model_validate")
+                and path.name != "spec.py"
+                and "valid" in ast.unparse(called.value).lower()
+                and "spec" in ast.unparse(node)
+            ):
+                builders.append(path.relative_to(src).as_posix())
+    assert builders == ["spec.py"]
