@@ -32,6 +32,7 @@ from fabricplan.sim.flow.transport import (
     RoutingName,
     TransportSpec,
 )
+from fabricplan.sim.packet.compiled import drop_stale_cache
 from fabricplan.sim.packet.performance import network_for_graph
 from fabricplan.sim.packet.simulation import simulate_packet
 from fabricplan.sim.packet.spec import (
@@ -264,6 +265,7 @@ def table(rows: list[Row]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
+    drop_stale_cache()  # a source checkout: forget machine code of changed kernels
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--write-doc", action="store_true", help=f"write {DOC}")
     args = parser.parse_args(argv)

@@ -7,7 +7,7 @@ when the receivers of all its flows have every byte.
 
 from __future__ import annotations
 
-from fabricplan.sim.packet.engine import jit
+from fabricplan.sim.packet.compiled import jit
 from fabricplan.sim.packet.event import EV_FLOW_START, EV_STEP_START, now_ps, schedule
 from fabricplan.sim.packet.state import (
     F_OFFSET_PS,
