@@ -21,8 +21,10 @@ from pydantic import Field, model_validator
 from fabricplan.model.base import Frozen
 from fabricplan.model.hardware import (
     CableSpec,
+    GpuNicPath,
     NicSpec,
     NodeSpec,
+    PcieLinkSpec,
     PriceEntry,
     SwitchSpec,
     TechnologySpec,
@@ -53,9 +55,19 @@ class GenericNicSpec(Frozen):
     """A NIC given by its figures."""
 
     speed_gbps: float = Field(gt=0)
-    latency_ns: float = Field(default=600.0, gt=0)
+    latency_ns: float = Field(default=350.0, gt=0)
     power_w: float | None = Field(default=None, ge=0)
     price_usd: float | None = Field(default=None, ge=0)
+
+
+class HostSpec(Frozen):
+    """The servers' insides where they differ from the node's catalog entry."""
+
+    nic_slot: PcieLinkSpec | None = None
+    """PCIe link each NIC sits on (e.g. ``{generation: 3, lanes: 8}``); overrides the node's."""
+    gpu_nic_path: GpuNicPath | None = None
+    """Path from a GPU to its closest NIC (``pix``, ``pxb``, ``p2c``, ``pxn``, ``phb``, ``sys``
+    as ``nvidia-smi topo -m`` / NCCL print it); overrides the node's."""
 
 
 class ClusterSpec(Frozen):
@@ -69,6 +81,7 @@ class ClusterSpec(Frozen):
     """Node model id in the catalog (``a100``, ``h100``, ``h200``, ``b200``)."""
     nic: str | GenericNicSpec = "auto"
     """NIC catalog id, ``auto`` (the node's default NIC at ``nic_speed_gbps``), or figures."""
+    host: HostSpec = HostSpec()
 
     @model_validator(mode="after")
     def _check_counts(self) -> ClusterSpec:
@@ -220,6 +233,14 @@ class WorkloadSpec(Frozen):
     """Share of data-parallel communication hidden behind compute."""
 
 
+class NcclSpec(Frozen):
+    """The NCCL the cluster runs (its tuning tables change between releases)."""
+
+    version: str = Field(default="2.30", pattern=r"^\d+\.\d+(\.\d+)?$")
+    """NCCL release, ``major.minor`` (``"2.27"``); the analytic model uses the tuning tables of
+    the newest stored release line not after it (:mod:`fabricplan.analytic.nccl_tuning`)."""
+
+
 class ScenarioSpec(Frozen):
     """The whole cluster spec (what a YAML file holds)."""
 
@@ -231,6 +252,7 @@ class ScenarioSpec(Frozen):
     deployment: Deployment = "on_premises"
     priorities: PriorityPreset | PriorityWeights = "balanced"
     workload: WorkloadSpec = WorkloadSpec()
+    nccl: NcclSpec = NcclSpec()
 
 
 class ValidScenario(Frozen):
