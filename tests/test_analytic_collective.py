@@ -319,9 +319,7 @@ def test_the_tuner_expects_less_of_ll_beyond_two_nodes() -> None:
         n = 8 * domains
         ring = candidate(prof, n, "Ring/LL")
         factor = busbw_factor("all_reduce", n)
-        assert ring.algbw_GBps * factor == pytest.approx(
-            two_nodes * prof.collective_efficiency
-        )
+        assert ring.algbw_GBps * factor == pytest.approx(two_nodes * prof.collective_efficiency)
         tuner = ring.tuner_algbw_GBps or ring.algbw_GBps
         assert tuner * factor == pytest.approx(tuner_busbw * prof.collective_efficiency)
 

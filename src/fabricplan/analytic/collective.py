@@ -60,6 +60,7 @@ whole gathered buffer; for all_to_all it is what one rank sends in total.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -105,6 +106,10 @@ NCCL_NET_POST_OVERHEAD_US = 1.0
 """Proxy cost of posting one network operation (``getNetOverhead``: 1 us on Intel x86, 2 us on
 AMD); a multi-node ring step costs at least this, three times for Simple."""
 NCCL_SIMPLE_POST_MULTIPLIER = 3.0
+NCCL_P2P_NET_CHUNK_BYTES = 1 << 17
+"""Chunk of a point-to-point transfer across nodes (``NCCL_P2P_NET_CHUNKSIZE``, 128 KiB,
+``src/init.cc`` v2.19-v2.30): each chunk to each peer is one network operation the proxy posts
+(at :data:`NCCL_NET_POST_OVERHEAD_US` each)."""
 
 NCCL_TREE_BW_SHARE: dict[Protocol, float] = {
     "LL": 0.92 / 3.8,
@@ -261,6 +266,9 @@ class Candidate:
     """Size from which NCCL's tuner multiplies the latency by ``plateau_factor`` (the ring
     plateau); ``None``: never."""
     plateau_factor: float = 1.0
+    post_us: float = 0.0
+    """Time the proxy spends posting network operations (grouped sends); it overlaps the data,
+    so the transfer takes the longer of the two after the first step."""
 
     def time_us(self, size_bytes: float) -> float:
         """What NCCL's tuner expects: ``latency + size / algbw`` (GB/s = 1e3 bytes/us), a tree's
@@ -272,12 +280,13 @@ class Candidate:
         latency = self.latency_us
         if self.plateau_min_bytes is not None and size_bytes >= self.plateau_min_bytes:
             latency *= self.plateau_factor
-        return latency + transfer_time_us(size_bytes, algbw)
+        return latency + max(self.post_us, transfer_time_us(size_bytes, algbw))
 
     def achieved_time_us(self, size_bytes: float) -> float:
         """What the pair takes: the pipeline (:func:`.pipeline.pipelined_time_us`)."""
         if self.shape is None:
-            return self.latency_us + transfer_time_us(size_bytes, self.algbw_GBps)
+            transfer = transfer_time_us(size_bytes, self.algbw_GBps)
+            return self.latency_us + max(self.post_us, transfer)
         return pipelined_time_us(
             size_bytes,
             self.latency_us,
@@ -659,9 +668,8 @@ def _collnet_chain_candidate(
     )
 
 
-def _p2p_latency_us(
-    profile: FabricProfile, group: CommGroup, size_bytes: float, remote_peers: int
-) -> float:
+def _p2p_latency_us(profile: FabricProfile, group: CommGroup, size_bytes: float) -> float:
+    """One send's latency: launch, one step, the path (NVLink only inside one domain)."""
     key = ("Ring", "Simple")
     base = _base_latency_us(profile, key)
     if group.domains == 1:
@@ -669,7 +677,20 @@ def _p2p_latency_us(
     step = _net_step_us(profile, group, key) + group_path_latency_us(
         profile, group, _packet(profile, size_bytes)
     )
-    return base + step + max(0, remote_peers - 1) * NCCL_NET_POST_OVERHEAD_US
+    return base + step
+
+
+def p2p_posts(bytes_per_peer: float, remote_peers: int) -> int:
+    """Network operations one rank's proxy posts for a grouped send to ``remote_peers``: each
+    peer's data goes in chunks of :data:`NCCL_P2P_NET_CHUNK_BYTES`.
+
+    >>> p2p_posts(65536, 248), p2p_posts(262144, 248)
+    (248, 496)
+    """
+    if remote_peers <= 0:
+        return 0
+    chunks = max(1, math.ceil(bytes_per_peer / NCCL_P2P_NET_CHUNK_BYTES))
+    return remote_peers * chunks
 
 
 def _all_to_all_candidate(profile: FabricProfile, group: CommGroup, size_bytes: float) -> Candidate:
@@ -694,8 +715,9 @@ def _all_to_all_candidate(profile: FabricProfile, group: CommGroup, size_bytes: 
     if local > 1:
         seconds_per_byte = max(seconds_per_byte, nvlink_bytes / bw.nvlink)
     algbw = profile.collective_efficiency / seconds_per_byte
-    latency = _p2p_latency_us(profile, group, size_bytes / max(1, n), n - local)
-    return Candidate("P2P", "Simple", latency, algbw)
+    latency = _p2p_latency_us(profile, group, size_bytes / max(1, n))
+    posts = p2p_posts(size_bytes / max(1, n), n - local) if group.domains > 1 else 0
+    return Candidate("P2P", "Simple", latency, algbw, post_us=posts * NCCL_NET_POST_OVERHEAD_US)
 
 
 def _sendrecv_candidate(profile: FabricProfile, group: CommGroup, size_bytes: float) -> Candidate:
@@ -708,7 +730,7 @@ def _sendrecv_candidate(profile: FabricProfile, group: CommGroup, size_bytes: fl
             group.domains, group.nodes_per_domain, profile.nodes_per_leaf, profile.nodes_per_pod
         )
         algbw = profile.nic_goodput_GBps * pattern_throughput(profile, pattern, group.span_nodes)
-    latency = _p2p_latency_us(profile, group, size_bytes, 1)
+    latency = _p2p_latency_us(profile, group, size_bytes)
     return Candidate("P2P", "Simple", latency, algbw * profile.collective_efficiency)
 
 

@@ -83,7 +83,7 @@ def host_fetch_ns(profile: FabricProfile, size_bytes: float) -> float:
     >>> valid = parse_spec({"cluster": {"gpus": 16}})
     >>> profile = fabric_profile(valid, design_fabric(valid, "infiniband"))
     >>> round(host_fetch_ns(profile, 4096), 1)   # 500 + 4096 B at PCIe Gen5 x16's payload rate
-    570.8
+    571.1
     """
     if profile.host_goodput_gbps is None:
         return PCIE_READ_ROUND_TRIP_NS
