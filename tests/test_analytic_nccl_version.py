@@ -238,3 +238,11 @@ def test_all_to_all_posts_overlap_the_transfer() -> None:
     assert transfer > p2p.post_us
     assert row.time_us == pytest.approx(p2p.latency_us + transfer)
     assert row.time_us < 400
+
+
+def test_the_spec_default_is_the_newest_release_read() -> None:
+    from fabricplan.analytic.nccl_tuning import DEFAULT_NCCL_VERSION
+    from fabricplan.model.scenario import NcclSpec
+
+    assert NcclSpec().version == DEFAULT_NCCL_VERSION
+    assert nccl_tuning(DEFAULT_NCCL_VERSION).line == nccl_releases()[-1]
