@@ -27,11 +27,12 @@ ranks):
   C * perChMaxTreeBw / 2)`` with ``t = 1`` for two domains, ``2`` beyond (a node that is interior
   in one tree and a leaf in the other sends ``2 x size``); with two domains busbw can exceed the
   NIC rate (NVIDIA/nccl-tests #169, NVIDIA/nccl #1576). ``C`` tree channels each reach at most
-  NCCL's per-channel tree bandwidth (:data:`NCCL_TREE_CHANNEL_BUSBW_GBPS`). NCCL's tuner does not
+  NCCL's per-channel tree bandwidth (``perChMaxTreeBws``, per release). NCCL's tuner does not
   credit the two-domain saving (it halves every tree's bus bandwidth, ``t = 2``), so by default
   it runs the ring there; a forced tree gets the saving.
 - NVLS (NVLink SHARP, one domain): the switch reduces; each GPU moves ``size * (1 + 1/L)`` each
-  way, so algbw = ``B_nvl * L / (L + 1) * NVLS_REDUCTION_EFFICIENCY``.
+  way, so algbw = ``B_nvl * L / (L + 1) * e`` with the architecture's reduction efficiency
+  (:data:`NVLS_REDUCTION_EFFICIENCY`).
 - CollNet Direct (InfiniBand SHARP): the fabric's switches reduce, so each domain sends its
   buffer once and receives the result once: algbw = ``min(B_nvl * L / (2 (L - 1)), B_sharp)``.
   SHARP trees are immune to oversubscription and collisions (one stream per link); a switch
@@ -40,12 +41,17 @@ ranks):
   the switches' reduction tree and receives the result, which goes back down the chain. Every GPU
   sends the whole buffer over NVLink twice (up and down): algbw = ``min(B_nvl / 2, B_sharp)``.
 - NVLSTree / NVLS with SHARP: NVLS inside the domain, a tree or SHARP between domains.
+- PAT (NCCL 2.23+, one GPU per domain): all_gather / reduce_scatter on NCCL's tuner line.
+- Point to point (all_to_all, sendrecv): grouped sends; the proxy's posts overlap the data.
 - SHARP is used only when ``PerfRequest.in_network_reduction`` allows it (default: wherever the
   technology and the switch have it).
 
 Protocols: LL (8-byte flag per 8 bytes, lowest latency), LL128 (120 of 128 bytes) and Simple;
 their bandwidth shares come from ``tuning.cc``, every bound is then scaled by the calibrated
-collective efficiency.
+collective efficiency. LL128 runs across domains only where NCCL enables it (:func:`ll128_enabled`).
+
+Every latency, per-channel cap, LL ceiling and rule that changed between NCCL releases is read from
+the profile's tables (``FabricProfile.nccl``, :mod:`.nccl_tuning`), never branched on here.
 
 nccl-tests reports ``algbw = size / time`` and ``busbw = algbw * factor`` (nccl-tests
 ``doc/PERFORMANCE.md``): all_reduce ``2(n-1)/n``; all_gather, reduce_scatter, all_to_all
@@ -598,9 +604,8 @@ def _tree_candidates(
 
 
 def _nvls_bandwidth(profile: FabricProfile, local: int) -> float:
-    efficiency = NVLS_REDUCTION_EFFICIENCY.get(profile.gpu_class or "hopper")
-    if efficiency is None:
-        efficiency = NVLS_REDUCTION_EFFICIENCY["hopper"]
+    gpu = profile.gpu_class if profile.gpu_class in NVLS_REDUCTION_EFFICIENCY else "hopper"
+    efficiency = NVLS_REDUCTION_EFFICIENCY[gpu or "hopper"]
     return profile.nvlink_GBps * local / (local + 1) * efficiency
 
 
