@@ -10,6 +10,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from fabricplan.analytic.collective import (
     NCCL_NET_POST_OVERHEAD_US,
@@ -246,3 +248,19 @@ def test_the_spec_default_is_the_newest_release_read() -> None:
 
     assert NcclSpec().version == DEFAULT_NCCL_VERSION
     assert nccl_tuning(DEFAULT_NCCL_VERSION).line == nccl_releases()[-1]
+
+
+@given(minor=st.integers(min_value=19, max_value=99), patch=st.integers(min_value=0, max_value=9))
+def test_a_release_takes_the_newest_line_not_after_it(minor: int, patch: int) -> None:
+    version = f"2.{minor}.{patch}"
+    line = nccl_tuning(version).line
+    lines = [int(x.split(".")[1]) for x in nccl_releases()]
+    chosen = int(line.split(".")[1])
+    assert chosen <= minor
+    assert all(other <= chosen or other > minor for other in lines)
+
+
+@given(minor=st.integers(min_value=0, max_value=18))
+def test_every_release_before_2_19_is_refused(minor: int) -> None:
+    with pytest.raises(ModelError):
+        nccl_tuning(f"2.{minor}")
