@@ -181,12 +181,15 @@ def test_nvls_efficiency_is_per_architecture() -> None:
 
 
 def test_every_release_line_is_stored_with_its_tag() -> None:
-    assert nccl_releases() == ("2.19", "2.21", "2.23", "2.24", "2.25", "2.28")
+    assert nccl_releases() == ("2.19", "2.21", "2.23", "2.24", "2.25", "2.28", "2.28.9")
     for line in nccl_releases():
         tuning = nccl_tuning(line)
         assert tuning.tag.startswith("v2.")
         assert set(tuning.sources) >= {"base_latency_us", "nvlink_step_us", "net_step_us"}
-    assert nccl_tuning("2.30.7").line == "2.28"
+    assert nccl_tuning("2.30.7").line == "2.28.9"
+    # NVLSTree's network step went 14 -> 20.9 inside the 2.28 series (v2.28.9-1).
+    assert nccl_tuning("2.28.7").net_step_us["NVLSTree"]["Simple"] == 14.0
+    assert nccl_tuning("2.28.9").net_step_us["NVLSTree"]["Simple"] == 20.9
     assert nccl_tuning("2.20").sources["nvlink_step_us"] == "v2.19.4-1"
 
 
@@ -255,10 +258,14 @@ def test_the_spec_default_is_the_newest_release_read() -> None:
 def test_a_release_takes_the_newest_line_not_after_it(minor: int, patch: int) -> None:
     version = f"2.{minor}.{patch}"
     line = nccl_tuning(version).line
-    lines = [int(x.split(".")[1]) for x in nccl_releases()]
-    chosen = int(line.split(".")[1])
-    assert chosen <= minor
-    assert all(other <= chosen or other > minor for other in lines)
+
+    def key(text: str) -> tuple[int, ...]:
+        parts = [int(x) for x in text.split(".")]
+        return tuple(parts + [0] * (3 - len(parts)))
+
+    chosen, asked = key(line), key(version)
+    assert chosen <= asked
+    assert all(key(other) <= chosen or key(other) > asked for other in nccl_releases())
 
 
 @settings(derandomize=True, deadline=None)

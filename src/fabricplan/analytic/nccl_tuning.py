@@ -89,8 +89,8 @@ class NcclTuning(Frozen):
         )
 
 
-def _version_key(version: str) -> tuple[int, int]:
-    match = re.fullmatch(r"(\d+)\.(\d+)(?:\.\d+(?:-\d+)?)?", version.strip())
+def _version_key(version: str) -> tuple[int, int, int]:
+    match = re.fullmatch(r"(\d+)\.(\d+)(?:\.(\d+)(?:-\d+)?)?", version.strip())
     if match is None:
         raise ModelError(
             "FP801",
@@ -99,7 +99,7 @@ def _version_key(version: str) -> tuple[int, int]:
             version,
             'give major.minor, e.g. "2.27"',
         )
-    return int(match.group(1)), int(match.group(2))
+    return int(match.group(1)), int(match.group(2)), int(match.group(3) or 0)
 
 
 @lru_cache(maxsize=1)
@@ -137,7 +137,7 @@ def nccl_releases() -> tuple[str, ...]:
     """The release lines whose tables are stored, oldest first.
 
     >>> nccl_releases()[0], nccl_releases()[-1]
-    ('2.19', '2.28')
+    ('2.19', '2.28.9')
     """
     return tuple(line.line for line in _lines())
 
@@ -149,7 +149,8 @@ DEFAULT_NCCL_VERSION = "2.30"
 
 
 def nccl_tuning(version: str = DEFAULT_NCCL_VERSION) -> NcclTuning:
-    """The tables NCCL ``version`` runs with: the newest stored line not after it.
+    """The tables NCCL ``version`` (``major.minor[.patch]``) runs with: the newest stored line
+    not after it (a missing patch is 0: ``"2.28"`` is 2.28.0).
 
     Raises
     ------

@@ -237,8 +237,9 @@ class NcclSpec(Frozen):
     """The NCCL the cluster runs (its tuning tables change between releases)."""
 
     version: str = Field(default="2.30", pattern=r"^\d+\.\d+(\.\d+)?$")
-    """NCCL release, ``major.minor`` (``"2.27"``); the analytic model uses the tuning tables of
-    the newest stored release line not after it (:mod:`fabricplan.analytic.nccl_tuning`)."""
+    """NCCL release, ``major.minor[.patch]`` (``"2.27"``); the analytic model uses the tuning
+    tables of the newest stored release line not after it
+    (:mod:`fabricplan.analytic.nccl_tuning`)."""
 
 
 class ScenarioSpec(Frozen):
