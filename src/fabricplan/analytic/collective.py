@@ -180,22 +180,6 @@ SHARP_MAX_TREES_PER_SWITCH = 2
 """Streaming-aggregation trees one switch can carry; NCCL opens one per HCA rail, so SHARP needs
 rail-aligned leaves (NVIDIA SHARP v3 docs, reference catalog D)."""
 
-NCCL_TREE_CHANNEL_BUSBW_GBPS: dict[str, tuple[float, float, float]] = {
-    "volta": (26.5, 18.5, 10.0),
-    "ampere": (24.0, 23.6, 17.8),
-    "hopper": (38.7, 41.4, 36.0),
-    "blackwell": (70.0, 42.8, 24.0),
-}
-"""Most bus bandwidth one tree channel reaches, GB/s, for 1, 2 and more nodes (``perChMaxTreeBws``,
-``tuning.cc``): a channel is one thread block on one SM, which both reduces up and broadcasts down
-the tree. NCCL caps the tree's bus bandwidth at ``channels x`` this."""
-NCCL_TREE_LL128_CHANNEL_BUSBW_GBPS: dict[str, tuple[float, float, float]] = {
-    "volta": (20.0, 20.0, 20.0),
-    "ampere": (20.0, 20.0, 20.0),
-    "hopper": (36.7, 36.7, 29.0),
-    "blackwell": (55.6, 31.67, 20.0),
-}
-"""The same for the tree's LL128 protocol (``perChMaxTreeLL128Bws``, ``tuning.cc``)."""
 NCCL_TREE_SEARCH_CHANNELS = NCCL_NET_CHANNELS // 2
 """Tree channels the per-channel caps count: NCCL searches one channel per tree pair and runs each
 twice, once per tree of the double binary tree (``connectTrees``, ``src/graph/connect.cc``), so 16
