@@ -273,3 +273,12 @@ def test_a_release_takes_the_newest_line_not_after_it(minor: int, patch: int) ->
 def test_every_release_before_2_19_is_refused(minor: int) -> None:
     with pytest.raises(ModelError):
         nccl_tuning(f"2.{minor}")
+
+
+def test_a_host_override_is_checked_at_the_edge() -> None:
+    bad_lanes = {"gpus": 8, "host": {"nic_slot": {"generation": 4, "lanes": 3}}}
+    bad_path = {"gpus": 8, "host": {"gpu_nic_path": "near"}}
+    for cluster in (bad_lanes, bad_path):
+        with pytest.raises(FabricPlanError) as err:
+            parse_spec({"cluster": cluster})
+        assert "cluster.host" in str(err.value)
