@@ -282,3 +282,10 @@ def test_a_host_override_is_checked_at_the_edge() -> None:
         with pytest.raises(FabricPlanError) as err:
             parse_spec({"cluster": cluster})
         assert "cluster.host" in str(err.value)
+
+
+def test_an_unquoted_yaml_version_is_refused_with_the_reason() -> None:
+    # YAML reads 2.30 as the number 2.3: that would silently mean NCCL 2.3.
+    with pytest.raises(FabricPlanError) as err:
+        parse_spec({"cluster": {"gpus": 8}, "nccl": {"version": 2.30}})
+    assert "quote it" in str(err.value)

@@ -14,9 +14,10 @@ catalog ids happens in :mod:`fabricplan.catalog.resolve`, which returns a :class
 
 from __future__ import annotations
 
+import re
 from typing import Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from fabricplan.model.base import Frozen
 from fabricplan.model.hardware import (
@@ -236,10 +237,29 @@ class WorkloadSpec(Frozen):
 class NcclSpec(Frozen):
     """The NCCL the cluster runs (its tuning tables change between releases)."""
 
-    version: str = Field(default="2.30", pattern=r"^\d+\.\d+(\.\d+)?$")
+    version: str = "2.30"
     """NCCL release, ``major.minor[.patch]`` (``"2.27"``); the analytic model uses the tuning
     tables of the newest stored release line not after it
     (:mod:`fabricplan.analytic.nccl_tuning`)."""
+
+    @field_validator("version", mode="before")
+    @classmethod
+    def _quoted(cls, value: object) -> object:
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            raise ValueError(
+                f"nccl.version: is a number ({value}), which loses trailing zeros (2.30 reads"
+                f' as 2.3); quote it, e.g. "{value}"'
+            )
+        return value
+
+    @model_validator(mode="after")
+    def _check_version(self) -> NcclSpec:
+        if re.fullmatch(r"\d+\.\d+(\.\d+)?", self.version.strip()) is None:
+            raise ValueError(
+                f"nccl.version: is not an NCCL release number ({self.version!r});"
+                ' give major.minor or major.minor.patch, e.g. "2.27"'
+            )
+        return self
 
 
 class ScenarioSpec(Frozen):
