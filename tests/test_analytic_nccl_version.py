@@ -289,3 +289,25 @@ def test_an_unquoted_yaml_version_is_refused_with_the_reason() -> None:
     with pytest.raises(FabricPlanError) as err:
         parse_spec({"cluster": {"gpus": 8}, "nccl": {"version": 2.30}})
     assert "quote it" in str(err.value)
+
+
+def test_ring_ll_share_per_release() -> None:
+    # 2.19-2.20: Ring LL busBw x 1/4 across nodes or for a reduction, x 1/3 for a one-node
+    # gather; 2.21+: x 0.5 always; then the one-node LL ceiling (llMaxBws, Ampere 87.7 GB/s).
+    a100 = {"gpus": 8, "gpu": "a100", "nic_speed_gbps": 200}
+
+    def expected(version: str, share: float, factor: float) -> float:
+        prof = profile(a100, version=version)
+        cap = prof.nccl.ll_one_node_busbw_GBps["ampere"]
+        return min(prof.nvlink_GBps * share, cap) * prof.collective_efficiency / factor
+
+    for version, op, share, factor in (
+        ("2.19", "all_gather", 1 / 3, 7 / 8),
+        ("2.19", "all_reduce", 1 / 4, 2 * 7 / 8),
+        ("2.21", "all_gather", 1 / 2, 7 / 8),
+    ):
+        ring = labels(profile(a100, version=version), 8, op, 2**20)["Ring/LL"]
+        assert ring.algbw_GBps == pytest.approx(expected(version, share, factor))
+    # NVLink 3 (259.5 GB/s through NCCL): 1/3 and 1/4 stay under the ceiling, 1/2 reaches it.
+    nvlink = profile(a100).nvlink_GBps
+    assert nvlink / 4 < nvlink / 3 < 87.7 < nvlink / 2

@@ -416,7 +416,7 @@ def _ring_candidates(
         net_step = _net_step_us(profile, group, key) + hop_us
         base = _base_latency_us(profile, key)
         latency = base + (steps - inter) * intra + inter * net_step
-        share = _ring_share(profile, group, protocol)
+        share = _ring_share(profile, group, collective, protocol)
         to_algbw = profile.collective_efficiency / factor  # η, and bus to algorithm bandwidth
         algbw = _ll_cap(profile, busbw * share, protocol, domains) * to_algbw
         tuner = _ll_cap(profile, busbw * share, protocol, domains, tuner=True) * to_algbw
@@ -443,9 +443,13 @@ def _ring_candidates(
         )
 
 
-def _ring_share(profile: FabricProfile, group: CommGroup, protocol: Protocol) -> float:
+def _ring_share(
+    profile: FabricProfile, group: CommGroup, collective: CollectiveName, protocol: Protocol
+) -> float:
     """Share of the ring's bandwidth a protocol reaches (per release, ``tuning.cc``)."""
     if protocol == "LL":
+        if group.domains == 1 and collective != "all_reduce":
+            return profile.nccl.ring_ll_one_node_gather_bw_share
         return profile.nccl.ring_ll_bw_share
     if protocol == "LL128":
         if group.local_ranks == 1:

@@ -59,6 +59,8 @@ class NcclTuning(Frozen):
     ring_all_reduce_net_steps: Literal["two_per_node", "two_per_node_but_one"]
     one_rank_per_node_tree_net_latency: bool
     ring_ll_bw_share: float
+    ring_ll_one_node_gather_bw_share: float
+    """Ring LL share for a one-node all-gather, reduce-scatter or broadcast (1/3 before 2.21)."""
     ring_ll128_bw_share: float
     ring_ll128_one_rank_per_node_bw_share: float
     ll_one_node_busbw_GBps: dict[str, float]  # noqa: N815 - GB/s
