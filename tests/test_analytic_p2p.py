@@ -93,7 +93,7 @@ def test_above_the_inline_size_the_nic_fetches_the_payload_over_pcie() -> None:
 def test_a_connectx_back_to_back_latency_is_below_a_microsecond() -> None:
     # Two adapters at 350 ns per side (half a PCIe round trip + the NIC's pipeline), one cable:
     # well below the 1.2 us that 600 ns per side gave at 100G.
-    valid = scenario(256)
+    valid = cluster_scenario(256)
     assert valid.nics["infiniband"].latency_ns.value == PCIE_READ_ROUND_TRIP_NS / 2 + 100
     row = p2p_point(profile(), "send_lat", 2, 0)
     assert row.latency_us < 0.8
