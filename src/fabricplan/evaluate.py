@@ -25,6 +25,8 @@ from fabricplan.model.results import (
 from fabricplan.model.scenario import TechnologyName, ValidScenario
 from fabricplan.topology.designer import design_fabric
 
+__all__ = ["evaluate", "evaluate_feasible", "evaluate_one"]
+
 
 def calibrated_performance(
     valid: ValidScenario, design: FabricDesign, backend: str, request: PerfRequest
