@@ -190,10 +190,9 @@ def test_step_band_adds_slow_communication_and_saves_at_most_the_exposed_part() 
 
 
 def test_json_of_compare_has_low_and_high_beside_the_step_time(tmp_path: Path) -> None:
-    from fabricplan.cli.app import _register as register
-    from fabricplan.cli.app import app
+    from fabricplan.cli.app import create_app
 
-    register()
+    app = create_app()
     spec = tmp_path / "s.yaml"
     spec.write_text(yaml.safe_dump({"cluster": {"gpus": 256}}), encoding="utf-8")
     result = CliRunner().invoke(app, ["compare", str(spec), "--format", "json"])
@@ -207,10 +206,9 @@ def test_json_of_compare_has_low_and_high_beside_the_step_time(tmp_path: Path) -
 
 
 def test_the_table_prints_value_and_band(tmp_path: Path) -> None:
-    from fabricplan.cli.app import _register as register
-    from fabricplan.cli.app import app
+    from fabricplan.cli.app import create_app
 
-    register()
+    app = create_app()
     spec = tmp_path / "s.yaml"
     spec.write_text(yaml.safe_dump({"cluster": {"gpus": 256}}), encoding="utf-8")
     result = CliRunner().invoke(app, ["compare", str(spec), "--format", "md"])
@@ -381,10 +379,9 @@ def test_check_bench_expectations_ignore_a_profile_of_another_fabric(both: Valid
 
 
 def test_the_report_says_what_the_profile_changed(tmp_path: Path) -> None:
-    from fabricplan.cli.app import _register as register
-    from fabricplan.cli.app import app
+    from fabricplan.cli.app import create_app
 
-    register()
+    app = create_app()
     spec = tmp_path / "s.yaml"
     spec.write_text(yaml.safe_dump({"cluster": {"gpus": 256}}), encoding="utf-8")
     profile = tmp_path / "p.yaml"
