@@ -152,7 +152,15 @@ def test_every_predicted_value_of_compare_carries_a_band(both: ValidScenario) ->
     for p in perf.p2p:
         _assert_banded(p.latency_us, p.latency_us_low, p.latency_us_high)
         _assert_banded(p.bw_gbps, p.bw_gbps_low, p.bw_gbps_high)
-    _assert_banded(perf.step.step_s, perf.step.step_s_low, perf.step.step_s_high)
+    step = perf.step
+    _assert_banded(step.step_s, step.step_s_low, step.step_s_high)
+    _assert_banded(step.comm_exposed_s, step.comm_exposed_s_low, step.comm_exposed_s_high)
+    _assert_banded(step.exposed_fraction, step.exposed_fraction_low, step.exposed_fraction_high)
+    _assert_banded(
+        step.gpu_hours_lost_per_year,
+        step.gpu_hours_lost_per_year_low,
+        step.gpu_hours_lost_per_year_high,
+    )
     assert "bands:" in perf.uncertainty
 
 
@@ -183,6 +191,8 @@ def test_step_band_adds_slow_communication_and_saves_at_most_the_exposed_part() 
     banded = step_band(step, 0.5, 4.0)
     # half speed: 0.8 s of communication, 0.3 s hidden -> 0.5 s exposed
     assert banded.step_s_high == pytest.approx(1.5)
+    assert banded.exposed_fraction_high == pytest.approx(0.5 / 1.5)
+    assert banded.exposed_fraction_low == 0.0
     # four times faster: 0.1 s of communication hides entirely behind 0.3 s of compute
     assert banded.step_s_low == pytest.approx(1.0)
     estimate = step_estimate(banded)

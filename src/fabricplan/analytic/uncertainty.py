@@ -258,12 +258,24 @@ def step_band(step: StepTimeResult, ratio_low: float, ratio_high: float) -> Step
         return max(0.0, step.comm_total_s / ratio - hidden)
 
     exposed_low, exposed_high = exposed(ratio_high), exposed(ratio_low)
+    step_low = step.step_s - step.comm_exposed_s + exposed_low
+    step_high = step.step_s - step.comm_exposed_s + exposed_high
+    # GPU-hours lost scale with the exposed share of the step (analytic.step: exposed / step).
+    hours_per_share = (
+        step.gpu_hours_lost_per_year / step.exposed_fraction if step.exposed_fraction > 0 else 0.0
+    )
+    share_low = exposed_low / step_low if step_low > 0 else 0.0
+    share_high = exposed_high / step_high if step_high > 0 else 0.0
     return step.model_copy(
         update={
             "comm_exposed_s_low": exposed_low,
             "comm_exposed_s_high": exposed_high,
-            "step_s_low": step.step_s - step.comm_exposed_s + exposed_low,
-            "step_s_high": step.step_s - step.comm_exposed_s + exposed_high,
+            "step_s_low": step_low,
+            "step_s_high": step_high,
+            "exposed_fraction_low": share_low,
+            "exposed_fraction_high": share_high,
+            "gpu_hours_lost_per_year_low": share_low * hours_per_share,
+            "gpu_hours_lost_per_year_high": share_high * hours_per_share,
         }
     )
 

@@ -215,6 +215,10 @@ class StepTimeResult(Frozen):
     step_s_high: float | None = None
     comm_exposed_s_low: float | None = None
     comm_exposed_s_high: float | None = None
+    exposed_fraction_low: float | None = None
+    exposed_fraction_high: float | None = None
+    gpu_hours_lost_per_year_low: float | None = None
+    gpu_hours_lost_per_year_high: float | None = None
 
 
 class PerformanceResult(Frozen):

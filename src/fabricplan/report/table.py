@@ -15,6 +15,7 @@ from fabricplan.model.results import (
     Evaluation,
     InfeasibleOption,
     Recommendation,
+    StepTimeResult,
 )
 from fabricplan.model.scenario import ValidScenario
 from fabricplan.report.quantity import banded, money, percent, power_kw, size_label
@@ -126,6 +127,13 @@ def performance_notes(evals: Sequence[Evaluation]) -> list[str]:
     return notes
 
 
+def _exposed_share(step: StepTimeResult) -> str:
+    low, high = step.exposed_fraction_low, step.exposed_fraction_high
+    if low is None or high is None:
+        return percent(step.exposed_fraction)
+    return banded(step.exposed_fraction * 100, low * 100, high * 100, ".1f", " %")
+
+
 def performance_rows(evals: Sequence[Evaluation]) -> list[Row]:
     rows: list[Row] = [
         (
@@ -169,12 +177,17 @@ def performance_rows(evals: Sequence[Evaluation]) -> list[Row]:
             ),
             (
                 "exposed communication",
-                [percent(e.performance.step.exposed_fraction) for e in evals if e.performance.step],
+                [_exposed_share(e.performance.step) for e in evals if e.performance.step],
             ),
             (
                 "GPU-hours lost / year",
                 [
-                    f"{e.performance.step.gpu_hours_lost_per_year:,.0f}"
+                    banded(
+                        e.performance.step.gpu_hours_lost_per_year,
+                        e.performance.step.gpu_hours_lost_per_year_low,
+                        e.performance.step.gpu_hours_lost_per_year_high,
+                        ",.0f",
+                    )
                     for e in evals
                     if e.performance.step
                 ],
