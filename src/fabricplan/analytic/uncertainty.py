@@ -318,6 +318,16 @@ def with_uncertainty(
     ``table`` is given); a perftest point takes its test's band (``*_lat`` latency, ``*_bw``
     bandwidth; its time and bandwidth are one measurement), a collective point its size's band.
     Applying it twice gives the same result.
+
+    Examples
+    --------
+    >>> point = CollectivePoint(collective="all_reduce", size_bytes=8, algorithm="Tree/LL",
+    ...     time_us=50.0, algbw_GBps=0.0002, busbw_GBps=0.0004)
+    >>> result = with_uncertainty(PerformanceResult(backend="analytic", technology="infiniband",
+    ...     base_latency_us=2.0, collectives=(point,)))
+    >>> banded = result.collectives[0]
+    >>> banded.time_us_low < 50.0 < banded.time_us_high
+    True
     """
     table = table or load_bands()
     tech = result.technology
