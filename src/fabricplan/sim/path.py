@@ -29,7 +29,8 @@ from typing import Literal
 import numpy as np
 from numpy.typing import NDArray
 
-from fabricplan.topology.graph import FabricGraph, mix64, route
+from fabricplan.topology.graph import FabricGraph
+from fabricplan.topology.routing import mix64, route
 
 ROCE_UDP_DST_PORT = 4791
 """RoCEv2 UDP destination port (IBTA Annex A17); part of the hashed 5-tuple."""

@@ -115,7 +115,7 @@ from fabricplan.sim.packet.state import (
 )
 from fabricplan.sim.path import flow_keys, pinned_paths
 from fabricplan.sim.traffic import Traffic
-from fabricplan.topology.graph import route
+from fabricplan.topology.routing import route
 from fabricplan.units import BITS_PER_BYTE, BPS_PER_GBPS, PS_PER_NS, PS_PER_US, ns_to_ps, us_to_ps
 
 Progress = Callable[[float], None]
