@@ -13,6 +13,7 @@ import math
 
 import pytest
 
+from fabricplan.lint.checking.mtu import roce_mtu_for_netdev_mtu
 from fabricplan.lint.headroom import (
     SPECTRUM_3,
     AsicBufferSpec,
@@ -22,7 +23,6 @@ from fabricplan.lint.headroom import (
     pause_quanta,
     sonic_mellanox_headroom,
 )
-from fabricplan.lint.mtu import roce_mtu_for_netdev_mtu
 
 KIB = 1024
 MAC_PHY = 0.8 * KIB

@@ -68,10 +68,8 @@ from fabricplan.lint.value import (
     to_int,
     to_priority,
 )
+from fabricplan.lint.vendor_default import DSCP_SHIFT_IN_TOS
 from fabricplan.units import mbps_to_gbps
-
-DSCP_SHIFT_IN_TOS = 2
-"""The ToS byte is DSCP (6 bits) followed by ECN (2 bits)."""
 
 MLXCONFIG_KEYS = frozenset(
     {

@@ -37,7 +37,6 @@ import json
 from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
-from fabricplan.lint.eos import EOS_DEFAULT_DSCP_TO_TC
 from fabricplan.lint.headroom import (
     SONIC_DEFAULT_LOSSLESS_MTU_BYTES,
     SONIC_DEFAULT_SMALL_PACKET_PCT,
@@ -47,8 +46,8 @@ from fabricplan.lint.headroom import (
     dynamic_threshold_trigger_bytes,
     sonic_mellanox_headroom,
 )
-from fabricplan.lint.mlnx_qos import DSCP_SHIFT_IN_TOS
 from fabricplan.lint.value import input_error
+from fabricplan.lint.vendor_default import DSCP_SHIFT_IN_TOS, EOS_DEFAULT_DSCP_TO_TC
 from fabricplan.model.fabric import FabricDesign
 from fabricplan.model.scenario import TechnologyName, ValidScenario
 from fabricplan.units import gbps_to_mbps, ms_to_s
@@ -549,7 +548,7 @@ def eos_config(spec: BaselineSpec, role: SwitchRoleSpec) -> str:
 
 
 def _eos_best_effort_tc() -> int:
-    """EOS puts DSCP 0 in traffic class 1 by default (see :mod:`fabricplan.lint.eos`)."""
+    """EOS puts DSCP 0 in traffic class 1 by default (see :mod:`fabricplan.lint.reading.eos`)."""
     return EOS_DEFAULT_DSCP_TO_TC[BEST_EFFORT_DSCP]
 
 
