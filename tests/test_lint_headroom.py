@@ -1,4 +1,4 @@
-"""Headroom arithmetic against hand-derived numbers from the published formulas (catalog.md C.3).
+"""Headroom arithmetic against hand-derived numbers from the published formulas (docs/refs.md C.3).
 
 SONiC Mellanox (buffer_headroom_mellanox.lua): peer_response = quanta * 512 / 8; cable bytes =
 2 * L * speed_Mbps * 1e9 / 198e6 / 8192; propagation = port_mtu + cable + mac_phy + peer;

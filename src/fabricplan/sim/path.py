@@ -37,7 +37,7 @@ ROCE_UDP_DST_PORT = 4791
 ROCE_UDP_SRC_PORT_MIN = 0xC000
 ROCE_UDP_SRC_PORT_COUNT = 0x4000
 """RoCEv2 UDP source ports come from the ephemeral range 0xC000-0xFFFF (Linux
-``IB_ROCE_UDP_ENCAP_VALID_PORT_MIN/MAX``; reference catalog B.5)."""
+``IB_ROCE_UDP_ENCAP_VALID_PORT_MIN/MAX``; docs/refs.md B.5)."""
 
 
 def flow_keys(

@@ -1,7 +1,7 @@
 """Headroom rules: enough xoff for the speed, cable and MTU (L06); a real cable length (L07).
 
 Switch headroom is compared with the SONiC Mellanox formula (the only published switch formula,
-catalog.md C.3), with the Spectrum-2/-3 ASIC figures; NIC headroom with the mlx5 formula.
+docs/refs.md C.3), with the Spectrum-2/-3 ASIC figures; NIC headroom with the mlx5 formula.
 
 >>> from fabricplan.lint.model import BufferProfile, DeviceConfig, PortConfig
 >>> small = BufferProfile("pg_lossless", True, size_bytes=100_000, xoff_bytes=80_000)

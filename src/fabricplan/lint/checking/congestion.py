@@ -26,7 +26,7 @@ from fabricplan.lint.headroom import dynamic_threshold_trigger_bytes
 from fabricplan.lint.model import DeviceConfig, EcnProfile, PortConfig
 
 DCQCN_ALGORITHMS = frozenset({"ecn", "0"})
-"""``ROCE_CC_ALGORITHM`` values that mean DCQCN (mlxconfig prints ``ECN(0)``, catalog.md C.2)."""
+"""``ROCE_CC_ALGORITHM`` values that mean DCQCN (mlxconfig prints ``ECN(0)``, docs/refs.md C.2)."""
 
 PERCENT_TOTAL = 100.0
 PERCENT_TOLERANCE = 0.5

@@ -29,7 +29,7 @@ from fabricplan.lint.model import PortConfig
 
 MAX_LOSSLESS_PRIORITIES = 2
 """Lossless priorities a switch should carry: the SONiC template uses two (3, 4) and Dell
-Enterprise SONiC's ``roce`` accepts at most two (catalog.md C.1); each one reserves headroom on
+Enterprise SONiC's ``roce`` accepts at most two (docs/refs.md C.1); each one reserves headroom on
 every port."""
 
 

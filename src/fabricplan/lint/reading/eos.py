@@ -1,6 +1,6 @@
 """Arista EOS ``show running-config`` text into a :class:`~fabricplan.lint.model.DeviceConfig`.
 
-Read (catalog.md C.8, AMD ROCm and Arista examples): ``hostname``; ``qos map dscp ... to
+Read (docs/refs.md C.8, AMD ROCm and Arista examples): ``hostname``; ``qos map dscp ... to
 traffic-class N`` and ``qos map traffic-class N to tx-queue M``; ``qos profile NAME`` blocks and
 ``service-profile NAME`` on interfaces; per interface ``mtu``, ``speed``, ``description``,
 ``[no] switchport``, ``qos trust dscp|cos``, ``priority-flow-control on``,
