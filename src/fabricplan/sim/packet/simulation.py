@@ -22,7 +22,6 @@ import numpy as np
 from numpy.typing import NDArray
 
 from fabricplan.errors import ModelError
-from fabricplan.sim.packet.credit import vl_buffer_bytes
 from fabricplan.sim.packet.engine import HEAP_SIZE, event_heap, heap_push
 from fabricplan.sim.packet.event import EV_SAMPLE, EV_STEP_START, EV_WATCHDOG, priority_of
 from fabricplan.sim.packet.hpcc import INT_BYTES_PER_HOP, INT_HEADER_BYTES
@@ -36,9 +35,10 @@ from fabricplan.sim.packet.kernel import (
     RUN_STALLED,
     run_events,
 )
+from fabricplan.sim.packet.link import link_tables
 from fabricplan.sim.packet.network import PacketNetwork, walk_paths
-from fabricplan.sim.packet.pfc import headroom_bytes
 from fabricplan.sim.packet.result import PacketSimResult
+from fabricplan.sim.packet.sender import flow_tables, host_table
 from fabricplan.sim.packet.spec import (
     ACK_EXTRA_BYTES,
     CONGESTION_CONTROL_CODE,
@@ -50,73 +50,19 @@ from fabricplan.sim.packet.state import (
     C_DELIVERED_BYTES,
     C_FREE,
     CC_HPCC,
-    F_ACKED_PS,
-    F_CLS,
-    F_DQ_LAST_DEC,
-    F_DST,
-    F_FINISH_PS,
-    F_LAST_CNP_PS,
-    F_LAST_PAYLOAD,
-    F_OFFSET_PS,
-    F_PACKETS,
-    F_RING_NEXT,
-    F_RING_PREV,
-    F_RX_NACKED,
-    F_RX_OFFSET,
-    F_SIZE,
-    F_SRC,
-    F_START_PS,
-    F_STEP,
     FC_NONE,
-    FF_COLS,
-    FF_DQ_TARGET,
-    FF_HP_REF,
-    FF_LINE,
-    FF_RATE,
-    FH_FIELDS,
-    FH_PATH,
-    FH_RPATH,
-    FI_COLS,
-    H_DOWN,
-    H_RING_HEAD,
-    H_STOP_PS,
-    H_UP,
-    HI_COLS,
-    L_CREDIT_INIT,
-    L_DELAY_PS,
-    L_DST,
     L_HEADROOM,
-    L_REV,
-    L_SRC,
-    L_STALL_SINCE,
-    LC_FIELDS,
-    LF_COLS,
-    LF_PS_PER_BYTE,
-    LF_SPEED_BPS,
-    LI_COLS,
     N_COUNTERS,
-    NEVER_PS,
-    Q_CREDITS,
-    Q_HEAD,
-    Q_TAIL,
-    Q_WD_SINCE,
-    S_BUFFER,
-    S_SHARED,
-    SI_COLS,
-    ST_COLS,
-    ST_DELAY_PS,
-    ST_FINISH_PS,
-    ST_REMAINING,
-    ST_START_PS,
-    ST_WAITING,
     SimState,
     grown,
     packet_table,
 )
+from fabricplan.sim.packet.step import step_tables
+from fabricplan.sim.packet.switch import switch_table
 from fabricplan.sim.path import flow_keys, pinned_paths
 from fabricplan.sim.traffic import Traffic
 from fabricplan.topology.routing import route
-from fabricplan.units import BITS_PER_BYTE, BPS_PER_GBPS, PS_PER_NS, PS_PER_US, ns_to_ps, us_to_ps
+from fabricplan.units import BITS_PER_BYTE, BPS_PER_GBPS, ns_to_ps, us_to_ps
 
 Progress = Callable[[float], None]
 """Called between chunks of events with the share of payload bytes delivered so far."""
@@ -181,33 +127,6 @@ def _check_network(net: PacketNetwork) -> None:
         )
 
 
-def _switch_shared(
-    net: PacketNetwork,
-    spec: PacketSpec,
-    buffer: NDArray[np.int64],
-    headroom: NDArray[np.int64],
-    lossless: NDArray[np.int64],
-) -> NDArray[np.int64]:
-    if spec.link_flow_control != "pfc":
-        return buffer.copy()
-    into_switch = net.link_dst >= net.hosts
-    per_switch = np.bincount(
-        net.link_dst[into_switch] - net.hosts, weights=headroom[into_switch], minlength=net.switches
-    )
-    reserved = (per_switch * int(lossless.sum())).astype(np.int64)
-    shared = buffer - reserved
-    if (shared <= 0).any():
-        sw = int(np.flatnonzero(shared <= 0)[0])
-        raise ModelError(
-            "FP542",
-            f"switch {sw}",
-            "buffer smaller than the PFC headroom it must reserve",
-            (int(buffer[sw]), int(reserved[sw])),
-            "give a larger switch_buffer_bytes or a smaller pfc.headroom_bytes",
-        )
-    return shared
-
-
 def build_state(
     net: PacketNetwork,
     traffic: Traffic,
@@ -266,98 +185,25 @@ def build_state(
     frame = mtu + spec.header_bytes + int_extra
     ack_bytes = spec.header_bytes + ACK_EXTRA_BYTES
     base_rtt_ps = _base_rtt_ps(net, fwd, rev, frame, ack_bytes + int_extra)
-    up, down = net.host_up_link, net.host_down_link
+    up = net.host_up_link
     line_bps = net.link_speed_gbps[up] * BPS_PER_GBPS
     fc = FLOW_CONTROL_CODE[spec.link_flow_control]
     lossless = np.zeros(classes, dtype=np.int64)
     if fc != FC_NONE:
         lossless[list(spec.lossless_classes)] = 1
 
-    li = np.zeros((n_links, LI_COLS), dtype=np.int64)
-    li[:, L_SRC] = net.link_src
-    li[:, L_DST] = net.link_dst
-    li[:, L_REV] = net.link_rev
-    li[:, L_DELAY_PS] = np.round(net.link_delay_ns * PS_PER_NS).astype(np.int64)
-    li[:, L_HEADROOM] = [
-        spec.pfc.headroom_bytes
-        if spec.pfc.headroom_bytes is not None
-        else headroom_bytes(float(net.link_speed_gbps[i]), float(net.link_delay_ns[i]), frame)
-        for i in range(n_links)
-    ]
-    li[:, L_CREDIT_INIT] = [
-        spec.credit.vl_buffer_bytes
-        if spec.credit.vl_buffer_bytes is not None
-        else vl_buffer_bytes(float(net.link_speed_gbps[i]), float(net.link_delay_ns[i]), frame)
-        for i in range(n_links)
-    ]
-    li[:, L_STALL_SINCE] = -1
-    lf = np.zeros((n_links, LF_COLS), dtype=np.float64)
-    speed = np.maximum(net.link_speed_gbps, 1e-9)
-    lf[:, LF_PS_PER_BYTE] = BITS_PER_BYTE * PS_PER_NS / speed
-    lf[:, LF_SPEED_BPS] = net.link_speed_gbps * BPS_PER_GBPS
-    lc = np.zeros((n_links, classes, LC_FIELDS), dtype=np.int64)
-    lc[:, :, Q_HEAD] = -1
-    lc[:, :, Q_TAIL] = -1
-    lc[:, :, Q_WD_SINCE] = -1
-    lc[:, :, Q_CREDITS] = li[:, L_CREDIT_INIT][:, None]
+    li, lf, lc = link_tables(net, spec, frame, classes)
 
-    buffer = (
-        np.full(net.switches, int(spec.switch_buffer_bytes), dtype=np.int64)
-        if spec.switch_buffer_bytes is not None
-        else net.switch_buffer_bytes.copy()
-    )
-    si = np.zeros((net.switches, SI_COLS), dtype=np.int64)
-    si[:, S_BUFFER] = buffer
-    si[:, S_SHARED] = _switch_shared(net, spec, buffer, li[:, L_HEADROOM], lossless)
+    si = switch_table(net, spec, li[:, L_HEADROOM], lossless)
 
-    hi = np.zeros((hosts, HI_COLS), dtype=np.int64)
-    hi[:, H_UP] = up
-    hi[:, H_DOWN] = down
-    hi[:, H_RING_HEAD] = -1
-    hi[:, H_STOP_PS] = NEVER_PS
-    for host, at_us in spec.faults.stuck_hosts:
-        if not 0 <= host < hosts:
-            raise ModelError(
-                "FP541",
-                "packet spec faults.stuck_hosts",
-                "names no host",
-                host,
-                f"use hosts 0 .. {hosts - 1}",
-            )
-        hi[host, H_STOP_PS] = us_to_ps(at_us)
+    hi = host_table(net, spec)
 
-    fi = np.zeros((n_flows, FI_COLS), dtype=np.int64)
-    fi[:, F_SRC] = src
-    fi[:, F_DST] = dst
-    fi[:, F_SIZE] = size
-    fi[:, F_PACKETS] = packets
-    fi[:, F_LAST_PAYLOAD] = size - (packets - 1) * mtu
-    fi[:, F_CLS] = cls
-    fi[:, F_STEP] = np.asarray(traffic.step, dtype=np.int64)
-    fi[:, F_OFFSET_PS] = np.round(np.asarray(traffic.offset_us) * PS_PER_US).astype(np.int64)
-    for col in (
-        F_RX_NACKED,
-        F_LAST_CNP_PS,
-        F_START_PS,
-        F_FINISH_PS,
-        F_ACKED_PS,
-        F_RING_NEXT,
-        F_RING_PREV,
-        F_DQ_LAST_DEC,
-    ):
-        fi[:, col] = -1
     ooo = spec.routing in ("adaptive", "spray")
-    if n_flows:
-        fi[:, F_RX_OFFSET] = np.concatenate([[0], np.cumsum(packets)[:-1]])
-    ff = np.zeros((n_flows, FF_COLS), dtype=np.float64)
-    flow_line = line_bps[src] if n_flows else np.zeros(0)
-    for col in (FF_RATE, FF_LINE, FF_DQ_TARGET, FF_HP_REF):
-        ff[:, col] = flow_line
-    fh = np.zeros((n_flows, FH_FIELDS, max_hops), dtype=np.int64)
-    fh[:, FH_PATH, :] = fwd
-    fh[:, FH_RPATH, :] = rev
+    fi, ff, fh = flow_tables(
+        traffic, size, packets, cls, mtu, line_bps[src] if n_flows else np.zeros(0), fwd, rev
+    )
 
-    steps = _step_table(traffic)
+    steps = step_tables(traffic)
     probes = _probe_links(spec, n_links)
     prm_i, prm_f = spec.pack(hosts, classes, max_hops, base_rtt_ps, int_bytes, ack_bytes, line_bps)
     capacity = max(1024, min(int(packets.sum()) + 4 * n_flows + 1024, 8 * n_links + 8 * n_flows))
@@ -423,28 +269,6 @@ def _probe_links(spec: PacketSpec, n_links: int) -> NDArray[np.int64]:
             f"use links 0 .. {n_links - 1}",
         )
     return probes
-
-
-def _step_table(traffic: Traffic) -> tuple[NDArray[np.int64], ...]:
-    """(st, flow_ptr, flows, dep_ptr, dependents) of the traffic's steps."""
-    n_steps = len(traffic.steps)
-    step = np.asarray(traffic.step, dtype=np.int64)
-    order = np.argsort(step, kind="stable").astype(np.int64)
-    counts = np.bincount(step, minlength=n_steps)
-    flow_ptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
-    dependents: list[list[int]] = [[] for _ in range(n_steps)]
-    for i, s in enumerate(traffic.steps):
-        for d in s.deps:
-            dependents[d].append(i)
-    dep_ptr = np.concatenate([[0], np.cumsum([len(x) for x in dependents])]).astype(np.int64)
-    flat = np.array([d for x in dependents for d in x] or [0], dtype=np.int64)
-    st = np.zeros((n_steps, ST_COLS), dtype=np.int64)
-    st[:, ST_WAITING] = [len(s.deps) for s in traffic.steps]
-    st[:, ST_REMAINING] = counts
-    st[:, ST_DELAY_PS] = [us_to_ps(s.delay_us) for s in traffic.steps]
-    st[:, ST_START_PS] = -1
-    st[:, ST_FINISH_PS] = -1
-    return st, flow_ptr, order, dep_ptr, flat
 
 
 def _first_events(s: SimState, traffic: Traffic, spec: PacketSpec) -> None:
