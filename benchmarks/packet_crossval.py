@@ -81,7 +81,10 @@ ANALYSIS = """\
   A switch choosing the least-loaded output per packet sees only its own queues, and the way
   down from the chosen top switch is fixed, so packets still collide on the way down, queue,
   and under credits back-pressure: the packet level reaches about 80 % of the ideal on the
-  permutation and 65 % on the all_to_all. The flow level is optimistic by that much.
+  permutation and 65 % on the all_to_all. The flow level is optimistic by that much. These
+  rows run the flow level's ideal split on purpose; by default it now delivers the
+  implementation's sourced share of a loaded trunk (`sim/mechanism.py`: 0.77 for switch-local
+  AR, docs/models.md), close to what the packet level reaches here.
 - **ECMP permutation, PFC only** (-21 %). Both levels use the same hashed paths, so the same
   collisions; the packet level finishes later. Not explained yet: the flow level's head-of-line
   back-pressure appears to under-count how far PFC pauses spread through three tiers.
