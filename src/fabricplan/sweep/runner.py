@@ -1,0 +1,270 @@
+"""Run a sweep: every point not yet in the results file, on some executor, writing as it goes.
+
+An executor turns tasks into results in any order: :class:`InProcessExecutor` (one worker, this
+process), :class:`ProcessPoolExecutor` (a local pool over all cores, the default) and
+:class:`fabricplan.sweep.ray_runner.RayExecutor`. The runner
+
+1. validates every point (the first invalid one raises before any work),
+2. reads what the results file already holds (same sweep, checked by fingerprint) and skips
+   those point-seeds,
+3. runs the rest, writing the whole table atomically every :data:`WRITE_EVERY_S` seconds or
+   :data:`WRITE_EVERY_POINTS` points, and once more at the end, interrupted or not.
+
+Stopped at any moment (Ctrl-C, SIGTERM turned into ``KeyboardInterrupt`` by the CLI, an
+exception), the file holds every point finished before the last write, and after the runner's
+own ``finally`` every point finished at all; rerunning the same command continues from there.
+
+The pool uses the ``forkserver`` start method where there is one (``spawn`` elsewhere): no
+worker inherits threads or locks of the parent. Numba writes its disk cache atomically, so
+workers may share it; for the simulating backends the first point runs in this process before
+the pool starts, so that it is compiled once and every worker loads it.
+
+>>> from fabricplan.sweep.grid import sweep_definition
+>>> import tempfile, pathlib
+>>> definition = sweep_definition({"cluster": {"gpus": 256}}, ["cost.years=3,5"], backend="fake")
+>>> with tempfile.TemporaryDirectory() as tmp:
+...     summary = run_sweep(definition, pathlib.Path(tmp) / "r.parquet", InProcessExecutor())
+>>> summary.points, summary.ran, summary.failed, summary.rows
+(2, 2, 0, 4)
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import signal
+import time
+from collections import deque
+from collections.abc import Callable, Iterator, Sequence
+from concurrent import futures
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from fabricplan.sweep.grid import PointTask, SweepDefinition, point_tasks
+from fabricplan.sweep.point import PointResult, evaluate_point, lost_point
+from fabricplan.sweep.store import resumable_rows, write_results
+
+WRITE_EVERY_S = 5.0
+"""Longest time between two writes of the results file while points finish."""
+WRITE_EVERY_POINTS = 200
+"""Most points finished between two writes."""
+MAX_ATTEMPTS = 2
+"""Times a point is started in a pool whose worker died under it before it is recorded as
+failed (a crash of one worker fails every point then running in that pool)."""
+TASKS_PER_WORKER = 2
+"""Points queued per worker at a time: enough to keep each busy, few to lose on a crash."""
+SIMULATING_BACKENDS = ("flow", "packet")
+
+
+class Executor(Protocol):
+    """Runs point tasks, yielding their results as they finish (in any order)."""
+
+    workers: int
+
+    def results(self, tasks: Sequence[PointTask]) -> Iterator[PointResult]: ...
+
+
+class Progress(Protocol):
+    """Told of the sweep's size once, then of every point that finishes."""
+
+    def start(self, points: int, done: int) -> None: ...
+
+    def advance(self, failed: bool) -> None: ...
+
+
+@dataclass(frozen=True)
+class SweepSummary:
+    """What a run did."""
+
+    path: Path
+    points: int
+    """Points in the grid."""
+    skipped: int
+    """Points whose every seed the file already held."""
+    ran: int
+    failed: int
+    """Points that failed in this run (recorded with their error)."""
+    rows: int
+    """Rows in the file now."""
+
+
+class InProcessExecutor:
+    """One worker: the points run one after another in this process."""
+
+    workers = 1
+
+    def __init__(self, work: Callable[[PointTask], PointResult] = evaluate_point) -> None:
+        self.work = work
+
+    def results(self, tasks: Sequence[PointTask]) -> Iterator[PointResult]:
+        for task in tasks:
+            yield self.work(task)
+
+
+def _ignore_interrupt() -> None:
+    # The parent handles Ctrl-C (it reaches the whole process group) and stops the workers.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def start_method() -> str:
+    """``forkserver`` where the platform has it, else ``spawn``."""
+    return "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
+
+
+class ProcessPoolExecutor:
+    """A local pool of worker processes (all cores by default).
+
+    A worker that dies (killed, out of memory, a crash in compiled code) breaks the pool: its
+    points go back to the queue in a new pool, and a point that was running in
+    :data:`MAX_ATTEMPTS` broken pools is recorded as failed.
+    """
+
+    def __init__(
+        self,
+        workers: int | None = None,
+        work: Callable[[PointTask], PointResult] = evaluate_point,
+        method: str | None = None,
+    ) -> None:
+        self.workers = workers or os.cpu_count() or 1
+        self.work = work
+        self.method = method or start_method()
+
+    def _pool(self) -> futures.ProcessPoolExecutor:
+        context = multiprocessing.get_context(self.method)
+        if self.method == "forkserver":
+            # Imported once in the fork server, so that each worker starts with it loaded.
+            context.set_forkserver_preload(["fabricplan.sweep.point"])
+        return futures.ProcessPoolExecutor(
+            max_workers=self.workers, mp_context=context, initializer=_ignore_interrupt
+        )
+
+    def results(self, tasks: Sequence[PointTask]) -> Iterator[PointResult]:
+        queue = deque(tasks)
+        attempts: dict[int, int] = {}
+        window = self.workers * TASKS_PER_WORKER
+        while queue:
+            pool = self._pool()
+            running: dict[futures.Future[PointResult], PointTask] = {}
+            try:
+                while queue or running:
+                    while queue and len(running) < window:
+                        task = queue.popleft()
+                        running[pool.submit(self.work, task)] = task
+                    done, _ = futures.wait(running, return_when=futures.FIRST_COMPLETED)
+                    broken: list[PointTask] = []
+                    for future in done:
+                        task = running.pop(future)
+                        try:
+                            result = future.result()
+                        except BrokenProcessPool:
+                            broken.append(task)
+                            continue
+                        yield result
+                    if broken:
+                        broken += list(running.values())
+                        running.clear()
+                        for task in sorted(broken, key=lambda t: t.index, reverse=True):
+                            attempts[task.index] = attempts.get(task.index, 0) + 1
+                            if attempts[task.index] >= MAX_ATTEMPTS:
+                                yield lost_point(
+                                    task,
+                                    "a worker process died while this point ran"
+                                    f" ({MAX_ATTEMPTS} times)",
+                                )
+                            else:
+                                queue.appendleft(task)
+                        break
+            finally:
+                _stop(pool)
+
+
+def _stop(pool: futures.ProcessPoolExecutor) -> None:
+    """Shut a pool down without waiting for points still running (they are lost, not wrong)."""
+    processes: dict[Any, Any] = dict(getattr(pool, "_processes", None) or {})
+    pool.shutdown(wait=False, cancel_futures=True)
+    for process in processes.values():
+        if process.is_alive():
+            process.terminate()
+    for process in processes.values():
+        process.join(timeout=5)
+
+
+def run_sweep(
+    definition: SweepDefinition,
+    output: str | os.PathLike[str],
+    executor: Executor,
+    progress: Progress | None = None,
+    fresh: bool = False,
+    write_every_s: float = WRITE_EVERY_S,
+    write_every_points: int = WRITE_EVERY_POINTS,
+) -> SweepSummary:
+    """Run the sweep's missing points and write every row to ``output`` (see the module
+    docstring).
+
+    Parameters
+    ----------
+    definition
+        The sweep (:func:`fabricplan.sweep.grid.sweep_definition`).
+    output
+        The Parquet results file; rows it already holds for this sweep are kept and skipped.
+    executor
+        Where the points run.
+    progress
+        Told of every point that finishes.
+    fresh
+        Ignore (and overwrite) whatever ``output`` holds.
+    write_every_s, write_every_points
+        How often the file is rewritten while points finish.
+
+    Returns
+    -------
+    SweepSummary
+        Points in the grid, skipped, run and failed; rows in the file.
+    """
+    path = Path(output)
+    rows: list[dict[str, Any]] = [] if fresh else resumable_rows(path, definition)
+    done = frozenset((r["point_key"], r["seed"]) for r in rows)
+    tasks, points = point_tasks(definition, done)
+    pending_points = {t.index for t in tasks}
+    if progress is not None:
+        progress.start(points, points - len(pending_points))
+    ran = failed = unwritten = 0
+    last_write = time.monotonic()
+
+    def record(result: PointResult) -> None:
+        nonlocal ran, failed, unwritten, last_write
+        rows.extend(result.rows)
+        ran += 1
+        failed += result.failed
+        unwritten += 1
+        if progress is not None:
+            progress.advance(result.failed)
+        if unwritten >= write_every_points or time.monotonic() - last_write >= write_every_s:
+            write_results(path, rows, definition)
+            unwritten, last_write = 0, time.monotonic()
+
+    try:
+        queue = list(tasks)
+        if queue and executor.workers > 1 and definition.backend in SIMULATING_BACKENDS:
+            record(evaluate_point(queue.pop(0)))  # compile the simulator once, here
+        results = executor.results(queue)
+        try:
+            for result in results:
+                record(result)
+        finally:
+            close = getattr(results, "close", None)
+            if close is not None:
+                close()
+    finally:
+        if unwritten or not path.exists() or fresh:
+            write_results(path, rows, definition)
+    return SweepSummary(
+        path=path,
+        points=points,
+        skipped=points - len(pending_points),
+        ran=ran,
+        failed=failed,
+        rows=len(rows),
+    )
