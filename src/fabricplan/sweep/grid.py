@@ -199,7 +199,11 @@ def sweep_definition(
     """Parse the ``--vary`` arguments and check that every path is a spec path."""
     if not vary:
         raise SweepError(
-            "FP1001", "--vary", "a sweep needs at least one", None, "add e.g. --vary cluster.gpus=512..4096x2"
+            "FP1001",
+            "--vary",
+            "a sweep needs at least one",
+            None,
+            "add e.g. --vary cluster.gpus=512..4096x2",
         )
     dimensions = tuple(parse_vary(text) for text in vary)
     seen: dict[str, str] = {}
@@ -220,7 +224,11 @@ def sweep_definition(
         count *= len(dimension.points)
     if count > MAX_POINTS:
         raise SweepError(
-            "FP1005", "--vary", f"the grid has more than {MAX_POINTS:,} points", count, "vary fewer keys"
+            "FP1005",
+            "--vary",
+            f"the grid has more than {MAX_POINTS:,} points",
+            count,
+            "vary fewer keys",
         )
     return SweepDefinition(
         spec=spec,
@@ -296,9 +304,7 @@ def point_tasks(
                     backend=definition.backend,
                     size_bytes=definition.size_bytes,
                     seeds=seeds,
-                    sim_seeds=tuple(
-                        point_seed(valid.spec, definition.base_seed, i) for i in seeds
-                    ),
+                    sim_seeds=tuple(point_seed(valid.spec, definition.base_seed, i) for i in seeds),
                 )
             )
     return tasks, len(points)

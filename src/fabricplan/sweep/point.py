@@ -92,7 +92,9 @@ def _figures(evaluation: Evaluation, size_bytes: int) -> dict[str, Any]:
     return row
 
 
-def _empty_row(task: PointTask, technology: str, seed: int, sim_seed: int, error: str) -> dict[str, Any]:
+def _empty_row(
+    task: PointTask, technology: str, seed: int, sim_seed: int, error: str
+) -> dict[str, Any]:
     row: dict[str, Any] = {
         "point": task.index,
         "point_key": task.key,

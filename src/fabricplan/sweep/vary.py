@@ -96,7 +96,11 @@ def _expand_range(source: str, text: str, match: re.Match[str]) -> list[int | fl
     else:
         if step <= 0:
             raise _error(
-                "FP1004", source, "an arithmetic range needs a step above 0", text, "use e.g. 1..4+1"
+                "FP1004",
+                source,
+                "an arithmetic range needs a step above 0",
+                text,
+                "use e.g. 1..4+1",
             )
         count = math.floor((high - low) / step + RANGE_TOLERANCE) + 1
     if count > MAX_VALUES:
@@ -243,7 +247,9 @@ def read_points_file(path: Path) -> Dimension:
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
     except OSError as exc:
-        raise _error("FP1007", source, "cannot read the points file", exc.strerror, "check the path")
+        raise _error(
+            "FP1007", source, "cannot read the points file", exc.strerror, "check the path"
+        )
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = f" at line {mark.line + 1}" if mark is not None else ""
