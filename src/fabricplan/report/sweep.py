@@ -97,7 +97,15 @@ def load_sweep(path: str | Path, x: str | None = None) -> SweepData:
     else the first numeric varied key)."""
     try:
         import pyarrow.parquet as pq
-
+    except ImportError:
+        raise SweepError(
+            "FP1015",
+            "sweep-report",
+            "pyarrow is not installed (results are Parquet)",
+            None,
+            "pip install 'fabricplan[sweep]'",
+        ) from None
+    try:
         table = pq.read_table(path)
     except (OSError, ValueError) as exc:
         raise SweepError(
@@ -193,18 +201,20 @@ def _log_x(values: Sequence[float]) -> bool:
 
 def _series(data: SweepData) -> dict[str, dict[str, list[OptionSummary]]]:
     """Lines against x: per setting of the other keys, per technology, sorted by x."""
-    assert data.x is not None
-    others = [k for k in data.keys if k != data.x]
+    x = data.x
+    if x is None:
+        return {}
+    others = [k for k in data.keys if k != x]
     lines: dict[str, dict[str, list[OptionSummary]]] = {}
     for option in option_summaries(data):
         settings = dict(option.settings)
-        if settings[data.x] is None:
+        if settings[x] is None:
             continue
         label = ", ".join(f"{k}={settings[k]}" for k in others) or "all"
         lines.setdefault(label, {}).setdefault(option.technology, []).append(option)
     for by_tech in lines.values():
         for options in by_tech.values():
-            options.sort(key=lambda o: float(dict(o.settings)[data.x]))
+            options.sort(key=lambda o: float(dict(o.settings)[x]))
     return dict(list(lines.items())[:MAX_SERIES])
 
 
@@ -489,13 +499,13 @@ def table_rows(data: SweepData) -> tuple[list[str], list[list[str]]]:
             winner += f" ({best.recommended_share:.0%})"
         line = [str(v) for _, v in first.settings] + [winner]
         for tech in data.technologies:
-            option = options.get(tech)
-            if option is None or option.tco_usd is None:
-                line += ["failed" if option and option.error else "-", "-"]
+            found = options.get(tech)
+            if found is None or found.tco_usd is None:
+                line += ["failed" if found and found.error else "-", "-"]
             else:
                 line += [
-                    _cell(option.tco_usd, "usd", data.seeds),
-                    _cell(option.step_s, "s", data.seeds),
+                    _cell(found.tco_usd, "usd", data.seeds),
+                    _cell(found.step_s, "s", data.seeds),
                 ]
         body.append(line)
     return header, body
@@ -566,7 +576,7 @@ def sweep_tables(data: SweepData) -> list[Table]:
     """The report's tables for the terminal (rich)."""
     from rich.table import Table
 
-    out = []
+    out: list[Table] = []
     for title, (header, body) in _sections(data):
         table = Table(title=title if out else f"{_title(data)}\n{title}")
         for name in header:

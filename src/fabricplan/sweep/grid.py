@@ -156,7 +156,8 @@ def check_spec_path(path: str, source: str) -> None:
 did you mean gpu? [FP1002]
     """
     annotations: list[Any] = [ScenarioSpec]
-    for part in path.split("."):
+    parts = path.split(".")
+    for depth, part in enumerate(parts):
         reached: list[Any] = []
         names: list[str] = []
         for annotation in annotations:
@@ -164,8 +165,14 @@ did you mean gpu? [FP1002]
             reached += found
             names += valid_names
         if not reached:
-            close = difflib.get_close_matches(part, sorted(set(names)), n=3, cutoff=0.5)
-            fix = f"did you mean {', '.join(close)}?" if close else "see `fabricplan init`"
+            choices = list(dict.fromkeys(names))
+            close = difflib.get_close_matches(part, choices, n=3, cutoff=0.5)
+            if close:
+                fix = f"did you mean {', '.join(close)}?"
+            elif choices:
+                fix = f"use one of {', '.join(choices)}"
+            else:
+                fix = f"{'.'.join(parts[:depth])} holds a single value; vary it whole"
             raise SweepError("FP1002", source, f"{path} is not a spec path", part, fix)
         annotations = reached
 

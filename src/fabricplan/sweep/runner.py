@@ -51,8 +51,9 @@ WRITE_EVERY_S = 5.0
 WRITE_EVERY_POINTS = 200
 """Most points finished between two writes."""
 MAX_ATTEMPTS = 2
-"""Times a point is started in a pool whose worker died under it before it is recorded as
-failed (a crash of one worker fails every point then running in that pool)."""
+"""Pools that may break while a point runs before it is recorded as failed. A worker's death
+breaks every point then running in the pool; those run again, each alone, so that the one that
+dies again is the one recorded."""
 TASKS_PER_WORKER = 2
 """Points queued per worker at a time: enough to keep each busy, few to lose on a crash."""
 SIMULATING_BACKENDS = ("flow", "packet")
@@ -116,9 +117,9 @@ def start_method() -> str:
 class ProcessPoolExecutor:
     """A local pool of worker processes (all cores by default).
 
-    A worker that dies (killed, out of memory, a crash in compiled code) breaks the pool: its
-    points go back to the queue in a new pool, and a point that was running in
-    :data:`MAX_ATTEMPTS` broken pools is recorded as failed.
+    A worker that dies (killed, out of memory, a crash in compiled code) breaks the pool: the
+    points then running go back to the queue of a new pool and run there one at a time; a
+    point whose worker dies while it runs alone is recorded as failed with the reason.
     """
 
     def __init__(
@@ -144,35 +145,42 @@ class ProcessPoolExecutor:
         queue = deque(tasks)
         attempts: dict[int, int] = {}
         window = self.workers * TASKS_PER_WORKER
+
+        def may_submit(running: dict[futures.Future[PointResult], PointTask]) -> bool:
+            # A point that was running when a worker died runs alone, so that a second death
+            # is its own and no other point is blamed.
+            if not queue or any(attempts.get(t.index) for t in running.values()):
+                return False
+            if attempts.get(queue[0].index):
+                return not running
+            return len(running) < window
+
         while queue:
             pool = self._pool()
             running: dict[futures.Future[PointResult], PointTask] = {}
             try:
                 while queue or running:
-                    while queue and len(running) < window:
+                    while may_submit(running):
                         task = queue.popleft()
                         running[pool.submit(self.work, task)] = task
                     done, _ = futures.wait(running, return_when=futures.FIRST_COMPLETED)
-                    broken: list[PointTask] = []
+                    broken = False
                     for future in done:
                         task = running.pop(future)
                         try:
                             result = future.result()
                         except BrokenProcessPool:
-                            broken.append(task)
+                            running[future] = task
+                            broken = True
                             continue
                         yield result
                     if broken:
-                        broken += list(running.values())
+                        suspects = sorted(running.values(), key=lambda t: t.index, reverse=True)
                         running.clear()
-                        for task in sorted(broken, key=lambda t: t.index, reverse=True):
+                        for task in suspects:
                             attempts[task.index] = attempts.get(task.index, 0) + 1
-                            if attempts[task.index] >= MAX_ATTEMPTS:
-                                yield lost_point(
-                                    task,
-                                    "a worker process died while this point ran"
-                                    f" ({MAX_ATTEMPTS} times)",
-                                )
+                            if len(suspects) == 1 or attempts[task.index] >= MAX_ATTEMPTS:
+                                yield lost_point(task, "a worker process died while this point ran")
                             else:
                                 queue.appendleft(task)
                         break

@@ -30,6 +30,22 @@ from fabricplan.sweep.point import ROW_COLUMNS
 METADATA_KEY = b"fabricplan.sweep"
 
 
+def parquet_modules() -> tuple[Any, Any]:
+    """``pyarrow`` and ``pyarrow.parquet`` (the optional ``sweep`` extra)."""
+    try:
+        import pyarrow
+        import pyarrow.parquet
+    except ImportError:
+        raise SweepError(
+            "FP1015",
+            "sweep",
+            "pyarrow is not installed (results are Parquet)",
+            None,
+            "pip install 'fabricplan[sweep]'",
+        ) from None
+    return pyarrow, pyarrow.parquet
+
+
 def _package_version() -> str:
     from fabricplan import __version__
 
@@ -79,9 +95,7 @@ def write_results(
     path: str | os.PathLike[str], rows: Sequence[dict[str, Any]], definition: SweepDefinition
 ) -> None:
     """Write every row (sorted) with the sweep's metadata, atomically."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
+    pa, pq = parquet_modules()
     ordered = sorted_rows(rows)
     keys = definition.keys
     arrays: dict[str, Any] = {}
@@ -113,8 +127,7 @@ def write_results(
 
 def read_metadata(path: str | os.PathLike[str]) -> dict[str, Any]:
     """The sweep metadata of a results file; :class:`SweepError` if it is not one."""
-    import pyarrow.parquet as pq
-
+    _, pq = parquet_modules()
     try:
         schema = pq.read_schema(path)
     except (OSError, ValueError) as exc:
@@ -136,8 +149,7 @@ def read_metadata(path: str | os.PathLike[str]) -> dict[str, Any]:
 
 def read_rows(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
     """Every row of a results file as a mapping from column to value."""
-    import pyarrow.parquet as pq
-
+    _, pq = parquet_modules()
     read_metadata(path)
     rows: list[dict[str, Any]] = pq.read_table(path).to_pylist()
     return rows
@@ -151,6 +163,7 @@ def resumable_rows(
     The varied keys' values are taken back to what the sweep set (JSON text is decoded), so the
     rewritten file is the same as an uninterrupted run's.
     """
+    parquet_modules()  # before any work: the results could not be written without it
     if not Path(path).exists():
         return []
     document = read_metadata(path)

@@ -249,7 +249,7 @@ def read_points_file(path: Path) -> Dimension:
     except OSError as exc:
         raise _error(
             "FP1007", source, "cannot read the points file", exc.strerror, "check the path"
-        )
+        ) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = f" at line {mark.line + 1}" if mark is not None else ""
