@@ -20,6 +20,7 @@ from fabricplan.sweep.grid import (
     check_spec_path,
     point_seed,
     point_tasks,
+    seed_entropy,
     sweep_definition,
     sweep_points,
     with_setting,
@@ -126,18 +127,10 @@ def test_seeds_come_from_seed_sequence_per_point_and_index() -> None:
     assert point_seed(spec, 8, 0) != seeds[0]
     # Against numpy directly: the entropy is the point's hash, the child the seed index.
     tasks, _ = point_tasks(sweep_definition(BASE, ["cost.years=5"], seeds=3, base_seed=7))
-    children = np.random.SeedSequence(_entropy(tasks[0], 7)).spawn(3)
+    children = np.random.SeedSequence(seed_entropy(tasks[0].valid.spec, 7)).spawn(3)
     assert list(tasks[0].sim_seeds) == [
         int(c.generate_state(1, dtype=np.uint32)[0]) for c in children
     ]
-
-
-def _entropy(task: PointTask, base_seed: int) -> int:
-    from fabricplan.sweep.grid import _digest
-
-    return int(
-        _digest({"spec": task.valid.spec.model_dump(mode="json"), "base_seed": base_seed}), 16
-    )
 
 
 def test_a_row_matches_compare_on_the_same_spec() -> None:

@@ -7,13 +7,13 @@ docs/sweep.md. Nothing here re-runs a model.
 - **Cost and step time against the x key** (``cluster.gpus`` when varied), one line per
   technology and setting of the other keys, the mean over seeds with the min-max band; a
   *crossover* is where two technologies' lines cross between neighbouring x values (placed by
-  linear interpolation, in log x for a geometric axis) and is marked on the plot.
+  linear interpolation in x) and is marked on the plot.
 - **Pareto front** of TCO against step time over every point and technology (mean over seeds):
   the options no other option beats on both.
 - **Recommendation map** over two varied keys: the technology recommended most often in each
   cell (over seeds and the other keys), as a heat map.
 
->>> crossings([1.0, 2.0, 4.0], [3.0, 2.0, 1.0], [1.0, 2.0, 3.0], log_x=False)
+>>> crossings([1.0, 2.0, 4.0], [3.0, 2.0, 1.0], [1.0, 2.0, 3.0])
 [2.0]
 """
 
@@ -174,10 +174,10 @@ def option_summaries(data: SweepData) -> list[OptionSummary]:
     return out
 
 
-def crossings(
-    xs: Sequence[float], first: Sequence[float], second: Sequence[float], log_x: bool
-) -> list[float]:
-    """The x values where ``first - second`` changes sign between neighbours (interpolated)."""
+def crossings(xs: Sequence[float], first: Sequence[float], second: Sequence[float]) -> list[float]:
+    """The x values where ``first - second`` changes sign between neighbours, interpolated
+    linearly in x (cost and step time are close to linear in the GPU count between two
+    neighbouring sizes, whatever the spacing of the axis)."""
     found = []
     for i in range(len(xs) - 1):
         d0, d1 = first[i] - second[i], first[i + 1] - second[i + 1]
@@ -186,11 +186,7 @@ def crossings(
         if d1 == 0.0:
             found.append(xs[i + 1])
         elif d0 * d1 < 0:
-            share = d0 / (d0 - d1)
-            if log_x and xs[i] > 0 and xs[i + 1] > 0:
-                found.append(math.exp(math.log(xs[i]) + share * math.log(xs[i + 1] / xs[i])))
-            else:
-                found.append(xs[i] + share * (xs[i + 1] - xs[i]))
+            found.append(xs[i] + d0 / (d0 - d1) * (xs[i + 1] - xs[i]))
     return found
 
 
@@ -237,7 +233,6 @@ def crossovers(data: SweepData) -> list[Crossover]:
                             [float(v) for v in xs],
                             [a[v][0] for v in xs],
                             [b[v][0] for v in xs],
-                            _log_x([float(v) for v in xs]),
                         )
                     ]
     return found
@@ -318,9 +313,14 @@ def _new_figure(rows: int = 1) -> Figure:
     return Figure(figsize=(width, height * rows))
 
 
-def _svg(fig: Figure) -> str:
+def _svg(fig: Figure, name: str) -> str:
+    from matplotlib import rc_context
+
     buffer = io.StringIO()
-    fig.savefig(buffer, format="svg", bbox_inches="tight")
+    # No date and ids salted by the figure's name, not random: the same results give the same
+    # document, and two figures in it never share an id.
+    with rc_context({"svg.hashsalt": f"fabricplan-{name}"}):
+        fig.savefig(buffer, format="svg", bbox_inches="tight", metadata={"Date": None})
     text = buffer.getvalue()
     return text[text.index("<svg") :]
 
@@ -616,7 +616,7 @@ def sweep_html(data: SweepData) -> str:
         f"<h1>{escape(_title(data))}</h1>",
     ]
     for title, fig in figures(data):
-        out.append(f"<h2>{escape(title)}</h2><figure>{_svg(fig)}</figure>")
+        out.append(f"<h2>{escape(title)}</h2><figure>{_svg(fig, title)}</figure>")
     for title, (header, body) in _sections(data):
         head = "".join(f"<th>{escape(h)}</th>" for h in header)
         rows = "".join(

@@ -263,6 +263,11 @@ def sweep_points(definition: SweepDefinition) -> list[SweepPoint]:
     return points
 
 
+def seed_entropy(spec: ScenarioSpec, base_seed: int) -> int:
+    """The entropy of a point's seeds: a hash of its whole validated spec and the base seed."""
+    return int(_digest({"spec": spec.model_dump(mode="json"), "base_seed": base_seed}), 16)
+
+
 def point_seed(spec: ScenarioSpec, base_seed: int, seed_index: int) -> int:
     """The seed a point's run ``seed_index`` hands to the backend (see the module docstring).
 
@@ -270,7 +275,10 @@ def point_seed(spec: ScenarioSpec, base_seed: int, seed_index: int) -> int:
     >>> point_seed(spec, 0, 1) == point_seed(spec, 0, 1) != point_seed(spec, 0, 0)
     True
     """
-    entropy = int(_digest({"spec": spec.model_dump(mode="json"), "base_seed": base_seed}), 16)
+    return _child_seed(seed_entropy(spec, base_seed), seed_index)
+
+
+def _child_seed(entropy: int, seed_index: int) -> int:
     sequence = np.random.SeedSequence(entropy, spawn_key=(seed_index,))
     return int(sequence.generate_state(1, dtype=np.uint32)[0])
 
@@ -291,9 +299,10 @@ def point_tasks(
     points = sweep_points(definition)
     for point in points:
         valid = validate_point(point, catalog)
+        spec_data = valid.spec.model_dump(mode="json")
         key = _digest(
             {
-                "spec": valid.spec.model_dump(mode="json"),
+                "spec": spec_data,
                 "backend": definition.backend,
                 "size_bytes": definition.size_bytes,
                 "base_seed": definition.base_seed,
@@ -301,6 +310,7 @@ def point_tasks(
         )[:32]
         seeds = tuple(i for i in range(definition.seeds) if (key, i) not in done)
         if seeds:
+            entropy = int(_digest({"spec": spec_data, "base_seed": definition.base_seed}), 16)
             tasks.append(
                 PointTask(
                     index=point.index,
@@ -311,7 +321,7 @@ def point_tasks(
                     backend=definition.backend,
                     size_bytes=definition.size_bytes,
                     seeds=seeds,
-                    sim_seeds=tuple(point_seed(valid.spec, definition.base_seed, i) for i in seeds),
+                    sim_seeds=tuple(_child_seed(entropy, i) for i in seeds),
                 )
             )
     return tasks, len(points)

@@ -9,9 +9,9 @@ axes (:mod:`fabricplan.sweep.grid`).
 
 - a geometric range ``LO..HIxF`` (``512..65536x2``: 512, 1024, ..., 65536; F > 1),
 - an arithmetic range ``LO..HI+S`` or ``LO..HI`` (step 1),
-- a list ``a,b,c`` whose items are YAML scalars or flow collections (``true``, ``2``, ``1.5``,
-  ``qm9700``, ``[infiniband]``, ``{ports: 64, port_speed_gbps: 400}``); commas inside brackets
-  or braces do not split.
+- a list ``a,b,c`` whose items are numbers (``2``, ``1.5``, ``1e-5``) or else YAML scalars or
+  flow collections (``true``, ``qm9700``, ``[infiniband]``, ``{ports: 64, port_speed_gbps:
+  400}``); commas inside brackets, braces or quotes do not split.
 
 A range stops at the last value not above ``HI``.
 
@@ -149,6 +149,8 @@ def _scalar(source: str, item: str) -> Any:
         raise _error(
             "FP1003", source, "has an empty value", item, "remove the extra comma or give a value"
         )
+    if re.fullmatch(_NUMBER, text):  # YAML 1.1 would read 1e-5 as text and 010 as octal
+        return _number(text)
     try:
         return yaml.safe_load(text)
     except yaml.YAMLError:
