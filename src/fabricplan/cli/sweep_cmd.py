@@ -183,6 +183,10 @@ def sweep_report(
         ReportFormat | None,
         typer.Option("--format", "-f", help="table | md | html (default: from -o's suffix)."),
     ] = None,
+    figures: Annotated[
+        Path | None,
+        typer.Option("--figures", help="Also write each figure as an SVG file into this folder."),
+    ] = None,
     x: Annotated[
         str | None,
         typer.Option(
@@ -194,6 +198,7 @@ def sweep_report(
     """Plots and tables of a sweep: cost and step time against size with the crossovers, the
     Pareto front of TCO against step time, the recommendation map and the seed spread."""
     from fabricplan.report.sweep import (
+        figure_files,
         load_sweep,
         sweep_html,
         sweep_markdown,
@@ -209,6 +214,10 @@ def sweep_report(
             ".md": ReportFormat.md,
         }.get(suffix, ReportFormat.table)
     data = load_sweep(results, x)
+    if figures is not None:
+        for name, svg in figure_files(data):
+            write_atomic(figures / name, svg)
+            typer.echo(f"wrote {figures / name}")
     if chosen is ReportFormat.table:
         from rich.console import Console
 

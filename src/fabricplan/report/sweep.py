@@ -43,6 +43,7 @@ FIGURE_SIZE_IN = (7.0, 3.6)
 MAX_SERIES = 8
 """Most combinations of the other keys drawn as lines against x (the first ones are drawn)."""
 X_PREFERENCE = ("cluster.gpus", "growth.target_gpus")
+A2A = "all_to_all_busbw_GBps"
 
 
 @dataclass(frozen=True)
@@ -70,6 +71,8 @@ class OptionSummary:
     tco_usd: tuple[float, float, float] | None
     """Mean, min, max over the seeds that ran."""
     step_s: tuple[float, float, float] | None
+    all_to_all_busbw_GBps: tuple[float, float, float] | None
+    """The collective most sensitive to routing and to the seed (ECMP collisions)."""
     recommended_share: float
     error: str
 
@@ -167,6 +170,7 @@ def option_summaries(data: SweepData) -> list[OptionSummary]:
                 technology=tech,
                 tco_usd=_spread([r["tco_usd"] for r in ran if r["tco_usd"] is not None]),
                 step_s=_spread([r["step_s"] for r in ran if r["step_s"] is not None]),
+                all_to_all_busbw_GBps=_spread([r[A2A] for r in ran if r.get(A2A) is not None]),
                 recommended_share=sum(bool(r["recommended"]) for r in rows) / len(rows),
                 error=next((r["error"] for r in rows if r["error"]), ""),
             )
@@ -251,9 +255,9 @@ def pareto_fronts(data: SweepData) -> list[OptionSummary]:
 def pareto_front(options: Sequence[OptionSummary]) -> list[OptionSummary]:
     """Options no other option beats on both TCO and step time (lower is better), by TCO.
 
-    >>> a = OptionSummary(0, (), "infiniband", (2.0, 2.0, 2.0), (1.0, 1.0, 1.0), 1.0, "")
-    >>> b = OptionSummary(0, (), "roce_v2", (1.0, 1.0, 1.0), (2.0, 2.0, 2.0), 0.0, "")
-    >>> c = OptionSummary(1, (), "roce_v2", (3.0, 3.0, 3.0), (3.0, 3.0, 3.0), 0.0, "")
+    >>> a = OptionSummary(0, (), "infiniband", (2.0, 2.0, 2.0), (1.0, 1.0, 1.0), None, 1.0, "")
+    >>> b = OptionSummary(0, (), "roce_v2", (1.0, 1.0, 1.0), (2.0, 2.0, 2.0), None, 0.0, "")
+    >>> c = OptionSummary(1, (), "roce_v2", (3.0, 3.0, 3.0), (3.0, 3.0, 3.0), None, 0.0, "")
     >>> [o.technology for o in pareto_front([a, b, c])]
     ['roce_v2', 'infiniband']
     """
@@ -314,24 +318,20 @@ def _new_figure(rows: int = 1) -> Figure:
 
 
 def _svg(fig: Figure, name: str) -> str:
-    from matplotlib import rc_context
-
-    buffer = io.StringIO()
     # No date and ids salted by the figure's name, not random: the same results give the same
     # document, and two figures in it never share an id.
-    with rc_context({"svg.hashsalt": f"fabricplan-{name}"}):
-        fig.savefig(buffer, format="svg", bbox_inches="tight", metadata={"Date": None})
-    text = buffer.getvalue()
+    text = _svg_document(fig, name)
     return text[text.index("<svg") :]
 
 
 def figure_against_x(data: SweepData) -> Figure | None:
-    """TCO and step time against the x key, per technology, with seed bands and crossovers."""
+    """TCO, step time and all_to_all busbw against the x key, per technology, with seed bands
+    and the crossovers."""
     if data.x is None:
         return None
     lines = _series(data)
-    fig = _new_figure(rows=2)
-    axes = fig.subplots(2, 1, sharex=True)
+    fig = _new_figure(rows=3)
+    axes = fig.subplots(3, 1, sharex=True)
     marks = crossovers(data)
     all_x = [float(dict(o.settings)[data.x]) for s in lines.values() for v in s.values() for o in v]
     colours = {tech: f"C{i}" for i, tech in enumerate(data.technologies)}
@@ -339,6 +339,7 @@ def figure_against_x(data: SweepData) -> Figure | None:
     for ax, metric, label in (
         (axes[0], "tco_usd", "TCO (USD)"),
         (axes[1], "step_s", "step time (s)"),
+        (axes[2], A2A, "all_to_all busbw (GB/s)"),
     ):
         for number, (series, by_tech) in enumerate(lines.items()):
             for tech, options in by_tech.items():
@@ -383,7 +384,7 @@ def figure_against_x(data: SweepData) -> Figure | None:
             ax.set_xscale("log", base=2)
             ax.xaxis.set_major_formatter(ScalarFormatter())
     axes[0].legend(fontsize=7)
-    axes[1].set_xlabel(data.x)
+    axes[2].set_xlabel(data.x)
     band = f"; bands: min-max over {data.seeds} seeds" if data.seeds > 1 else ""
     axes[0].set_title(
         f"TCO and step time against {data.x} ({data.backend} model{band}); dotted: crossovers",
@@ -459,13 +460,32 @@ def figure_map(data: SweepData) -> Figure | None:
 
 def figures(data: SweepData) -> Iterator[tuple[str, Figure]]:
     """Every figure of the report with its title."""
+    for title, _, fig in _named_figures(data):
+        yield title, fig
+
+
+def _named_figures(data: SweepData) -> Iterator[tuple[str, str, Figure]]:
     against = figure_against_x(data)
     if against is not None:
-        yield "Cost and step time against " + str(data.x), against
-    yield "Pareto front", figure_pareto(data)
+        yield "Cost and step time against " + str(data.x), "sweep_against_x", against
+    yield "Pareto front", "sweep_pareto", figure_pareto(data)
     heat = figure_map(data)
     if heat is not None:
-        yield "Recommendation map", heat
+        yield "Recommendation map", "sweep_map", heat
+
+
+def figure_files(data: SweepData) -> list[tuple[str, str]]:
+    """Every figure as a standalone SVG document: (file name, text), e.g. for docs/figures."""
+    return [(f"{name}.svg", _svg_document(fig, title)) for title, name, fig in _named_figures(data)]
+
+
+def _svg_document(fig: Figure, name: str) -> str:
+    from matplotlib import rc_context
+
+    buffer = io.StringIO()
+    with rc_context({"svg.hashsalt": f"fabricplan-{name}"}):
+        fig.savefig(buffer, format="svg", bbox_inches="tight", metadata={"Date": None})
+    return buffer.getvalue()
 
 
 # --- tables ----------------------------------------------------------------------------------
