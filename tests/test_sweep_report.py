@@ -14,6 +14,7 @@ from fabricplan.report.sweep import (
     recommendation_map,
     sweep_markdown,
     table_rows,
+    winner_changes,
 )
 
 
@@ -73,6 +74,9 @@ def test_crossover_of_tco_against_cluster_size() -> None:
     # 2x + 100 = 3x at x = 100, between the sizes 64 and 128: both lines are straight there.
     assert found[0].x == pytest.approx(100.0)
     assert (found[0].first, found[0].second) == ("infiniband", "roce_v2")
+    assert winner_changes(_data(rows)) == [
+        ("fabric.oversubscription=1", "roce_v2", "infiniband", 64, 128)
+    ]
 
 
 def test_pareto_front_per_cluster_size_and_seed_spread() -> None:

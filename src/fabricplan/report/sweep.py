@@ -20,6 +20,7 @@ docs/sweep.md. Nothing here re-runs a model.
 from __future__ import annotations
 
 import io
+import itertools
 import json
 import math
 import statistics
@@ -71,7 +72,7 @@ class OptionSummary:
     tco_usd: tuple[float, float, float] | None
     """Mean, min, max over the seeds that ran."""
     step_s: tuple[float, float, float] | None
-    all_to_all_busbw_GBps: tuple[float, float, float] | None
+    all_to_all_busbw_GBps: tuple[float, float, float] | None  # noqa: N815
     """The collective most sensitive to routing and to the seed (ECMP collisions)."""
     recommended_share: float
     error: str
@@ -521,7 +522,7 @@ def table_rows(data: SweepData) -> tuple[list[str], list[list[str]]]:
         for tech in data.technologies:
             found = options.get(tech)
             if found is None or found.tco_usd is None:
-                line += ["failed" if found and found.error else "-", "-"]
+                line += ["did not run" if found and found.error else "-", "-"]
             else:
                 line += [
                     _cell(found.tco_usd, "usd", data.seeds),
@@ -531,9 +532,33 @@ def table_rows(data: SweepData) -> tuple[list[str], list[list[str]]]:
     return header, body
 
 
+def winner_changes(data: SweepData) -> list[tuple[str, str, str, Any, Any]]:
+    """Where the recommended technology changes between neighbouring x values: the other keys'
+    setting, the winner before and after, and the two x values."""
+    key = data.x
+    found: list[tuple[str, str, str, Any, Any]] = []
+    if key is None:
+        return found
+    for label, by_tech in _series(data).items():
+        best: dict[Any, tuple[float, str]] = {}
+        for tech, options in by_tech.items():
+            for option in options:
+                x = dict(option.settings)[key]
+                if option.recommended_share > best.get(x, (0.0, ""))[0]:
+                    best[x] = (option.recommended_share, tech)
+        xs = sorted(best)
+        found += [
+            (label, best[a][1], best[b][1], a, b)
+            for a, b in itertools.pairwise(xs)
+            if best[a][1] != best[b][1]
+        ]
+    return found
+
+
 def crossover_rows(data: SweepData) -> tuple[list[str], list[list[str]]]:
-    """Each crossover: the series, the metric, the two technologies and where."""
-    header = ["other keys", "figure", "technologies", f"crossing at {data.x}"]
+    """Each crossover: the series, the figure, the two technologies and where; and each change
+    of the recommendation between neighbouring x values."""
+    header = ["other keys", "figure", "technologies", f"at {data.x}"]
     body = [
         [
             c.series,
@@ -542,6 +567,10 @@ def crossover_rows(data: SweepData) -> tuple[list[str], list[list[str]]]:
             f"{c.x:,.0f}",
         ]
         for c in crossovers(data)
+    ]
+    body += [
+        [label, "recommendation", f"{before} -> {after}", f"between {a} and {b}"]
+        for label, before, after, a, b in winner_changes(data)
     ]
     return header, body
 
