@@ -197,7 +197,7 @@ def crossings(xs: Sequence[float], first: Sequence[float], second: Sequence[floa
 
 def _log_x(values: Sequence[float]) -> bool:
     positive = sorted(v for v in values if v > 0)
-    return len(positive) == len(values) and len(positive) > 2 and positive[-1] / positive[0] >= 16
+    return len(positive) == len(values) and len(positive) > 2 and positive[-1] / positive[0] >= 8
 
 
 def _series(data: SweepData) -> dict[str, dict[str, list[OptionSummary]]]:
