@@ -203,7 +203,25 @@ def sweep_definition(
     base_seed: int = 0,
     size_bytes: int = DEFAULT_SIZE_BYTES,
 ) -> SweepDefinition:
-    """Parse the ``--vary`` arguments and check that every path is a spec path."""
+    """Parse the ``--vary`` arguments and check that every path is a spec path.
+
+    Parameters
+    ----------
+    spec
+        The base spec as written (the YAML mapping).
+    vary
+        The ``--vary`` arguments (:func:`fabricplan.sweep.vary.parse_vary`).
+    backend, seeds, base_seed, size_bytes
+        The performance backend, the runs per point, the sweep's base seed and the message size
+        of the collective columns.
+
+    Examples
+    --------
+    >>> definition = sweep_definition({"cluster": {"gpus": 1024}},
+    ...                               ["cluster.gpus=512..2048x2", "fabric.tiers=auto,3"])
+    >>> definition.keys, len(sweep_points(definition))
+    (('cluster.gpus', 'fabric.tiers'), 6)
+    """
     if not vary:
         raise SweepError(
             "FP1001",
