@@ -325,3 +325,19 @@ def test_the_file_is_never_left_half_written(
         run_sweep(sweep_definition(BASE, GRID), path, InProcessExecutor(), fresh=True)
     assert path.read_bytes() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["r.parquet"]
+
+
+def test_a_points_file_in_a_grid(tmp_path: Path) -> None:
+    points = tmp_path / "points.yaml"
+    points.write_text(
+        "- {cluster.gpus: 2048, fabric.switch.roce_v2: sn5600}\n- {cluster.gpus: 4096}\n"
+    )
+    definition = sweep_definition(BASE, [str(points), "cost.years=3,5"], backend="fake")
+    path = tmp_path / "r.parquet"
+    summary = run_sweep(definition, path, InProcessExecutor())
+    assert (summary.points, summary.failed) == (4, 0)
+    rows = _table(path)
+    assert [r["cluster.gpus"] for r in rows[::2]] == [2048, 2048, 4096, 4096]
+    assert [r["fabric.switch.roce_v2"] for r in rows[::2]] == ["sn5600", "sn5600", None, None]
+    assert [r["cost.years"] for r in rows[::2]] == [3, 5, 3, 5]
+    assert run_sweep(definition, path, InProcessExecutor()).ran == 0
