@@ -341,3 +341,12 @@ def test_a_points_file_in_a_grid(tmp_path: Path) -> None:
     assert [r["fabric.switch.roce_v2"] for r in rows[::2]] == ["sn5600", "sn5600", None, None]
     assert [r["cost.years"] for r in rows[::2]] == [3, 5, 3, 5]
     assert run_sweep(definition, path, InProcessExecutor()).ran == 0
+
+
+def test_a_grid_too_large_is_refused_before_any_validation() -> None:
+    with pytest.raises(SweepError) as info:
+        sweep_definition(BASE, ["cost.years=1..400", "workload.tp=1..400"])  # 160,000 points
+    assert info.value.code == "FP1005" and "160000" in str(info.value)
+    with pytest.raises(SweepError) as twice:
+        sweep_definition(BASE, ["cost.years=3,5", "cost.years=7"])
+    assert twice.value.code == "FP1008"

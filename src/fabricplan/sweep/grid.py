@@ -39,8 +39,9 @@ from fabricplan.model.scenario import ScenarioSpec, ValidScenario
 from fabricplan.spec import read_spec, resolve
 from fabricplan.sweep.vary import Dimension, parse_vary
 
-MAX_POINTS = 1_000_000
-"""Most points one sweep may have (a guard against a product that cannot finish)."""
+MAX_POINTS = 100_000
+"""Most points one sweep may have: every point is validated and held before any work (about
+12 kB each, so about 1.2 GB at this limit), and a product this large is more often a typo."""
 SWEEP_COLLECTIVES = ("all_reduce", "all_to_all")
 """Collectives whose busbw and time every row carries (the data-parallel and expert-parallel
 patterns of a training step)."""
