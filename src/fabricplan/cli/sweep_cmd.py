@@ -126,8 +126,7 @@ def sweep(
         raise SweepError(
             "FP1011", "--workers", "cannot be combined with --ray", workers, "give one of them"
         )
-    if backend != "fake":
-        get_backend(backend)  # an unknown name fails here, before any point
+    get_backend(backend)  # an unknown name fails here, before any point
     try:
         size_bytes = parse_size(size)
     except ValueError:

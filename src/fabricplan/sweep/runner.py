@@ -161,8 +161,14 @@ class ProcessPoolExecutor:
             try:
                 while queue or running:
                     while may_submit(running):
-                        task = queue.popleft()
-                        running[pool.submit(self.work, task)] = task
+                        task = queue[0]
+                        try:
+                            running[pool.submit(self.work, task)] = task
+                        except BrokenProcessPool:  # broke since the last wait: not this task's
+                            break
+                        queue.popleft()
+                    if not running:
+                        break  # the pool broke with nothing running: start a new one
                     done, _ = futures.wait(running, return_when=futures.FIRST_COMPLETED)
                     broken = False
                     for future in done:
