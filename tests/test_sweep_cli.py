@@ -103,7 +103,7 @@ def test_a_results_file_of_another_sweep_is_refused(spec_file: Path, tmp_path: P
             "--vary",
             "cost.years=3,5",
             "--workers",
-            "1",
+            workers,
             "--backend",
             "fake",
             "-o",
@@ -119,7 +119,7 @@ def test_a_results_file_of_another_sweep_is_refused(spec_file: Path, tmp_path: P
             "--vary",
             "cost.years=4",
             "--workers",
-            "1",
+            workers,
             "--backend",
             "fake",
             "-o",
@@ -165,8 +165,9 @@ def test_sweep_report_formats(spec_file: Path, tmp_path: Path) -> None:
     assert bad_x.exit_code == 2 and "[FP1014]" in bad_x.stderr
 
 
+@pytest.mark.parametrize("workers", ["1", "2"])
 def test_sigterm_stops_the_sweep_with_every_finished_point_written(
-    spec_file: Path, tmp_path: Path
+    spec_file: Path, tmp_path: Path, workers: str
 ) -> None:
     import os
     import signal
@@ -187,7 +188,7 @@ def test_sigterm_stops_the_sweep_with_every_finished_point_written(
             "--vary",
             "cluster.gpus=512..8192+8",
             "--workers",
-            "1",
+            workers,
             "--backend",
             "fake",
             "-o",
@@ -208,6 +209,7 @@ def test_sigterm_stops_the_sweep_with_every_finished_point_written(
     rows = pq.read_table(out).to_pylist()
     points = {r["point"] for r in rows}
     assert 0 < len(points) < 961
-    assert points == set(range(len(points)))  # one worker: the first points, each whole
+    if workers == "1":
+        assert points == set(range(len(points)))  # one worker: the first points in order
     assert len(rows) == 2 * len(points)
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
