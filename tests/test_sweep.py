@@ -289,13 +289,17 @@ def _crash_on_point_one(task: PointTask) -> PointResult:
 
 def test_a_killed_worker_loses_no_finished_point(tmp_path: Path) -> None:
     path = tmp_path / "r.parquet"
-    definition = sweep_definition(BASE, ["cost.years=3,4,5,6"], backend="fake")
+    # 20 points: the pool sends them two per call, so the crash takes a whole call with it.
+    definition = sweep_definition(BASE, ["cost.years=1..20"], backend="fake")
     summary = run_sweep(definition, path, ProcessPoolExecutor(1, work=_crash_on_point_one))
     rows = _table(path)
-    assert summary.failed == 1 and len(rows) == 4 * 2
+    assert summary.failed == 1 and len(rows) == 20 * 2
     assert {r["point"] for r in rows if r["error"]} == {1}
     assert "worker process died" in rows[2]["error"]
     assert all(r["capex_usd"] > 0 for r in rows if r["point"] != 1)
+    clean = tmp_path / "clean.parquet"
+    run_sweep(definition, clean, InProcessExecutor())
+    assert [r for r in rows if r["point"] != 1] == [r for r in _table(clean) if r["point"] != 1]
 
 
 def test_mixed_values_keep_a_readable_column(tmp_path: Path) -> None:

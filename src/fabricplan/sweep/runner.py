@@ -30,6 +30,7 @@ the pool starts, so that it is compiled once and every worker loads it.
 
 from __future__ import annotations
 
+import itertools
 import multiprocessing
 import os
 import signal
@@ -40,7 +41,7 @@ from concurrent import futures
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeAlias
 
 from fabricplan.sweep.grid import PointTask, SweepDefinition, point_tasks
 from fabricplan.sweep.point import PointResult, evaluate_point, lost_point
@@ -55,8 +56,16 @@ MAX_ATTEMPTS = 2
 breaks every point then running in the pool; those run again, each alone, so that the one that
 dies again is the one recorded."""
 TASKS_PER_WORKER = 2
-"""Points queued per worker at a time: enough to keep each busy, few to lose on a crash."""
+"""Calls queued per worker at a time: enough to keep each busy, few to lose on a crash."""
+MAX_CHUNK = 8
+"""Most points one worker call runs (they share one pickle; see :func:`_evaluate_chunk`)."""
+CHUNKS_PER_TASK_SLOT = 4
+"""A call takes at most 1/(this x queued calls) of the points left, so that the last calls of a
+sweep are small and no worker idles while another finishes a long chunk."""
 SIMULATING_BACKENDS = ("flow", "packet")
+
+RunningChunks: TypeAlias = dict[futures.Future[list[PointResult]], list[PointTask]]
+"""The calls a pool is running and the points of each."""
 
 
 class Executor(Protocol):
@@ -146,42 +155,57 @@ class ProcessPoolExecutor:
         attempts: dict[int, int] = {}
         window = self.workers * TASKS_PER_WORKER
 
-        def may_submit(running: dict[futures.Future[PointResult], PointTask]) -> bool:
+        def suspect(task: PointTask) -> bool:
+            return bool(attempts.get(task.index))
+
+        def next_chunk(running: RunningChunks) -> list[PointTask]:
             # A point that was running when a worker died runs alone, so that a second death
             # is its own and no other point is blamed.
-            if not queue or any(attempts.get(t.index) for t in running.values()):
-                return False
-            if attempts.get(queue[0].index):
-                return not running
-            return len(running) < window
+            if not queue or any(suspect(t) for chunk in running.values() for t in chunk):
+                return []
+            if suspect(queue[0]):
+                return [queue[0]] if not running else []
+            if len(running) >= window:
+                return []
+            size = max(1, min(MAX_CHUNK, len(queue) // (window * CHUNKS_PER_TASK_SLOT)))
+            chunk: list[PointTask] = []
+            for task in itertools.islice(queue, size):
+                if suspect(task):
+                    break
+                chunk.append(task)
+            return chunk
 
         while queue:
             pool = self._pool()
-            running: dict[futures.Future[PointResult], PointTask] = {}
+            running: RunningChunks = {}
             try:
                 while queue or running:
-                    while may_submit(running):
-                        task = queue[0]
+                    while chunk := next_chunk(running):
                         try:
-                            running[pool.submit(self.work, task)] = task
-                        except BrokenProcessPool:  # broke since the last wait: not this task's
+                            future = pool.submit(_evaluate_chunk, self.work, chunk)
+                        except BrokenProcessPool:  # broke since the last wait: not this chunk's
                             break
-                        queue.popleft()
+                        running[future] = chunk
+                        for _ in chunk:
+                            queue.popleft()
                     if not running:
                         break  # the pool broke with nothing running: start a new one
                     done, _ = futures.wait(running, return_when=futures.FIRST_COMPLETED)
                     broken = False
                     for future in done:
-                        task = running.pop(future)
                         try:
-                            result = future.result()
+                            results = future.result()
                         except BrokenProcessPool:
-                            running[future] = task
                             broken = True
                             continue
-                        yield result
+                        running.pop(future)
+                        yield from results
                     if broken:
-                        suspects = sorted(running.values(), key=lambda t: t.index, reverse=True)
+                        suspects = sorted(
+                            (t for chunk in running.values() for t in chunk),
+                            key=lambda t: t.index,
+                            reverse=True,
+                        )
                         running.clear()
                         for task in suspects:
                             attempts[task.index] = attempts.get(task.index, 0) + 1
@@ -192,6 +216,14 @@ class ProcessPoolExecutor:
                         break
             finally:
                 _stop(pool)
+
+
+def _evaluate_chunk(
+    work: Callable[[PointTask], PointResult], tasks: list[PointTask]
+) -> list[PointResult]:
+    """Several points in one worker call: one pickle carries them, so what they share (the
+    catalog's cables and prices) crosses the process boundary once."""
+    return [work(task) for task in tasks]
 
 
 def _stop(pool: futures.ProcessPoolExecutor) -> None:
