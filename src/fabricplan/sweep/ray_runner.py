@@ -1,9 +1,10 @@
 """Sweep points on Ray: a local runtime (``--ray``) or an existing cluster (``--ray ADDRESS``).
 
 The only module that imports :mod:`ray` (an optional extra: ``pip install fabricplan[ray]``).
-Each point is one Ray task running :func:`fabricplan.sweep.point.evaluate_point`, so a point
-gives the same rows as in the local pool; Ray retries a task whose worker died
-(:data:`TASK_RETRIES` times) before the point is recorded as failed.
+Each Ray task runs a few points through :func:`fabricplan.sweep.point.evaluate_point` (as a
+local pool's call does, :func:`fabricplan.sweep.runner.evaluate_chunk`), so a point gives the same
+rows as locally; Ray retries a task whose worker died (:data:`TASK_RETRIES` times) before its
+points are recorded as failed.
 
 A local runtime is started small and private: the given CPUs, no dashboard, this machine's
 loopback address; it is shut down when the sweep ends. A joined cluster is left running.
@@ -17,11 +18,12 @@ from typing import Any
 from fabricplan.errors import SweepError
 from fabricplan.sweep.grid import PointTask
 from fabricplan.sweep.point import PointResult, evaluate_point, lost_point
+from fabricplan.sweep.runner import CHUNKS_PER_TASK_SLOT, MAX_CHUNK, evaluate_chunk
 
 TASK_RETRIES = 2
 """Times Ray reruns a point whose worker process died."""
 TASKS_PER_CPU = 2
-"""Points in flight per CPU of the cluster."""
+"""Tasks in flight per CPU of the cluster."""
 LOCAL_ADDRESS = "local"
 """What ``--ray`` without an address means: start a runtime on this machine."""
 
@@ -93,26 +95,27 @@ class RayExecutor:
     def results(self, tasks: Sequence[PointTask]) -> Iterator[PointResult]:
         ray = _ray()
         started = self._start(ray)
-        running: dict[Any, PointTask] = {}
+        running: dict[Any, list[PointTask]] = {}
         try:
             cpus = int(ray.cluster_resources().get("CPU", 1))
             self.workers = cpus
-            remote = ray.remote(max_retries=TASK_RETRIES)(self.work)
+            window = cpus * TASKS_PER_CPU
+            remote = ray.remote(max_retries=TASK_RETRIES)(evaluate_chunk)
             queue = list(reversed(tasks))
             while queue or running:
-                while queue and len(running) < cpus * TASKS_PER_CPU:
-                    task = queue.pop()
-                    running[remote.remote(task)] = task
+                while queue and len(running) < window:
+                    size = max(1, min(MAX_CHUNK, len(queue) // (window * CHUNKS_PER_TASK_SLOT)))
+                    chunk = [queue.pop() for _ in range(min(size, len(queue)))]
+                    running[remote.remote(self.work, chunk)] = chunk
                 done, _ = ray.wait(list(running), num_returns=1)
                 for ref in done:
-                    task = running.pop(ref)
+                    chunk = running.pop(ref)
                     try:
-                        result: PointResult = ray.get(ref)
+                        results: list[PointResult] = ray.get(ref)
                     except ray.exceptions.RayError as exc:
-                        result = lost_point(
-                            task, f"the Ray task failed: {str(exc).splitlines()[0][:200]}"
-                        )
-                    yield result
+                        reason = f"the Ray task failed: {str(exc).splitlines()[0][:200]}"
+                        results = [lost_point(task, reason) for task in chunk]
+                    yield from results
         finally:
             for ref in running:  # interrupted: nothing left running on the cluster
                 ray.cancel(ref, force=True)

@@ -58,7 +58,7 @@ dies again is the one recorded."""
 TASKS_PER_WORKER = 2
 """Calls queued per worker at a time: enough to keep each busy, few to lose on a crash."""
 MAX_CHUNK = 8
-"""Most points one worker call runs (they share one pickle; see :func:`_evaluate_chunk`)."""
+"""Most points one worker call runs (they share one pickle; see :func:`evaluate_chunk`)."""
 CHUNKS_PER_TASK_SLOT = 4
 """A call takes at most 1/(this x queued calls) of the points left, so that the last calls of a
 sweep are small and no worker idles while another finishes a long chunk."""
@@ -182,7 +182,7 @@ class ProcessPoolExecutor:
                 while queue or running:
                     while chunk := next_chunk(running):
                         try:
-                            future = pool.submit(_evaluate_chunk, self.work, chunk)
+                            future = pool.submit(evaluate_chunk, self.work, chunk)
                         except BrokenProcessPool:  # broke since the last wait: not this chunk's
                             break
                         running[future] = chunk
@@ -218,11 +218,15 @@ class ProcessPoolExecutor:
                 _stop(pool)
 
 
-def _evaluate_chunk(
+def evaluate_chunk(
     work: Callable[[PointTask], PointResult], tasks: list[PointTask]
 ) -> list[PointResult]:
     """Several points in one worker call: one pickle carries them, so what they share (the
-    catalog's cables and prices) crosses the process boundary once."""
+    catalog's cables and prices) crosses the process boundary once.
+
+    >>> evaluate_chunk(lambda task: task, [])
+    []
+    """
     return [work(task) for task in tasks]
 
 
