@@ -213,3 +213,27 @@ def test_sigterm_stops_the_sweep_with_every_finished_point_written(
         assert points == set(range(len(points)))  # one worker: the first points in order
     assert len(rows) == 2 * len(points)
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
+
+
+def test_sweep_report_of_one_text_key(spec_file: Path, tmp_path: Path) -> None:
+    out = tmp_path / "r.parquet"
+    result = RUNNER.invoke(
+        APP,
+        [
+            "sweep",
+            str(spec_file),
+            "--vary",
+            "priorities=balanced,cost_sensitive",
+            "--workers",
+            "1",
+            "--backend",
+            "fake",
+            "-o",
+            str(out),
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    html = RUNNER.invoke(APP, ["sweep-report", str(out), "--format", "html"])
+    assert html.exit_code == 0
+    assert html.stdout.count("<svg") == 1  # no numeric x, no second key: the Pareto front only
+    assert "Crossovers" not in html.stdout
