@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from fabricplan.errors import SweepError
-from fabricplan.sweep.grid import SweepDefinition
+from fabricplan.sweep.grid import SweepDefinition, sweep_points
 from fabricplan.sweep.point import ROW_COLUMNS
 
 METADATA_KEY = b"fabricplan.sweep"
@@ -53,7 +53,7 @@ def _package_version() -> str:
 
 
 def _key_column(values: list[Any]) -> tuple[str, list[Any]]:
-    """A varied key's Parquet type and values (JSON text for mixed or nested values)."""
+    """A varied key's Parquet type and values (text for mixed kinds, JSON for nested values)."""
     given = [v for v in values if v is not None]
     if given and all(isinstance(v, bool) for v in given):
         return "bool", values
@@ -177,8 +177,6 @@ def resumable_rows(
         )
     rows = read_rows(path)
     settings_by_point: dict[int, dict[str, Any]] = {}
-    from fabricplan.sweep.grid import sweep_points
-
     for point in sweep_points(definition):
         settings_by_point[point.index] = {k: point.settings.get(k) for k in definition.keys}
     for row in rows:
