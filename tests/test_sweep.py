@@ -354,3 +354,16 @@ def test_a_grid_too_large_is_refused_before_any_validation() -> None:
     with pytest.raises(SweepError) as twice:
         sweep_definition(BASE, ["cost.years=3,5", "cost.years=7"])
     assert twice.value.code == "FP1008"
+
+
+def test_the_sweep_api_is_pinned() -> None:
+    # What the CLI and the web app call: renaming one of these is a breaking change.
+    from fabricplan.report import sweep as report
+    from fabricplan.sweep import grid, ray_runner, runner, vary
+
+    assert callable(vary.parse_vary) and callable(grid.sweep_definition)
+    assert callable(runner.run_sweep) and callable(grid.point_tasks)
+    assert {"InProcessExecutor", "ProcessPoolExecutor"} <= set(dir(runner))
+    assert callable(ray_runner.RayExecutor)
+    for name in ("load_sweep", "sweep_html", "sweep_markdown", "sweep_tables", "figure_files"):
+        assert callable(getattr(report, name))
