@@ -1,5 +1,11 @@
 """The one entry point: design, price, model and assess every technology of a scenario.
 
+Each technology's design is searched (:func:`search_design`): every choice the spec leaves open
+(switch model, topology, tiers, planes; :func:`fabricplan.topology.designer.design_space`) is
+designed and priced, the cheapest few by TCO are ranked again with the value of the GPU time
+their exposed communication idles, and the least money wins (fewer switches on a tie). The
+others are kept in ``design.alternatives`` with why each lost.
+
 >>> from fabricplan.spec import parse_spec
 >>> valid = parse_spec({"cluster": {"gpus": 256}})
 >>> [e.technology for e in evaluate(valid, backend="fake")]
@@ -8,13 +14,276 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from fabricplan.analytic.cost import fabric_cost, with_gpu_idle_cost
 from fabricplan.backends import get_backend
-from fabricplan.errors import DesignError
+from fabricplan.errors import DesignError, FabricPlanError
 from fabricplan.lint.operations import assess_operations
-from fabricplan.model.results import Evaluation, InfeasibleOption, PerfRequest
+from fabricplan.model.fabric import DesignAlternative, DesignChoice, FabricDesign, Finding
+from fabricplan.model.results import CostBreakdown, Evaluation, InfeasibleOption, PerfRequest
 from fabricplan.model.scenario import TechnologyName, ValidScenario
-from fabricplan.topology.designer import design_fabric
+from fabricplan.topology.designer import bom_capex_usd, design_fabric, design_space
+
+RANKED_ON_GPU_TIME = 2
+"""How many of the cheapest designs by TCO are ranked again with the value of the GPU time they
+idle (a step-time model run each). A search bound of ours: a design outside the cheapest few
+would need its step to be shorter by more than the TCO gap, which the designs of one technology
+(same NICs, same link speed) do not show."""
+
+PRICED_IN_FULL = 4
+"""How many of the cheapest designs by capex are priced in full (power, support, operations)
+before the GPU-time ranking; the others lose on capex alone. Support is a fraction of capex and
+energy and operations grow with the switch count, so a design outside the cheapest few by capex
+is not the cheapest by TCO among designs of one technology (a search bound of ours)."""
+
+RANKING_BACKENDS = ("analytic", "fake")
+"""Backends the search ranks with; any other (flow, packet) ranks with the analytic model and
+runs only on the chosen design."""
+
+
+@dataclass(frozen=True)
+class _Built:
+    choice: DesignChoice
+    valid: ValidScenario
+    design: FabricDesign
+    capex_usd: float
+
+    @property
+    def switches_total(self) -> int:
+        return sum(self.design.switches.values())
+
+
+@dataclass(frozen=True)
+class _Candidate:
+    choice: DesignChoice
+    valid: ValidScenario
+    design: FabricDesign
+    cost: CostBreakdown
+    gpu_idle_usd: float | None = None
+
+    @property
+    def switches_total(self) -> int:
+        return sum(self.design.switches.values())
+
+    @property
+    def money_usd(self) -> float:
+        return self.cost.tco_usd + (self.gpu_idle_usd or 0.0)
+
+
+def _planes_may_help(
+    fewest: dict[tuple[str, str, int], int | None],
+    single_plane: dict[tuple[str, str], int],
+    choice: DesignChoice,
+) -> bool:
+    """Whether splitting into ``choice.planes`` planes can save switches: only when one plane of
+    the same switch and topology needs three tiers, a spine set per rail, or cannot be built.
+    Two tiers of one spine set already cost ``3H/k`` switches for ``H`` host ports; more planes
+    keep that count (the DeepSeek MPFT saving is the tier it removes)."""
+    one = (choice.switch.id, choice.topology, 1)
+    if one not in fewest:
+        return True
+    tiers = fewest[one]
+    return tiers is None or tiers == 3 or single_plane.get(one[:2], 1) > 1
+
+
+def _with_switch(valid: ValidScenario, choice: DesignChoice, tech: TechnologyName) -> ValidScenario:
+    if valid.switches.get(tech) == choice.switch:
+        return valid
+    return valid.model_copy(update={"switches": {**valid.switches, tech: choice.switch}})
+
+
+def _usd(value: float) -> str:
+    return f"${value:,.0f}"
+
+
+def _lost_because(loser: _Candidate, winner: _Candidate, ranked_on_idle: bool) -> str:
+    gap = loser.money_usd - winner.money_usd
+    years = winner.cost.years
+    if gap > 0:
+        parts = [
+            f"capex {loser.cost.capex_usd - winner.cost.capex_usd:+,.0f}",
+            f"TCO {loser.cost.tco_usd - winner.cost.tco_usd:+,.0f}",
+        ]
+        if ranked_on_idle and loser.gpu_idle_usd is not None and winner.gpu_idle_usd is not None:
+            parts.append(f"idle GPU time {loser.gpu_idle_usd - winner.gpu_idle_usd:+,.0f}")
+        return f"{_usd(gap)} more over {years} years than the chosen design ({', '.join(parts)})"
+    return (
+        f"same money as the chosen design within $1; more switches ({loser.switches_total} vs"
+        f" {winner.switches_total}) or later in the search order"
+    )
+
+
+def _alternative(
+    candidate: _Candidate, winner: _Candidate, ranked_on_idle: bool
+) -> DesignAlternative:
+    design = candidate.design
+    return DesignAlternative(
+        switch=candidate.choice.switch.id,
+        topology=candidate.choice.topology,
+        tiers=design.tiers,
+        planes=design.planes,
+        spine_groups=design.spine_groups,
+        switches_total=candidate.switches_total,
+        capex_usd=candidate.cost.capex_usd,
+        tco_usd=candidate.cost.tco_usd,
+        gpu_idle_usd=candidate.gpu_idle_usd,
+        money_usd=candidate.money_usd,
+        lost_because=_lost_because(candidate, winner, ranked_on_idle),
+    )
+
+
+def _capex_only(candidate: _Built, winner: _Candidate) -> DesignAlternative:
+    design = candidate.design
+    gap = candidate.capex_usd - winner.cost.capex_usd
+    return DesignAlternative(
+        switch=candidate.choice.switch.id,
+        topology=candidate.choice.topology,
+        tiers=design.tiers,
+        planes=design.planes,
+        spine_groups=design.spine_groups,
+        switches_total=candidate.switches_total,
+        capex_usd=candidate.capex_usd,
+        lost_because=(
+            f"capex {_usd(gap)} above the chosen design's and not among the {PRICED_IN_FULL}"
+            " cheapest by capex, so not priced further"
+        ),
+    )
+
+
+def _infeasible(choice: DesignChoice, exc: DesignError) -> DesignAlternative:
+    return DesignAlternative(
+        switch=choice.switch.id,
+        topology=choice.topology,
+        tiers=choice.tiers,
+        planes=choice.planes,
+        lost_because=f"cannot be built: {exc}",
+    )
+
+
+def _idle_usd(candidate: _Candidate, backend: str, request: PerfRequest) -> float | None:
+    ranking = get_backend(backend if backend in RANKING_BACKENDS else "analytic")
+    step_only = request.model_copy(update={"collectives": (), "p2p": False, "step": True})
+    try:
+        result = ranking.perform(candidate.valid, candidate.design, step_only)
+    except FabricPlanError:
+        return None
+    priced = with_gpu_idle_cost(candidate.valid, candidate.cost, result.step)
+    return priced.gpu_idle_usd
+
+
+def search_design(
+    valid: ValidScenario,
+    technology: TechnologyName,
+    backend: str = "analytic",
+    request: PerfRequest | None = None,
+) -> tuple[ValidScenario, FabricDesign, CostBreakdown]:
+    """The best design of ``technology`` over the space the spec leaves open.
+
+    Every :class:`~fabricplan.model.fabric.DesignChoice` of
+    :func:`~fabricplan.topology.designer.design_space` is designed and priced (TCO = capex +
+    years x opex, :func:`~fabricplan.analytic.cost.fabric_cost`); when the request asks for the
+    training step, the :data:`RANKED_ON_GPU_TIME` cheapest are ranked again with the value of
+    the GPU time they idle. The least money wins; ties go to fewer switches, then to the search
+    order (the spec's default first).
+
+    Returns
+    -------
+    tuple
+        The scenario with the chosen switch in ``switches[technology]``, the design (with
+        ``alternatives``: every other choice, best first, each with why it lost) and its cost
+        (without the idle-GPU term, which :func:`evaluate_one` adds from the backend's step).
+
+    Raises
+    ------
+    DesignError
+        The first choice's error when no choice can be built (each choice's reason is in the
+        message).
+
+    Examples
+    --------
+    >>> from fabricplan.spec import parse_spec
+    >>> valid = parse_spec({"cluster": {"gpus": 32}, "fabric": {"technologies": ["infiniband"]}})
+    >>> chosen, design, cost = search_design(valid, "infiniband", backend="fake")
+    >>> design.switches["leaf"], design.tiers   # 32 NICs fit one 64-port switch
+    (1, 1)
+    """
+    request = request or PerfRequest()
+    designed: list[_Built] = []
+    failed: list[tuple[DesignChoice, DesignError]] = []
+    fewest: dict[tuple[str, str, int], int | None] = {}
+    single_plane: dict[tuple[str, str], int] = {}
+    auto_planes = valid.spec.fabric.planes == "auto"
+    for choice in design_space(valid, technology):
+        key = (choice.switch.id, choice.topology, choice.planes)
+        if choice.tiers == 3 and valid.spec.fabric.tiers == "auto" and fewest.get(key, 2) != 2:
+            continue  # forcing three tiers adds nothing to a 1- or 3-tier (or unbuildable) design
+        if choice.planes > 1 and auto_planes and not _planes_may_help(fewest, single_plane, choice):
+            continue
+        scenario = _with_switch(valid, choice, technology)
+        try:
+            design = design_fabric(scenario, technology, choice)
+        except DesignError as exc:
+            failed.append((choice, exc))
+            if choice.tiers is None:
+                fewest[key] = None
+            continue
+        if choice.tiers is None:
+            fewest[key] = design.tiers
+            if choice.planes == 1:
+                single_plane[key[:2]] = design.spine_groups
+        designed.append(_Built(choice, scenario, design, bom_capex_usd(scenario, design)))
+    if not designed:
+        first = failed[0][1]
+        reasons = "; ".join(f"{c.label}: {exc.what}" for c, exc in failed[:6])
+        raise DesignError(
+            first.code,
+            first.where,
+            f"no design in the search space fits ({len(failed)} tried; {reasons})",
+            first.value,
+            first.fix,
+        )
+    by_capex = sorted(designed, key=lambda b: (round(b.capex_usd), b.switches_total))
+    built = [
+        _Candidate(b.choice, b.valid, b.design, fabric_cost(b.valid, b.design))
+        for b in by_capex[:PRICED_IN_FULL]
+    ]
+    by_tco = sorted(built, key=lambda c: (round(c.cost.tco_usd), c.switches_total))
+    ranked_on_idle = request.step
+    if ranked_on_idle:
+        head = [
+            _Candidate(c.choice, c.valid, c.design, c.cost, _idle_usd(c, backend, request))
+            for c in by_tco[:RANKED_ON_GPU_TIME]
+        ]
+        pool = sorted(
+            enumerate(head), key=lambda ic: (round(ic[1].money_usd), ic[1].switches_total, ic[0])
+        )
+        ranked = [c for _, c in pool]
+        rest = by_tco[RANKED_ON_GPU_TIME:]
+    else:
+        ranked, rest = by_tco, []
+    winner = ranked[0]
+    losers = ranked[1:] + rest
+    alternatives = (
+        tuple(_alternative(c, winner, ranked_on_idle) for c in losers)
+        + tuple(_capex_only(b, winner) for b in by_capex[PRICED_IN_FULL:])
+        + tuple(_infeasible(choice, exc) for choice, exc in failed)
+    )
+    note = Finding(
+        code="FP320",
+        severity="info",
+        message=(
+            f"design search: {len(designed) + len(failed)} choices tried ({len(failed)} cannot be"
+            f" built); kept {winner.choice.label} at {_usd(winner.money_usd)} over"
+            f" {winner.cost.years} years"
+            + (" including idle GPU time" if ranked_on_idle and winner.gpu_idle_usd else "")
+            + "; the others are in design.alternatives"
+        ),
+    )
+    design = winner.design.model_copy(
+        update={"alternatives": alternatives, "findings": (note, *winner.design.findings)}
+    )
+    return winner.valid, design, winner.cost
 
 
 def evaluate_one(
@@ -23,15 +292,15 @@ def evaluate_one(
     backend: str = "analytic",
     request: PerfRequest | None = None,
 ) -> Evaluation:
-    """Everything known about one technology's fabric for this scenario."""
-    design = design_fabric(valid, technology)
-    performance = get_backend(backend).perform(valid, design, request or PerfRequest())
+    """Everything known about one technology's best fabric for this scenario."""
+    chosen, design, cost = search_design(valid, technology, backend, request)
+    performance = get_backend(backend).perform(chosen, design, request or PerfRequest())
     return Evaluation(
         technology=technology,
         design=design,
-        cost=with_gpu_idle_cost(valid, fabric_cost(valid, design), performance.step),
+        cost=with_gpu_idle_cost(chosen, cost, performance.step),
         performance=performance,
-        ops=assess_operations(valid, design),
+        ops=assess_operations(chosen, design),
     )
 
 

@@ -207,6 +207,24 @@ def _pick_switch(
     return min(fitting, key=key)
 
 
+def _switch_candidates(
+    catalog: Catalog, tech: TechnologySpec, speed_gbps: float
+) -> tuple[SwitchSpec, ...]:
+    """Every catalog switch of the technology's family with a port mode at ``speed_gbps``
+    (natively or as a breakout), largest radix first; the design search tries each."""
+    fitting = [
+        s
+        for s in catalog.of_kind(SwitchSpec)
+        if s.family == tech.switch_family and s.port_mode_for(speed_gbps) is not None
+    ]
+
+    def radix(s: SwitchSpec) -> int:
+        mode = s.port_mode_for(speed_gbps)
+        return mode.ports if mode else 0
+
+    return tuple(sorted(fitting, key=lambda s: (-radix(s), s.id)))
+
+
 def _pick_nic(
     catalog: Catalog, family: str, speed_gbps: float, default_id: str, origin: str
 ) -> NicSpec:
@@ -245,6 +263,7 @@ def resolve(
     technologies: dict[TechnologyName, TechnologySpec] = {}
     switches: dict[TechnologyName, SwitchSpec] = {}
     nics: dict[TechnologyName, NicSpec] = {}
+    candidates: dict[TechnologyName, tuple[SwitchSpec, ...]] = {}
     speed = cluster.nic_speed_gbps
     for name in spec.fabric.technologies:
         tech = catalog.get_typed(name, TechnologySpec, f"{origin}: fabric.technologies")
@@ -255,7 +274,13 @@ def resolve(
             switch = _generic_switch(name, tech.switch_family, choice)
         elif choice == "auto":
             switch = _pick_switch(catalog, tech, speed, origin)
-            assumptions.append(f"{name}: switch auto -> {switch.id} ({switch.name})")
+            tried = _switch_candidates(catalog, tech, speed)
+            candidates[name] = tried
+            assumptions.append(
+                f"{name}: switch auto -> the design search tries"
+                f" {', '.join(s.id for s in tried)} (every catalog {tech.switch_family} switch"
+                f" with {speed:g}G ports); pin one with fabric.switch.{name}"
+            )
         else:
             try:
                 switch = catalog.get_typed(choice, SwitchSpec, where)
@@ -279,6 +304,7 @@ def resolve(
                 "choose a faster switch or lower cluster.nic_speed_gbps",
             )
         switches[name] = switch
+        candidates.setdefault(name, (switch,))
         if isinstance(cluster.nic, GenericNicSpec):
             nics[name] = _generic_nic(cluster.nic)
         elif cluster.nic == "auto":
@@ -338,6 +364,7 @@ def resolve(
         technologies=technologies,
         prices=prices,
         cables=tuple(catalog.of_kind(CableSpec)),
+        switch_candidates=candidates,
         assumptions=tuple(assumptions),
     )
 

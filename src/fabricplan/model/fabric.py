@@ -12,6 +12,7 @@ from typing import Literal
 from pydantic import Field
 
 from fabricplan.model.base import Frozen
+from fabricplan.model.hardware import SwitchSpec
 from fabricplan.model.scenario import TechnologyName, TopologyName
 
 Severity = Literal["info", "warning", "error"]
@@ -69,6 +70,42 @@ class BomLine(Frozen):
     role: str
 
 
+class DesignChoice(Frozen):
+    """One point of the design space: what the designer is told to build."""
+
+    switch: SwitchSpec
+    topology: TopologyName
+    tiers: int | None = None
+    """``None`` for the fewest tiers that fit."""
+    planes: int = Field(default=1, ge=1)
+
+    @property
+    def label(self) -> str:
+        tiers = "fewest tiers" if self.tiers is None else f"{self.tiers} tiers"
+        return f"{self.switch.id} {self.topology}, {tiers}, {self.planes} plane(s)"
+
+
+class DesignAlternative(Frozen):
+    """A design the search considered and did not keep, with its money and why it lost."""
+
+    switch: str
+    topology: TopologyName
+    tiers: int | None
+    """Tiers built (``None`` when it could not be built)."""
+    planes: int
+    spine_groups: int | None = None
+    switches_total: int | None = None
+    capex_usd: float | None = None
+    tco_usd: float | None = None
+    """Capex plus the horizon's opex (energy, support, operations)."""
+    gpu_idle_usd: float | None = None
+    """Value of the GPU time its exposed communication idles over the horizon, when ranked on
+    it (the cheapest few by TCO are)."""
+    money_usd: float | None = None
+    """What the search minimised: ``tco_usd`` plus ``gpu_idle_usd`` when known."""
+    lost_because: str
+
+
 class FabricDesign(Frozen):
     """One technology's fabric for the cluster."""
 
@@ -105,6 +142,9 @@ class FabricDesign(Frozen):
     """More GPUs that fit (same node model) before the design must change."""
     findings: tuple[Finding, ...] = ()
     bom: tuple[BomLine, ...] = ()
+    alternatives: tuple[DesignAlternative, ...] = ()
+    """The other designs the search considered, best first, each with why it lost (empty when
+    every choice was pinned or the design did not come from the search)."""
 
     @property
     def switches(self) -> dict[str, int]:

@@ -30,6 +30,9 @@ from fabricplan.model.hardware import (
 
 TechnologyName = Literal["infiniband", "roce_v2", "roce_v1"]
 TopologyName = Literal["fat_tree", "rail_optimized"]
+TopologyChoice = Literal["auto", "fat_tree", "rail_optimized"]
+"""``auto``: the design search tries both topologies and keeps the cheaper (money over the
+horizon); a named topology pins it."""
 Experience = Literal["none", "some", "expert"]
 Deployment = Literal["on_premises", "cloud", "hybrid"]
 PriorityPreset = Literal[
@@ -104,25 +107,40 @@ class CableReachSpec(Frozen):
     spine_core_m: float = Field(default=100.0, gt=0, le=10_000)
 
 
+MAX_PLANES = 16
+"""Most fabric planes a spec may ask for (DeepSeek's MPFT uses 8; a bound on input, not a
+hardware limit)."""
+
+
 class FabricSpec(Frozen):
     """How the fabric should be built."""
 
     technologies: tuple[TechnologyName, ...] = Field(
         default=("infiniband", "roce_v2"), min_length=1
     )
-    topology: TopologyName = "rail_optimized"
+    topology: TopologyChoice = "auto"
+    """``auto`` searches rail-optimized and fat tree; a name pins it."""
     oversubscription: float = Field(default=1.0, ge=1.0, le=64.0)
-    """Downlinks : uplinks at the leaf (1 = non-blocking)."""
+    """Downlinks : uplinks at the leaf (1 = non-blocking), built to the port."""
     tiers: Literal["auto", 2, 3] = "auto"
-    planes: int = Field(default=1, ge=1, le=16)
+    """``auto`` searches the fewest tiers that fit and three; a number pins it."""
+    planes: int | Literal["auto"] = "auto"
+    """Independent fabric planes (each NIC port of a node on one plane); ``auto`` searches the
+    divisors of ``cluster.nics_per_node``; a number pins it."""
     switch: dict[TechnologyName, str | GenericSwitchSpec] = Field(default_factory=dict)
-    """Switch per technology: a catalog id, ``auto``, or a generic switch's figures."""
+    """Switch per technology: a catalog id (pins it), ``auto`` (the design search tries every
+    catalog switch of the family with ports at the NIC speed), or a generic switch's figures."""
     cable_reach: CableReachSpec = CableReachSpec()
     management_ports: int | Literal["auto"] = "auto"
     """Fabric ports for management appliances (UFM on InfiniBand); ``auto`` follows the RA."""
 
     @model_validator(mode="after")
     def _check(self) -> FabricSpec:
+        if isinstance(self.planes, int) and not 1 <= self.planes <= MAX_PLANES:
+            raise ValueError(
+                f"fabric.planes: must be between 1 and {MAX_PLANES} ({self.planes}); use a"
+                " divisor of cluster.nics_per_node or auto"
+            )
         if len(set(self.technologies)) != len(self.technologies):
             raise ValueError(
                 f"fabric.technologies: lists a technology twice ({list(self.technologies)});"
@@ -243,6 +261,10 @@ class ValidScenario(Frozen):
     technologies: dict[TechnologyName, TechnologySpec]
     cables: tuple[CableSpec, ...]
     """Every cable and optic the designer may choose from (catalog order)."""
+    switch_candidates: dict[TechnologyName, tuple[SwitchSpec, ...]] = Field(default_factory=dict)
+    """Switches the design search tries per technology: the pinned one alone, or every catalog
+    switch of the family with a port mode at the NIC speed (``switches`` holds the default pick,
+    and after the search the chosen one)."""
     prices: dict[str, PriceEntry]
     assumptions: tuple[str, ...] = ()
     """Defaults the resolver chose, said in words (shown in every output)."""

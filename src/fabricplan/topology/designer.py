@@ -1,8 +1,11 @@
 """Design one technology's fabric for a scenario: the entry point of :mod:`fabricplan.topology`.
 
-:func:`design_fabric` reads the scenario, builds one plane with :func:`~.fat_tree.fat_tree` or
-:func:`~.fat_tree.rail_optimized`, replicates it over the planes, picks cables, counts the bill of
-materials and reports the technology's scale limits as findings.
+:func:`design_fabric` builds one :class:`~fabricplan.model.fabric.DesignChoice` (a switch, a
+topology, tiers, planes): one plane with :func:`~.fat_tree.fat_tree` or
+:func:`~.fat_tree.rail_optimized`, replicated over the planes, with cables, the bill of materials
+and the technology's scale limits as findings. :func:`design_space` lists every choice the spec
+leaves open; the search that prices them and keeps the best is
+:func:`fabricplan.evaluate.search_design`.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ import math
 from fabricplan.errors import DesignError
 from fabricplan.model.fabric import (
     BomLine,
+    DesignChoice,
     FabricDesign,
     Finding,
     LinkGroup,
@@ -19,7 +23,7 @@ from fabricplan.model.fabric import (
     TierDesign,
 )
 from fabricplan.model.hardware import PortMode, SwitchSpec, TechnologySpec
-from fabricplan.model.scenario import TechnologyName, ValidScenario
+from fabricplan.model.scenario import TechnologyName, TopologyName, ValidScenario
 from fabricplan.topology.cable import cable_for
 from fabricplan.topology.fat_tree import FatTree, fat_tree, rail_optimized
 from fabricplan.topology.scale_limit import (
@@ -103,13 +107,79 @@ def management_ports_per_plane(setting: int | str, tech: TechnologySpec) -> int:
     return MANAGEMENT_PORTS_PER_SUBNET if tech.scope == "ib_subnet" else 0
 
 
-def _plane(valid: ValidScenario, radix: int, rails: int, management: int) -> FatTree:
+DEFAULT_TOPOLOGY: TopologyName = "rail_optimized"
+"""The topology :func:`default_choice` builds when the spec says ``auto`` (the DGX SuperPOD
+RAs' choice); the search tries the others."""
+
+
+def default_choice(valid: ValidScenario, technology: TechnologyName) -> DesignChoice:
+    """The design the spec names, with ``auto`` read as the resolver's switch, a rail-optimized
+    topology, the fewest tiers and one plane.
+
+    >>> from fabricplan.spec import parse_spec
+    >>> default_choice(parse_spec({"cluster": {"gpus": 256}}), "infiniband").label
+    'qm9700 rail_optimized, fewest tiers, 1 plane(s)'
+    """
     fabric = valid.spec.fabric
-    tiers = None if fabric.tiers == "auto" else fabric.tiers
+    return DesignChoice(
+        switch=valid.switches[technology],
+        topology=DEFAULT_TOPOLOGY if fabric.topology == "auto" else fabric.topology,
+        tiers=None if fabric.tiers == "auto" else fabric.tiers,
+        planes=1 if fabric.planes == "auto" else fabric.planes,
+    )
+
+
+TOPOLOGIES: tuple[TopologyName, ...] = ("rail_optimized", "fat_tree")
+
+
+def design_space(valid: ValidScenario, technology: TechnologyName) -> tuple[DesignChoice, ...]:
+    """Every choice the spec leaves open for ``technology``, the default first.
+
+    Switches: ``valid.switch_candidates`` (the pinned one alone); topology: both unless pinned;
+    tiers: the fewest that fit and three unless pinned; planes: the divisors of
+    ``cluster.nics_per_node`` unless pinned.
+
+    >>> from fabricplan.spec import parse_spec
+    >>> valid = parse_spec({"cluster": {"gpus": 256}, "fabric": {"technologies": ["infiniband"],
+    ...     "topology": "fat_tree", "tiers": 2, "planes": 1}})
+    >>> [c.label for c in design_space(valid, "infiniband")]
+    ['qm9700 fat_tree, 2 tiers, 1 plane(s)']
+    """
+    fabric = valid.spec.fabric
+    nics = valid.spec.cluster.nics_per_node
+    switches = valid.switch_candidates.get(technology) or (valid.switches[technology],)
+    topologies = TOPOLOGIES if fabric.topology == "auto" else (fabric.topology,)
+    tiers_options: tuple[int | None, ...] = (None, 3) if fabric.tiers == "auto" else (fabric.tiers,)
+    if fabric.planes == "auto":
+        planes_options = tuple(p for p in range(1, nics + 1) if nics % p == 0)
+    else:
+        planes_options = (fabric.planes,)
+    default = default_choice(valid, technology)
+    choices = [default]
+    for switch in switches:
+        for topology in topologies:
+            for planes in planes_options:
+                for tiers in tiers_options:
+                    choice = DesignChoice(
+                        switch=switch, topology=topology, tiers=tiers, planes=planes
+                    )
+                    if choice != default:
+                        choices.append(choice)
+    return tuple(choices)
+
+
+def _plane(
+    valid: ValidScenario,
+    choice: DesignChoice,
+    radix: int,
+    rails: int,
+    management: int,
+    oversubscription: float,
+) -> FatTree:
     nodes = valid.spec.cluster.nodes
-    if fabric.topology == "rail_optimized":
-        return rail_optimized(nodes, rails, radix, fabric.oversubscription, tiers, management)
-    return fat_tree(nodes * rails, radix, fabric.oversubscription, tiers, management)
+    if choice.topology == "rail_optimized":
+        return rail_optimized(nodes, rails, radix, oversubscription, choice.tiers, management)
+    return fat_tree(nodes * rails, radix, oversubscription, choice.tiers, management)
 
 
 def _link_groups(
@@ -197,15 +267,17 @@ def _port_findings(tiers: tuple[TierDesign, ...], headroom_gpus: int) -> list[Fi
 def _design_findings(
     valid: ValidScenario,
     tech: TechnologySpec,
-    switch: SwitchSpec,
+    choice: DesignChoice,
     mode: PortMode,
     plane: FatTree,
     management: int,
     tiers: tuple[TierDesign, ...],
     headroom_gpus: int,
+    oversubscription: float,
 ) -> list[Finding]:
     """Findings about the design as built (port mode, grouping, management, scale, ports)."""
     nic_speed = valid.spec.cluster.nic_speed_gbps
+    switch = choice.switch
     notes: list[Finding] = []
     if mode.speed_gbps != nic_speed:
         notes.append(
@@ -235,8 +307,8 @@ def _design_findings(
             )
         )
     if management and plane.tiers > 1:
-        rails = valid.spec.cluster.nics_per_node // valid.spec.fabric.planes
-        bare = _plane(valid, mode.ports, rails, 0)
+        rails = valid.spec.cluster.nics_per_node // choice.planes
+        bare = _plane(valid, choice, mode.ports, rails, 0, oversubscription)
         extra = plane.switches - bare.switches
         if extra > 0:
             notes.append(
@@ -250,7 +322,7 @@ def _design_findings(
                     ),
                 )
             )
-    notes.extend(domain_findings(tech, plane, valid.spec.fabric.planes))
+    notes.extend(domain_findings(tech, plane, choice.planes))
     notes.extend(l2_domain_findings(tech, plane))
     notes.extend(ecmp_findings(tech, plane))
     notes.extend(_port_findings(tiers, headroom_gpus))
@@ -260,12 +332,12 @@ def _design_findings(
 def _bom(
     valid: ValidScenario,
     technology: TechnologyName,
+    switch_id: str,
     tiers: tuple[TierDesign, ...],
     groups: tuple[LinkGroup, ...],
     routers: int,
     appliances: int,
 ) -> tuple[BomLine, ...]:
-    switch_id = valid.switches[technology].id
     lines = [
         BomLine(item=switch_id, kind="switch", quantity=tier.switches, role=f"{tier.name} switches")
         for tier in tiers
@@ -304,7 +376,25 @@ def _bom(
     return tuple(lines)
 
 
-def design_fabric(valid: ValidScenario, technology: TechnologyName) -> FabricDesign:
+def bom_capex_usd(valid: ValidScenario, design: FabricDesign) -> float:
+    """Quantity x unit price over the bill of materials (an unpriced item counts 0), the same
+    sum as :func:`fabricplan.analytic.cost.fabric_cost`'s capex, without its notes.
+
+    >>> from fabricplan.spec import parse_spec
+    >>> valid = parse_spec({"cluster": {"gpus": 32}})
+    >>> bom_capex_usd(valid, design_fabric(valid, "roce_v2")) > 0
+    True
+    """
+    return sum(
+        line.quantity * valid.prices[line.item].price_usd
+        for line in design.bom
+        if line.item in valid.prices
+    )
+
+
+def design_fabric(
+    valid: ValidScenario, technology: TechnologyName, choice: DesignChoice | None = None
+) -> FabricDesign:
     """Design ``technology``'s fabric for the scenario.
 
     Parameters
@@ -313,12 +403,19 @@ def design_fabric(valid: ValidScenario, technology: TechnologyName) -> FabricDes
         The resolved scenario.
     technology
         One of ``valid.spec.fabric.technologies``.
+    choice
+        Switch, topology, tiers and planes to build; default :func:`default_choice` (what the
+        spec pins, ``auto`` read as the RA defaults). :func:`fabricplan.evaluate.search_design`
+        tries every choice of :func:`design_space` and keeps the best.
 
     Returns
     -------
     FabricDesign
         Counts summed over planes, link groups with their cables, the bill of materials, the
         bisection bandwidth, growth headroom and findings (scale limits, unused ports, cables).
+        At ``fabric.oversubscription`` above 1 the leaves are built to that ratio to the port;
+        if that costs more than the non-blocking design of the same switch, the non-blocking one
+        is built and an FP321 finding says so.
 
     Raises
     ------
@@ -334,8 +431,6 @@ def design_fabric(valid: ValidScenario, technology: TechnologyName) -> FabricDes
     >>> design.switches, design.links["node_leaf"] + design.links["management"]
     ({'leaf': 32, 'spine': 16, 'core': 0}, 1020)
     """
-    spec = valid.spec
-    cluster, fabric = spec.cluster, spec.fabric
     if technology not in valid.switches or technology not in valid.technologies:
         raise DesignError(
             "FP305",
@@ -344,9 +439,41 @@ def design_fabric(valid: ValidScenario, technology: TechnologyName) -> FabricDes
             technology,
             f"add it to fabric.technologies or design one of {list(valid.switches)}",
         )
-    switch = valid.switches[technology]
+    choice = choice or default_choice(valid, technology)
+    asked = valid.spec.fabric.oversubscription
+    design = _design(valid, technology, choice, asked)
+    if asked <= 1:
+        return design
+    try:
+        blocking_free = _design(valid, technology, choice, 1.0)
+    except DesignError:
+        return design
+    asked_usd, free_usd = bom_capex_usd(valid, design), bom_capex_usd(valid, blocking_free)
+    if free_usd >= asked_usd:
+        return design
+    note = Finding(
+        code="FP321",
+        severity="info",
+        message=(
+            f"{asked:g}:1 oversubscription costs more than non-blocking with {choice.switch.id}"
+            f" at this size (${asked_usd:,.0f} vs ${free_usd:,.0f} capex: the leaf split and"
+            " spine divisibility leave more switches or links), so the design is built 1:1"
+        ),
+    )
+    return blocking_free.model_copy(update={"findings": (note, *blocking_free.findings)})
+
+
+def _design(
+    valid: ValidScenario,
+    technology: TechnologyName,
+    choice: DesignChoice,
+    oversubscription: float,
+) -> FabricDesign:
+    spec = valid.spec
+    cluster, fabric = spec.cluster, spec.fabric
+    switch = choice.switch
     tech = valid.technologies[technology]
-    planes = fabric.planes
+    planes = choice.planes
     if cluster.nics_per_node % planes:
         choices = [p for p in range(1, cluster.nics_per_node + 1) if cluster.nics_per_node % p == 0]
         raise DesignError(
@@ -360,12 +487,12 @@ def design_fabric(valid: ValidScenario, technology: TechnologyName) -> FabricDes
     rails = cluster.nics_per_node // planes
     mode = port_mode_for_nic(switch, cluster.nic_speed_gbps)
     management = management_ports_per_plane(fabric.management_ports, tech)
-    plane = _plane(valid, mode.ports, rails, management)
+    plane = _plane(valid, choice, mode.ports, rails, management, oversubscription)
     management_moved = False
     if fabric.management_ports == "auto" and management:
         # The RA keeps a node slot free for the subnet manager; when the cluster fills every
         # slot, an architect runs the SM elsewhere rather than buy another scalable unit.
-        bare = _plane(valid, mode.ports, rails, 0)
+        bare = _plane(valid, choice, mode.ports, rails, 0, oversubscription)
         if bare.switches < plane.switches:
             plane, management, management_moved = bare, 0, True
 
@@ -383,7 +510,9 @@ def design_fabric(valid: ValidScenario, technology: TechnologyName) -> FabricDes
     more_nodes = max(0, (plane.max_host_ports - plane.host_ports) // rails)
     headroom_gpus = more_nodes * cluster.gpus_per_node
 
-    notes = _design_findings(valid, tech, switch, mode, plane, management, tiers, headroom_gpus)
+    notes = _design_findings(
+        valid, tech, choice, mode, plane, management, tiers, headroom_gpus, oversubscription
+    )
     if management_moved:
         notes.append(
             Finding(
@@ -409,7 +538,7 @@ def design_fabric(valid: ValidScenario, technology: TechnologyName) -> FabricDes
 
     return FabricDesign(
         technology=technology,
-        topology=fabric.topology,
+        topology=choice.topology,
         switch_id=switch.id,
         port_speed_gbps=mode.speed_gbps,
         radix=mode.ports,
@@ -430,5 +559,5 @@ def design_fabric(valid: ValidScenario, technology: TechnologyName) -> FabricDes
         max_endpoints=cluster.endpoints + more_nodes * cluster.nics_per_node,
         headroom_gpus=headroom_gpus,
         findings=(*notes, *findings),
-        bom=_bom(valid, technology, tiers, groups, routers, appliances),
+        bom=_bom(valid, technology, switch.id, tiers, groups, routers, appliances),
     )
