@@ -129,6 +129,7 @@ def _alternative(
         tco_usd=candidate.cost.tco_usd,
         gpu_idle_usd=candidate.gpu_idle_usd,
         money_usd=candidate.money_usd,
+        more_usd=candidate.money_usd - winner.money_usd,
         lost_because=_lost_because(candidate, winner, ranked_on_idle),
     )
 
@@ -144,6 +145,7 @@ def _capex_only(candidate: _Built, winner: _Candidate) -> DesignAlternative:
         spine_groups=design.spine_groups,
         switches_total=candidate.switches_total,
         capex_usd=candidate.capex_usd,
+        more_usd=gap,
         lost_because=(
             f"capex {_usd(gap)} above the chosen design's and not among the {PRICED_IN_FULL}"
             " cheapest by capex, so not priced further"

@@ -103,6 +103,9 @@ class DesignAlternative(Frozen):
     it (the cheapest few by TCO are)."""
     money_usd: float | None = None
     """What the search minimised: ``tco_usd`` plus ``gpu_idle_usd`` when known."""
+    more_usd: float | None = None
+    """How much more than the chosen design it costs (money, or capex for a design priced on
+    capex only); ``None`` when it cannot be built."""
     lost_because: str
 
 
