@@ -60,14 +60,26 @@ class LinkGroup(Frozen):
     cable_id: str
 
 
+class CableRun(Frozen):
+    """Links of one group that share a length class and a cable or optic class."""
+
+    group: LinkGroupName
+    count: int = Field(ge=0)
+    length_m: float = Field(gt=0)
+    """Orderable length (the run rounded up to :data:`fabricplan.topology.layout` steps)."""
+    cable_id: str
+
+
 class BomLine(Frozen):
     """One line of the bill of materials."""
 
     item: str
-    """Catalog id (or ``generic-...`` for figures the user gave)."""
-    kind: Literal["switch", "nic", "cable", "router", "appliance"]
+    """Catalog or price-book id (or ``generic-...`` for figures the user gave)."""
+    kind: Literal["switch", "nic", "cable", "transceiver", "fibre", "router", "appliance"]
     quantity: int = Field(ge=0)
     role: str
+    length_m: float | None = None
+    """Length of each cable or fibre cord on this line (copper and fibre are bought by length)."""
 
 
 class DesignChoice(Frozen):
@@ -145,6 +157,8 @@ class FabricDesign(Frozen):
     """More GPUs that fit (same node model) before the design must change."""
     findings: tuple[Finding, ...] = ()
     bom: tuple[BomLine, ...] = ()
+    cable_runs: tuple[CableRun, ...] = ()
+    """Every link by group, orderable length and cable class, from the physical layout."""
     alternatives: tuple[DesignAlternative, ...] = ()
     """The other designs the search considered, best first, each with why it lost (empty when
     every choice was pinned or the design did not come from the search)."""

@@ -112,6 +112,28 @@ MAX_PLANES = 16
 hardware limit)."""
 
 
+class LayoutSpec(Frozen):
+    """The physical layout cable lengths come from: racks in rows, trays above them.
+
+    A run between racks is its Manhattan distance through the trays (rows apart x
+    ``row_pitch_m`` plus racks apart x ``rack_width_m``) plus ``tray_drop_m`` (up from one port
+    and down to the other) plus ``slack_m``; a run that stays in one rack is ``in_rack_m``.
+    Rail-optimized leaves sit in a network rack in the middle of their scalable unit's node
+    racks; fat-tree leaves sit in the rack of their nodes (top of rack) when those nodes fit one
+    rack; spines and cores in a central network block; a three-tier pod's aggregation switches
+    in the pod's middle. Defaults: see docs/models.md (designer, "Layout")."""
+
+    nodes_per_rack: int | Literal["auto"] = "auto"
+    """``auto``: 4 nodes of up to 8 GPUs (the DGX H100 SuperPOD RA's 4 systems per rack,
+    40.8 kW), 1 rack-scale node (NVL72)."""
+    rack_width_m: float = Field(default=0.6, gt=0, le=5)
+    row_length_racks: int = Field(default=16, gt=0, le=1000)
+    row_pitch_m: float = Field(default=2.4, gt=0, le=20)
+    tray_drop_m: float = Field(default=3.0, ge=0, le=20)
+    slack_m: float = Field(default=1.0, ge=0, le=20)
+    in_rack_m: float = Field(default=2.0, gt=0, le=10)
+
+
 class FabricSpec(Frozen):
     """How the fabric should be built."""
 
@@ -131,6 +153,8 @@ class FabricSpec(Frozen):
     """Switch per technology: a catalog id (pins it), ``auto`` (the design search tries every
     catalog switch of the family with ports at the NIC speed), or a generic switch's figures."""
     cable_reach: CableReachSpec = CableReachSpec()
+    """Fixed run lengths per tier boundary; when set in the spec they replace the lengths the
+    layout gives (the defaults are used only for what reads them without a design)."""
     management_ports: int | Literal["auto"] = "auto"
     """Fabric ports for management appliances (UFM on InfiniBand); ``auto`` follows the RA."""
 
@@ -249,6 +273,8 @@ class ScenarioSpec(Frozen):
     deployment: Deployment = "on_premises"
     priorities: PriorityPreset | PriorityWeights = "balanced"
     workload: WorkloadSpec = WorkloadSpec()
+    layout: LayoutSpec = LayoutSpec()
+    """Racks and rows the cable lengths of the bill of materials come from."""
 
 
 class ValidScenario(Frozen):

@@ -15,6 +15,7 @@ import math
 from fabricplan.errors import DesignError
 from fabricplan.model.fabric import (
     BomLine,
+    CableRun,
     DesignChoice,
     FabricDesign,
     Finding,
@@ -24,14 +25,17 @@ from fabricplan.model.fabric import (
 )
 from fabricplan.model.hardware import PortMode, SwitchSpec, TechnologySpec
 from fabricplan.model.scenario import TechnologyName, TopologyName, ValidScenario
-from fabricplan.topology.cable import cable_for
+from fabricplan.topology.cable import cable_for, switch_module
 from fabricplan.topology.fat_tree import FatTree, fat_tree, rail_optimized
+from fabricplan.topology.layout import layout_runs
 from fabricplan.topology.scale_limit import (
+    IB_ROUTER_PORTS,
     addresses_per_plane,
     domain_findings,
     ecmp_findings,
-    ib_routers_needed,
+    ib_routers_for_bandwidth,
     l2_domain_findings,
+    subnets_needed,
 )
 from fabricplan.units import gbps_to_tbps
 
@@ -182,56 +186,92 @@ def _plane(
     return fat_tree(nodes * rails, radix, oversubscription, choice.tiers, management)
 
 
+def _fixed_lengths(valid: ValidScenario) -> dict[LinkGroupName, float] | None:
+    """``fabric.cable_reach`` as one length per group, when the spec sets it."""
+    fabric = valid.spec.fabric
+    if "cable_reach" not in fabric.model_fields_set:
+        return None
+    reach = fabric.cable_reach
+    return {
+        "node_leaf": reach.node_leaf_m,
+        "management": reach.node_leaf_m,
+        "leaf_spine": reach.leaf_spine_m,
+        "spine_core": reach.spine_core_m,
+    }
+
+
 def _link_groups(
-    valid: ValidScenario, plane: FatTree, planes: int, port_speed_gbps: float, management: int
-) -> tuple[tuple[LinkGroup, ...], list[Finding]]:
-    reach = valid.spec.fabric.cable_reach
-    nic_speed = valid.spec.cluster.nic_speed_gbps
-    wanted: list[tuple[LinkGroupName, int, float, float]] = [
-        ("node_leaf", valid.spec.cluster.endpoints, nic_speed, reach.node_leaf_m),
-        ("management", management * planes, nic_speed, reach.node_leaf_m),
-        ("leaf_spine", plane.leaf_spine_links * planes, port_speed_gbps, reach.leaf_spine_m),
-        ("spine_core", plane.spine_core_links * planes, port_speed_gbps, reach.spine_core_m),
-    ]
+    valid: ValidScenario,
+    choice: DesignChoice,
+    plane: FatTree,
+    mode: PortMode,
+    management: int,
+) -> tuple[tuple[LinkGroup, ...], tuple[CableRun, ...], list[Finding]]:
+    """Link groups (count, longest run and its cable) and the runs by orderable length."""
+    cluster = valid.spec.cluster
+    nic_speed = cluster.nic_speed_gbps
+    planes = choice.planes
+    runs = layout_runs(
+        valid.spec.layout,
+        choice.topology,
+        plane,
+        planes,
+        cluster.nodes,
+        cluster.nics_per_node,
+        cluster.gpus_per_node,
+        management * planes,
+        _fixed_lengths(valid),
+    )
+    per_cage = choice.switch.links_per_cage(mode)
     groups: list[LinkGroup] = []
+    cable_runs: list[CableRun] = []
     findings: list[Finding] = []
-    for name, count, speed, reach_m in wanted:
-        if count == 0:
+    names: tuple[LinkGroupName, ...] = ("node_leaf", "management", "leaf_spine", "spine_core")
+    for name in names:
+        if not runs[name]:
             continue
-        cable = cable_for(valid.cables, valid.prices, speed, reach_m)
-        if cable is None:
-            findings.append(
-                Finding(
-                    code="FP316",
-                    severity="error",
-                    message=(
-                        f"{_ROLE[name]}: no catalog cable carries {speed:g}G over {reach_m:g} m;"
-                        f" the {count} links are unpriced; add such a cable to the catalog or"
-                        f" shorten fabric.cable_reach"
-                    ),
+        host_end = name in ("node_leaf", "management")
+        speed = nic_speed if host_end else mode.speed_gbps
+        longest_id = NO_CABLE_ID
+        for length_m, count in runs[name]:
+            cable = cable_for(valid.cables, valid.prices, speed, length_m, host_end, per_cage)
+            if cable is None:
+                findings.append(
+                    Finding(
+                        code="FP316",
+                        severity="error",
+                        message=(
+                            f"{_ROLE[name]}: no catalog cable carries {speed:g}G over"
+                            f" {length_m:g} m; the {count} links are unpriced; add such a cable"
+                            " to the catalog, shorten fabric.cable_reach or change layout"
+                        ),
+                    )
                 )
-            )
-        elif cable.speed_gbps > speed:
-            findings.append(
-                Finding(
-                    code="FP318",
-                    severity="info",
-                    message=(
-                        f"{_ROLE[name]}: no {speed:g}G cable reaches {reach_m:g} m; using"
-                        f" {cable.id} ({cable.speed_gbps:g}G class) at {speed:g}G"
-                    ),
+            elif cable.speed_gbps > speed:
+                findings.append(
+                    Finding(
+                        code="FP318",
+                        severity="info",
+                        message=(
+                            f"{_ROLE[name]}: no {speed:g}G cable reaches {length_m:g} m; using"
+                            f" {cable.id} ({cable.speed_gbps:g}G class) at {speed:g}G"
+                        ),
+                    )
                 )
+            longest_id = cable.id if cable is not None else NO_CABLE_ID
+            cable_runs.append(
+                CableRun(group=name, count=count, length_m=length_m, cable_id=longest_id)
             )
         groups.append(
             LinkGroup(
                 name=name,
-                count=count,
+                count=sum(n for _, n in runs[name]),
                 speed_gbps=speed,
-                reach_m=reach_m,
-                cable_id=cable.id if cable is not None else NO_CABLE_ID,
+                reach_m=runs[name][-1][0],
+                cable_id=longest_id,
             )
         )
-    return tuple(groups), findings
+    return tuple(groups), tuple(cable_runs), findings
 
 
 def _bisection_tbps(
@@ -329,12 +369,91 @@ def _design_findings(
     return notes
 
 
+def _cabling_bom(valid: ValidScenario, runs: tuple[CableRun, ...], per_cage: int) -> list[BomLine]:
+    """Cables by length; for composed optics, modules at both ends and fibre cords by length.
+
+    A switch cage carrying ``per_cage`` links takes one twin-port module for ``per_cage``
+    links of a group (rounded up per group); a NIC takes one module per link; every optical
+    link has one fibre cord.
+    """
+    by_id = {cable.id: cable for cable in valid.cables}
+    cables: dict[tuple[str, float], tuple[int, set[str]]] = {}
+    module_links: dict[tuple[str, LinkGroupName], tuple[int, int, int]] = {}
+    fibres: dict[tuple[str, float], tuple[int, set[str]]] = {}
+
+    def add(
+        book: dict[tuple[str, float], tuple[int, set[str]]],
+        key: tuple[str, float],
+        count: int,
+        role: str,
+    ) -> None:
+        have, roles = book.get(key, (0, set()))
+        book[key] = (have + count, roles | {role})
+
+    for run in runs:
+        cable = by_id.get(run.cable_id)
+        if cable is None:
+            continue
+        role = _ROLE[run.group]
+        if not cable.composed:
+            add(cables, (cable.id, run.length_m), run.count, role)
+            continue
+        module = switch_module(cable, per_cage)
+        host_end = run.group in ("node_leaf", "management")
+        if module is not None:
+            key = (module.item, run.group)
+            links, per, ends = module_links.get(key, (0, min(module.links, per_cage), 0))
+            module_links[key] = (links + run.count, max(1, per), 1 if host_end else 2)
+        if host_end and cable.host_module is not None:
+            key = (cable.host_module.item, run.group)
+            links, _, _ = module_links.get(key, (0, 1, 1))
+            module_links[key] = (links + run.count, 1, 1)
+        if cable.fibre:
+            add(fibres, (cable.fibre, run.length_m), run.count, role)
+    lines = [
+        BomLine(
+            item=item,
+            kind="cable",
+            quantity=n,
+            role=f"{', '.join(sorted(roles))}, {length:g} m",
+            length_m=length,
+        )
+        for (item, length), (n, roles) in sorted(cables.items())
+    ]
+    modules: dict[str, tuple[int, list[str]]] = {}
+    for (item, group), (links, per, ends) in module_links.items():
+        count = ends * math.ceil(links / per)
+        have, roles = modules.get(item, (0, []))
+        modules[item] = (have + count, [*roles, _ROLE[group]])
+    lines += [
+        BomLine(
+            item=item,
+            kind="transceiver",
+            quantity=n,
+            role=f"transceivers for {', '.join(sorted(set(roles)))}",
+        )
+        for item, (n, roles) in sorted(modules.items())
+    ]
+    lines += [
+        BomLine(
+            item=item,
+            kind="fibre",
+            quantity=n,
+            role=f"fibre cords for {', '.join(sorted(roles))}, {length:g} m",
+            length_m=length,
+        )
+        for (item, length), (n, roles) in sorted(fibres.items())
+    ]
+    return lines
+
+
 def _bom(
     valid: ValidScenario,
     technology: TechnologyName,
     switch_id: str,
     tiers: tuple[TierDesign, ...],
-    groups: tuple[LinkGroup, ...],
+    runs: tuple[CableRun, ...],
+    per_cage: int,
     routers: int,
     appliances: int,
 ) -> tuple[BomLine, ...]:
@@ -350,11 +469,7 @@ def _bom(
             role="host NICs",
         )
     )
-    lines.extend(
-        BomLine(item=group.cable_id, kind="cable", quantity=group.count, role=_ROLE[group.name])
-        for group in groups
-        if group.cable_id != NO_CABLE_ID
-    )
+    lines.extend(_cabling_bom(valid, runs, per_cage))
     if routers:
         lines.append(
             BomLine(
@@ -506,7 +621,7 @@ def _design(
         )
         for tier in plane.tier_designs()
     )
-    groups, findings = _link_groups(valid, plane, planes, mode.speed_gbps, management)
+    groups, runs, findings = _link_groups(valid, choice, plane, mode, management)
     more_nodes = max(0, (plane.max_host_ports - plane.host_ports) // rails)
     headroom_gpus = more_nodes * cluster.gpus_per_node
 
@@ -531,7 +646,26 @@ def _design(
     routers = 0
     limit = tech.max_endpoints_per_domain
     if tech.scope == "ib_subnet" and limit is not None:
-        routers = planes * ib_routers_needed(addresses_per_plane(tech, plane), int(limit.value))
+        subnets = subnets_needed(addresses_per_plane(tech, plane), int(limit.value))
+        per_plane = ib_routers_for_bandwidth(
+            plane.host_ports, subnets, mode.speed_gbps, oversubscription
+        )
+        routers = planes * per_plane
+        if per_plane:
+            notes.append(
+                Finding(
+                    code="FP322",
+                    severity="warning",
+                    message=(
+                        f"{per_plane} IB router(s) of {IB_ROUTER_PORTS} x {mode.speed_gbps:g}G"
+                        f" per plane carry the traffic between its {subnets} subnets: under"
+                        f" uniform traffic {subnets - 1}/{subnets} of the"
+                        f" {plane.host_ports:,} host ports' load crosses a subnet boundary at"
+                        f" {oversubscription:g}:1 (an estimate; the spine ports the routers take"
+                        " are not counted); more planes or a larger radix avoid the routers"
+                    ),
+                )
+            )
     appliances = 0
     if tech.scope == "ib_subnet" and management:
         appliances = math.ceil(management * planes / MANAGEMENT_PORTS_PER_APPLIANCE)
@@ -559,5 +693,15 @@ def _design(
         max_endpoints=cluster.endpoints + more_nodes * cluster.nics_per_node,
         headroom_gpus=headroom_gpus,
         findings=(*notes, *findings),
-        bom=_bom(valid, technology, switch.id, tiers, groups, routers, appliances),
+        cable_runs=runs,
+        bom=_bom(
+            valid,
+            technology,
+            switch.id,
+            tiers,
+            runs,
+            switch.links_per_cage(mode),
+            routers,
+            appliances,
+        ),
     )
