@@ -331,6 +331,19 @@ def resolve(
                     "lower nic_speed_gbps or choose a faster NIC",
                 )
             nics[name] = nic
+    lay = spec.layout
+    per_rack = lay.nodes_per_rack
+    racks = (
+        f"{per_rack} nodes per rack"
+        if isinstance(per_rack, int)
+        else "4 nodes per rack (auto: 1 for rack-scale nodes)"
+    )
+    assumptions.append(
+        f"layout: {racks}, rows of {lay.row_length_racks} racks {lay.rack_width_m:g} m wide,"
+        f" {lay.row_pitch_m:g} m between rows, +{lay.tray_drop_m:g} m tray drop and"
+        f" +{lay.slack_m:g} m slack per run, {lay.in_rack_m:g} m inside a rack; rail leaves in a"
+        " network rack per scalable unit, spines in a central block (set layout: to change)"
+    )
     prices: dict[str, PriceEntry] = dict(catalog.prices)
     if spec.cost.price_book:
         try:

@@ -14,7 +14,7 @@ cord (``price(fibre) + length x price(fibre-per-m)``).
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 
 from fabricplan.model.hardware import CableSpec, ModuleSpec, PriceEntry, fibre_cord_usd
 
@@ -59,6 +59,43 @@ def link_price_usd(
     return ends + fibre
 
 
+def cable_chooser(
+    cables: Iterable[CableSpec],
+    prices: Mapping[str, PriceEntry],
+    speed_gbps: float,
+    host_end: bool = False,
+    links_per_cage: int = 1,
+) -> Callable[[float], CableSpec | None]:
+    """:func:`cable_for` with everything but the length fixed, for many runs of one group (a
+    link's price is ``fixed + per_metre x length``, so the parts are priced once)."""
+    options: list[tuple[float, float, float, float, str, CableSpec]] = []
+    for c in cables:
+        if c.speed_gbps < speed_gbps or (host_end and not c.host_links):
+            continue
+        if c.composed and switch_module(c, links_per_cage) is None:
+            continue
+        if host_end and c.composed and c.host_module is None:
+            continue
+        fixed = link_price_usd(c, prices, host_end, links_per_cage, 0.0)
+        per_m = 0.0
+        if c.composed and c.fibre:
+            per_m = link_price_usd(c, prices, host_end, links_per_cage, 1.0) - fixed
+        options.append((c.speed_gbps, fixed, per_m, c.max_reach_m, c.id, c))
+
+    def choose(reach_m: float) -> CableSpec | None:
+        best: tuple[float, float, float, str] | None = None
+        found: CableSpec | None = None
+        for speed, fixed, per_m, reach, cable_id, cable in options:
+            if reach < reach_m:
+                continue
+            key = (speed, fixed + per_m * reach_m, reach, cable_id)
+            if best is None or key < best:
+                best, found = key, cable
+        return found
+
+    return choose
+
+
 def cable_for(
     cables: Iterable[CableSpec],
     prices: Mapping[str, PriceEntry],
@@ -98,20 +135,4 @@ def cable_for(
     >>> cable_for(catalog, {}, 800, 1.5) is None
     True
     """
-    fitting = [
-        c
-        for c in cables
-        if c.speed_gbps >= speed_gbps
-        and c.max_reach_m >= reach_m
-        and (c.host_links or not host_end)
-        and (not c.composed or switch_module(c, links_per_cage) is not None)
-        and (not host_end or not c.composed or c.host_module is not None)
-    ]
-    if not fitting:
-        return None
-
-    def key(c: CableSpec) -> tuple[float, float, float, str]:
-        price = link_price_usd(c, prices, host_end, links_per_cage, reach_m)
-        return (c.speed_gbps, price, c.max_reach_m, c.id)
-
-    return min(fitting, key=key)
+    return cable_chooser(cables, prices, speed_gbps, host_end, links_per_cage)(reach_m)

@@ -25,7 +25,7 @@ from fabricplan.model.fabric import (
 )
 from fabricplan.model.hardware import PortMode, SwitchSpec, TechnologySpec
 from fabricplan.model.scenario import TechnologyName, TopologyName, ValidScenario
-from fabricplan.topology.cable import cable_for, switch_module
+from fabricplan.topology.cable import cable_chooser, switch_module
 from fabricplan.topology.fat_tree import FatTree, fat_tree, rail_optimized
 from fabricplan.topology.layout import layout_runs
 from fabricplan.topology.scale_limit import (
@@ -233,8 +233,9 @@ def _link_groups(
         host_end = name in ("node_leaf", "management")
         speed = nic_speed if host_end else mode.speed_gbps
         longest_id = NO_CABLE_ID
+        choose = cable_chooser(valid.cables, valid.prices, speed, host_end, per_cage)
         for length_m, count in runs[name]:
-            cable = cable_for(valid.cables, valid.prices, speed, length_m, host_end, per_cage)
+            cable = choose(length_m)
             if cable is None:
                 findings.append(
                     Finding(

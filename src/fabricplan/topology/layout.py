@@ -106,15 +106,29 @@ class _Hall:
         return self._run(rows.astype(np.float64), cols.astype(np.float64))
 
 
+def orderable_lengths_m(lengths_m: FloatArray) -> FloatArray:
+    """:func:`orderable_length_m` of every element (vectorised)."""
+    out = np.ceil(np.round(lengths_m / LONG_STEP_M, 9)) * LONG_STEP_M
+    for limit, step in reversed(LENGTH_STEPS_M):
+        out = np.where(lengths_m <= limit, np.ceil(np.round(lengths_m / step, 9)) * step, out)
+    return np.asarray(out, dtype=np.float64)
+
+
 def _binned(lengths: FloatArray, weights: IntArray) -> list[tuple[float, int]]:
     if lengths.size == 0:
         return []
-    rounded = np.array([orderable_length_m(float(v)) for v in np.unique(lengths)])
-    index = np.searchsorted(np.unique(lengths), lengths)
-    totals: dict[float, int] = {}
-    for length, weight in zip(rounded[index].tolist(), weights.tolist(), strict=True):
-        totals[length] = totals.get(length, 0) + int(weight)
-    return sorted((length, count) for length, count in totals.items() if count)
+    bins, inverse = np.unique(orderable_lengths_m(lengths), return_inverse=True)
+    totals = np.bincount(inverse.ravel(), weights=weights.astype(np.float64))
+    return [
+        (float(length), round(total))
+        for length, total in zip(bins.tolist(), totals.tolist(), strict=True)
+        if total
+    ]
+
+
+def _rack_nodes(nodes: int, racks: int, per_rack: int) -> IntArray:
+    rack = np.arange(racks, dtype=np.int64)
+    return np.clip(nodes - rack * per_rack, 0, per_rack)
 
 
 def _node_positions(
@@ -124,15 +138,20 @@ def _node_positions(
     rails: int,
     per_rack: int,
     row_length: int,
-) -> tuple[IntArray, IntArray, IntArray]:
-    """Hall positions of every node, of the leaf its NICs reach, and of every leaf of a plane."""
-    node = np.arange(nodes, dtype=np.int64)
+) -> tuple[IntArray, IntArray, IntArray, IntArray]:
+    """Hall positions of node racks (or nodes), of the leaf rack their NICs reach, how many
+    nodes each stands for, and the position of every leaf of a plane."""
     if plane.leaves == 1:
         racks = math.ceil(nodes / per_rack)
         middle = racks // 2
-        rack = node // per_rack
+        rack = np.arange(racks, dtype=np.int64)
         pos = rack + (rack >= middle)
-        return pos, np.full(nodes, middle, dtype=np.int64), np.array([middle], dtype=np.int64)
+        return (
+            pos,
+            np.full(racks, middle, dtype=np.int64),
+            _rack_nodes(nodes, racks, per_rack),
+            np.array([middle], dtype=np.int64),
+        )
     if topology == "rail_optimized":
         slots = plane.hosts_per_leaf  # node slots of one scalable unit
         unit_racks = math.ceil(slots / per_rack)
@@ -147,18 +166,22 @@ def _node_positions(
             per_row = row_length // stride
             return (unit // per_row) * row_length + (unit % per_row) * stride
 
-        unit, local = node // slots, (node % slots) // per_rack
+        unit = np.repeat(np.arange(units, dtype=np.int64), unit_racks)
+        local = np.tile(np.arange(unit_racks, dtype=np.int64), units)
+        in_unit = np.clip(nodes - unit * slots, 0, slots)
+        count = np.clip(in_unit - local * per_rack, 0, per_rack)
         pos = start(unit) + local + (local >= middle)
-        leaf_pos = start(unit) + middle
         unit_leaf_pos = start(np.arange(units, dtype=np.int64)) + middle
-        return pos, leaf_pos, np.repeat(unit_leaf_pos, rails)
+        return pos, start(unit) + middle, count, np.repeat(unit_leaf_pos, rails)
     per_leaf = plane.hosts_per_leaf
+    node = np.arange(nodes, dtype=np.int64)
     rack = node // per_rack
     leaf = (node * rails) // per_leaf
     leaves = np.arange(plane.leaves, dtype=np.int64)
     middle_node = np.minimum((leaves * per_leaf + per_leaf // 2) // rails, nodes - 1)
     leaf_rack = middle_node // per_rack
-    return rack, leaf_rack[np.minimum(leaf, plane.leaves - 1)], leaf_rack
+    leaf_of_node = leaf_rack[np.minimum(leaf, plane.leaves - 1)]
+    return rack, leaf_of_node, np.ones(nodes, dtype=np.int64), leaf_rack
 
 
 def layout_runs(
@@ -208,14 +231,12 @@ def layout_runs(
             for group, count in counts.items()
         }
     per_rack = nodes_per_rack(layout, gpus_per_node)
-    node_pos, node_leaf_pos, leaf_pos = _node_positions(
+    node_pos, node_leaf_pos, node_count, leaf_pos = _node_positions(
         topology, plane, nodes, rails, per_rack, layout.row_length_racks
     )
     hall = _Hall(layout, int(max(node_pos.max(), leaf_pos.max())) + 1)
     runs: Runs = {group: [] for group in counts}
-    runs["node_leaf"] = _binned(
-        hall.between(node_pos, node_leaf_pos), np.full(nodes, nics_per_node, dtype=np.int64)
-    )
+    runs["node_leaf"] = _binned(hall.between(node_pos, node_leaf_pos), node_count * nics_per_node)
     if management_links:
         first = leaf_pos[:1]
         runs["management"] = _binned(
