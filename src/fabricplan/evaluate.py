@@ -134,6 +134,31 @@ def _alternative(
     )
 
 
+def _tco_only(candidate: _Candidate, winner: _Candidate, ranked_on_idle: bool) -> DesignAlternative:
+    """A design priced in full but not ranked on GPU time: it loses on TCO alone."""
+    gap = candidate.cost.tco_usd - winner.cost.tco_usd
+    why = (
+        f"TCO {_usd(gap)} above the chosen design's over {winner.cost.years} years (capex"
+        f" {candidate.cost.capex_usd - winner.cost.capex_usd:+,.0f})"
+    )
+    if ranked_on_idle:
+        why += f"; not among the {RANKED_ON_GPU_TIME} cheapest ranked on idle GPU time"
+    design = candidate.design
+    return DesignAlternative(
+        switch=candidate.choice.switch.id,
+        topology=candidate.choice.topology,
+        tiers=design.tiers,
+        planes=design.planes,
+        spine_groups=design.spine_groups,
+        switches_total=candidate.switches_total,
+        capex_usd=candidate.cost.capex_usd,
+        tco_usd=candidate.cost.tco_usd,
+        money_usd=candidate.cost.tco_usd,
+        more_usd=gap,
+        lost_because=why,
+    )
+
+
 def _capex_only(candidate: _Built, winner: _Candidate) -> DesignAlternative:
     design = candidate.design
     gap = candidate.capex_usd - winner.cost.capex_usd
@@ -265,9 +290,9 @@ def search_design(
     else:
         ranked, rest = by_tco, []
     winner = ranked[0]
-    losers = ranked[1:] + rest
     alternatives = (
-        tuple(_alternative(c, winner, ranked_on_idle) for c in losers)
+        tuple(_alternative(c, winner, ranked_on_idle) for c in ranked[1:])
+        + tuple(_tco_only(c, winner, ranked_on_idle) for c in rest)
         + tuple(_capex_only(b, winner) for b in by_capex[PRICED_IN_FULL:])
         + tuple(_infeasible(choice, exc) for choice, exc in failed)
     )

@@ -336,7 +336,7 @@ def resolve(
     racks = (
         f"{per_rack} nodes per rack"
         if isinstance(per_rack, int)
-        else "4 nodes per rack (auto: 1 for rack-scale nodes)"
+        else "nodes per rack auto (4 of up to 8 GPUs; a rack-scale NVLink domain fills its rack)"
     )
     assumptions.append(
         f"layout: {racks}, rows of {lay.row_length_racks} racks {lay.rack_width_m:g} m wide,"

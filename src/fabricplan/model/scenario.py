@@ -125,7 +125,8 @@ class LayoutSpec(Frozen):
 
     nodes_per_rack: int | Literal["auto"] = "auto"
     """``auto``: 4 nodes of up to 8 GPUs (the DGX H100 SuperPOD RA's 4 systems per rack,
-    40.8 kW), 1 rack-scale node (NVL72)."""
+    40.8 kW); the trays of a rack-scale NVLink domain fill its rack (18 GB200 NVL72 trays); a
+    larger node fills a rack alone."""
     rack_width_m: float = Field(default=0.6, gt=0, le=5)
     row_length_racks: int = Field(default=16, gt=0, le=1000)
     row_pitch_m: float = Field(default=2.4, gt=0, le=20)

@@ -221,6 +221,7 @@ def _link_groups(
         cluster.gpus_per_node,
         management * planes,
         _fixed_lengths(valid),
+        valid.node.nvlink_domain_gpus,
     )
     per_cage = choice.switch.links_per_cage(mode)
     groups: list[LinkGroup] = []

@@ -41,7 +41,8 @@ recommends four DGX H100 per rack (4 x 10.2 kW = 40.8 kW; 8 compute racks per 32
 the DGX B300 RA places four DGX B300 in one rack."""
 
 NODES_PER_RACK_RACK_SCALE = 1
-"""Rack-scale nodes (more than 8 GPUs, e.g. GB200 NVL72) fill their rack."""
+"""A node of more than 8 GPUs fills its rack. Trays of a rack-scale NVLink domain (GB200 NVL72:
+18 trays of 4 GPUs) fill their domain's rack."""
 
 LENGTH_STEPS_M: tuple[tuple[float, float], ...] = ((5.0, 0.5), (30.0, 1.0), (100.0, 5.0))
 """Orderable length steps: up to 5 m in 0.5 m (copper cables come in 0.5 m steps, e.g. the
@@ -63,14 +64,20 @@ def orderable_length_m(length_m: float) -> float:
     return math.ceil(round(length_m / LONG_STEP_M, 9)) * LONG_STEP_M
 
 
-def nodes_per_rack(layout: LayoutSpec, gpus_per_node: int) -> int:
+def nodes_per_rack(layout: LayoutSpec, gpus_per_node: int, rack_domain_gpus: int = 0) -> int:
     """The layout's nodes per rack, ``auto`` read by node size.
 
-    >>> nodes_per_rack(LayoutSpec(), 8), nodes_per_rack(LayoutSpec(), 72)
-    (4, 1)
+    ``rack_domain_gpus``: GPUs of an NVLink domain that spans a rack (72 for GB200 NVL72), whose
+    trays fill that rack; 0 (or a domain no larger than the node) for a standalone server.
+
+    >>> nodes_per_rack(LayoutSpec(), 8), nodes_per_rack(LayoutSpec(), 72), nodes_per_rack(
+    ...     LayoutSpec(), 4, 72)
+    (4, 1, 18)
     """
     if isinstance(layout.nodes_per_rack, int):
         return layout.nodes_per_rack
+    if rack_domain_gpus > gpus_per_node:
+        return max(1, rack_domain_gpus // gpus_per_node)
     return NODES_PER_RACK_8_GPU if gpus_per_node <= 8 else NODES_PER_RACK_RACK_SCALE
 
 
@@ -194,6 +201,7 @@ def layout_runs(
     gpus_per_node: int,
     management_links: int,
     fixed_m: Mapping[LinkGroupName, float] | None = None,
+    rack_domain_gpus: int = 0,
 ) -> Runs:
     """Links per group and orderable length for one design (every plane alike).
 
@@ -209,6 +217,8 @@ def layout_runs(
         Subnet-manager links of all planes (from a central management rack to a leaf).
     fixed_m
         Per group, one length for every run (``fabric.cable_reach`` set in the spec).
+    rack_domain_gpus
+        GPUs of a rack-scale NVLink domain (see :func:`nodes_per_rack`).
 
     Examples
     --------
@@ -230,7 +240,7 @@ def layout_runs(
             group: [(orderable_length_m(fixed_m[group]), count)] if count else []
             for group, count in counts.items()
         }
-    per_rack = nodes_per_rack(layout, gpus_per_node)
+    per_rack = nodes_per_rack(layout, gpus_per_node, rack_domain_gpus)
     node_pos, node_leaf_pos, node_count, leaf_pos = _node_positions(
         topology, plane, nodes, rails, per_rack, layout.row_length_racks
     )
