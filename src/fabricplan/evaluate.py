@@ -23,7 +23,13 @@ from fabricplan.lint.operations import assess_operations
 from fabricplan.model.fabric import DesignAlternative, DesignChoice, FabricDesign, Finding
 from fabricplan.model.results import CostBreakdown, Evaluation, InfeasibleOption, PerfRequest
 from fabricplan.model.scenario import TechnologyName, ValidScenario
-from fabricplan.topology.designer import bom_capex_usd, design_fabric, design_space
+from fabricplan.topology.designer import (
+    bom_capex_usd,
+    design_fabric,
+    design_space,
+    port_mode_for_nic,
+)
+from fabricplan.topology.fat_tree import leaf_split
 
 RANKED_ON_GPU_TIME = 2
 """How many of the cheapest designs by TCO are ranked again with the value of the GPU time they
@@ -75,16 +81,26 @@ def _planes_may_help(
     fewest: dict[tuple[str, str, int], int | None],
     single_plane: dict[tuple[str, str], int],
     choice: DesignChoice,
+    endpoints: int,
+    nic_speed_gbps: float,
+    oversubscription: float,
 ) -> bool:
-    """Whether splitting into ``choice.planes`` planes can save switches: only when one plane of
-    the same switch and topology needs three tiers, a spine set per rail, or cannot be built.
-    Two tiers of one spine set already cost ``3H/k`` switches for ``H`` host ports; more planes
-    keep that count (the DeepSeek MPFT saving is the tier it removes)."""
+    """Whether splitting into ``choice.planes`` planes can save switches: when one plane of the
+    same switch and topology cannot be built; or when it needs three tiers or a spine set per
+    rail and each of the planes would fit two tiers (``k x d`` host ports). Two tiers of one
+    spine set already cost ``3H/k`` switches for ``H`` host ports, and three tiers in every plane
+    keep the three-tier count: the DeepSeek MPFT saving is the tier it removes."""
     one = (choice.switch.id, choice.topology, 1)
     if one not in fewest:
         return True
     tiers = fewest[one]
-    return tiers is None or tiers == 3 or single_plane.get(one[:2], 1) > 1
+    if tiers is None:
+        return True
+    if tiers != 3 and single_plane.get(one[:2], 1) == 1:
+        return False
+    mode = port_mode_for_nic(choice.switch, nic_speed_gbps)
+    densest, _ = leaf_split(mode.ports, oversubscription)
+    return endpoints / choice.planes <= mode.ports * densest
 
 
 def _with_switch(valid: ValidScenario, choice: DesignChoice, tech: TechnologyName) -> ValidScenario:
@@ -239,13 +255,26 @@ def search_design(
     designed: list[_Built] = []
     failed: list[tuple[DesignChoice, DesignError]] = []
     fewest: dict[tuple[str, str, int], int | None] = {}
+    split: dict[tuple[str, str, int], bool] = {}
     single_plane: dict[tuple[str, str], int] = {}
     auto_planes = valid.spec.fabric.planes == "auto"
+    endpoints = valid.spec.cluster.endpoints
+    nic_speed = valid.spec.cluster.nic_speed_gbps
+    oversubscription = valid.spec.fabric.oversubscription
     for choice in design_space(valid, technology):
         key = (choice.switch.id, choice.topology, choice.planes)
-        if choice.tiers == 3 and valid.spec.fabric.tiers == "auto" and fewest.get(key, 2) != 2:
-            continue  # forcing three tiers adds nothing to a 1- or 3-tier (or unbuildable) design
-        if choice.planes > 1 and auto_planes and not _planes_may_help(fewest, single_plane, choice):
+        if choice.tiers == 3 and valid.spec.fabric.tiers == "auto" and not split.get(key):
+            # Three tiers only add a tier to a 1- or 3-tier (or unbuildable) design, and to a
+            # 2-tier one with one spine set (more switches, longer paths); they can pay only
+            # where two tiers need a spine set per rail (no fabric path between rails).
+            continue
+        if (
+            choice.planes > 1
+            and auto_planes
+            and not _planes_may_help(
+                fewest, single_plane, choice, endpoints, nic_speed, oversubscription
+            )
+        ):
             continue
         scenario = _with_switch(valid, choice, technology)
         try:
@@ -257,6 +286,7 @@ def search_design(
             continue
         if choice.tiers is None:
             fewest[key] = design.tiers
+            split[key] = design.tiers == 2 and design.spine_groups > 1
             if choice.planes == 1:
                 single_plane[key[:2]] = design.spine_groups
         designed.append(_Built(choice, scenario, design, bom_capex_usd(scenario, design)))
