@@ -342,6 +342,8 @@ def search_design(
     )
     return winner.valid, design, winner.cost
 
+__all__ = ["evaluate", "evaluate_feasible", "evaluate_one"]
+
 
 def evaluate_one(
     valid: ValidScenario,
