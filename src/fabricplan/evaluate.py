@@ -342,7 +342,8 @@ def search_design(
     )
     return winner.valid, design, winner.cost
 
-__all__ = ["evaluate", "evaluate_feasible", "evaluate_one"]
+
+__all__ = ["evaluate", "evaluate_feasible", "evaluate_one", "search_design"]
 
 
 def evaluate_one(
