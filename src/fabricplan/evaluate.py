@@ -292,11 +292,17 @@ def search_design(
         designed.append(_Built(choice, scenario, design, bom_capex_usd(scenario, design)))
     if not designed:
         first = failed[0][1]
-        reasons = "; ".join(f"{c.label}: {exc.what}" for c, exc in failed[:6])
+        by_reason: dict[str, list[str]] = {}
+        for c, exc in failed:
+            by_reason.setdefault(exc.what, []).append(c.label)
+        reasons = "; ".join(
+            f"{what} ({labels[0]}" + (f" and {len(labels) - 1} more)" if len(labels) > 1 else ")")
+            for what, labels in by_reason.items()
+        )
         raise DesignError(
             first.code,
             first.where,
-            f"no design in the search space fits ({len(failed)} tried; {reasons})",
+            f"no design in the search space fits ({len(failed)} tried: {reasons})",
             first.value,
             first.fix,
         )
