@@ -127,3 +127,35 @@ def test_oversubscription_never_raises_capex(
     for tier in over.tier_designs:
         if tier.name == "leaf" and tier.up_ports:
             assert tier.down_ports <= ratio * tier.up_ports + 1e-9
+
+
+def test_the_search_finds_deepseeks_eight_plane_two_tier_fabric_at_16k() -> None:
+    # 16,384 NICs on 64-port switches: one plane needs three tiers (1,280 switches); eight planes
+    # of 2,048 NICs are two tiers each, 8 x 96 = 768 switches (DeepSeek ISCA'25 MPFT).
+    valid = scenario(
+        16_384,
+        "infiniband",
+        switch={"infiniband": "qm9700"},
+        topology="fat_tree",
+        management_ports=0,
+    )
+    _, design, _ = search_design(valid, "infiniband", backend="fake")
+    assert (design.planes, design.tiers, sum(design.switches.values())) == (8, 2, 768)
+    one_plane = [a for a in design.alternatives if a.planes == 1 and a.tiers == 3]
+    assert one_plane and one_plane[0].switches_total == 1_280
+    assert one_plane[0].more_usd is not None and one_plane[0].more_usd > 0
+
+
+@settings(max_examples=12, deadline=None)
+@given(nodes=st.integers(1, 3000), tech=st.sampled_from(["infiniband", "roce_v2"]))
+def test_no_priced_alternative_costs_less_than_the_kept_design(nodes: int, tech: str) -> None:
+    valid = scenario(8 * nodes, tech)
+    try:
+        _, design, cost = search_design(valid, tech, backend="fake")
+    except DesignError:
+        return
+    for alt in design.alternatives:
+        if alt.more_usd is not None:
+            assert alt.more_usd >= -1.0, alt
+        if alt.tco_usd is not None and alt.gpu_idle_usd is None:
+            assert alt.tco_usd >= cost.tco_usd - 1.0, alt
