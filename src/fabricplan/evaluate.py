@@ -293,8 +293,8 @@ def search_design(
     if not designed:
         first = failed[0][1]
         by_reason: dict[str, list[str]] = {}
-        for c, exc in failed:
-            by_reason.setdefault(exc.what, []).append(c.label)
+        for tried, error in failed:
+            by_reason.setdefault(error.what, []).append(tried.label)
         reasons = "; ".join(
             f"{what} ({labels[0]}" + (f" and {len(labels) - 1} more)" if len(labels) > 1 else ")")
             for what, labels in by_reason.items()

@@ -412,12 +412,22 @@ def _cabling_bom(valid: ValidScenario, runs: tuple[CableRun, ...], per_cage: int
             module_links[key] = (links + run.count, 1, 1)
         if cable.fibre:
             add(fibres, (cable.fibre, run.length_m), run.count, role)
+
+    def cable_role(item: str, n: int, roles: set[str], length: float) -> str:
+        text = f"{', '.join(sorted(roles))}, {length:g} m"
+        copper = by_id[item].cable_kind in ("dac", "acc")
+        if copper and per_cage >= 2 and roles & {_ROLE["node_leaf"], _ROLE["management"]}:
+            # A twin-port cage takes a 1:2 splitter (LinkX MCP7Y00 / MCA7J70): one cable, two
+            # host links; the line counts links, priced per link.
+            text += f"; ordered as about {math.ceil(n / per_cage)} 1:{per_cage} splitter cables"
+        return text
+
     lines = [
         BomLine(
             item=item,
             kind="cable",
             quantity=n,
-            role=f"{', '.join(sorted(roles))}, {length:g} m",
+            role=cable_role(item, n, roles, length),
             length_m=length,
         )
         for (item, length), (n, roles) in sorted(cables.items())
