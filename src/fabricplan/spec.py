@@ -349,7 +349,8 @@ def resolve(
         else "nodes per rack auto (4 of up to 8 GPUs; a rack-scale NVLink domain fills its rack)"
     )
     assumptions.append(
-        f"layout: {racks}, rows of {lay.row_length_racks} racks {lay.rack_width_m:g} m wide,"
+        f"layout: {racks}, rows of {lay.row_length_racks} racks (auto: a square hall, 16-64"
+        f" racks a row) {lay.rack_width_m:g} m wide,"
         f" {lay.row_pitch_m:g} m between rows, +{lay.tray_drop_m:g} m tray drop and"
         f" +{lay.slack_m:g} m slack per run, {lay.in_rack_m:g} m inside a rack; rail leaves in a"
         " network rack per scalable unit, spines in a central block (set layout: to change)"

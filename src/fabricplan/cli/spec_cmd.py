@@ -34,7 +34,7 @@ fabric:
   #                         #   instead of the layout's
 layout:                     # where racks stand: cable lengths and reach classes come from it
   nodes_per_rack: auto      # auto: 4 servers of up to 8 GPUs; an NVL72 rack's trays
-  row_length_racks: 16
+  row_length_racks: auto    # auto: a roughly square hall, 16-64 racks a row
   rack_width_m: 0.6
   row_pitch_m: 2.4          # rack depth + aisle
   tray_drop_m: 3.0          # up from one port to the tray and down to the other

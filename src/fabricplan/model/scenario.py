@@ -142,7 +142,9 @@ class LayoutSpec(Frozen):
     40.8 kW); the trays of a rack-scale NVLink domain fill its rack (18 GB200 NVL72 trays); a
     larger node fills a rack alone."""
     rack_width_m: float = Field(default=0.6, gt=0, le=5)
-    row_length_racks: int = Field(default=16, gt=0, le=1000)
+    row_length_racks: int | Literal["auto"] = "auto"
+    """Racks per row; ``auto``: a roughly square hall (rows x ``row_pitch_m`` about equal to
+    the row length x ``rack_width_m``), between 16 and 64 racks a row."""
     row_pitch_m: float = Field(default=2.4, gt=0, le=20)
     tray_drop_m: float = Field(default=3.0, ge=0, le=20)
     slack_m: float = Field(default=1.0, ge=0, le=20)

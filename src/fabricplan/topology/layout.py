@@ -1,7 +1,7 @@
 """Cable runs from the physical layout: where racks stand, and how long each link is.
 
-Racks stand in rows of ``row_length_racks``; rack ``i`` of the hall sequence is in row
-``i // row_length_racks`` at column ``i % row_length_racks``. A run between two racks follows
+Racks stand in rows of ``row_length_racks`` (:func:`row_length_racks`); rack ``i`` of the hall
+sequence is in row ``i // row_length`` at column ``i % row_length``. A run between two racks follows
 the overhead trays: ``|rows apart| x row_pitch_m + |racks apart| x rack_width_m + tray_drop_m
 + slack_m``; a run inside one rack is ``in_rack_m``
 (:class:`~fabricplan.model.scenario.LayoutSpec`).
@@ -52,6 +52,29 @@ ours, not a vendor list."""
 
 LONG_STEP_M = 10.0
 
+ROW_LENGTH_RACKS_MIN = 16
+ROW_LENGTH_RACKS_MAX = 64
+"""Bounds of ``row_length_racks: auto``: at least 16 racks (a 32-node SU's 8 compute racks and
+its network racks, twice), at most 64 (about 38 m of 600 mm racks, an estimate of the longest
+practical contained aisle; larger clusters add rows)."""
+
+
+def row_length_racks(layout: LayoutSpec, racks: int) -> int:
+    """Racks per row: the layout's, or for ``auto`` a roughly square hall.
+
+    Square: ``rows x row_pitch = row length x rack_width`` with ``rows = racks / row length``,
+    so ``row length = sqrt(racks x row_pitch / rack_width)``, kept within
+    [:data:`ROW_LENGTH_RACKS_MIN`, :data:`ROW_LENGTH_RACKS_MAX`].
+
+    >>> row_length_racks(LayoutSpec(), 64), row_length_racks(LayoutSpec(), 3_300)
+    (16, 64)
+    """
+    if isinstance(layout.row_length_racks, int):
+        return layout.row_length_racks
+    square = math.ceil(math.sqrt(racks * layout.row_pitch_m / layout.rack_width_m))
+    return max(ROW_LENGTH_RACKS_MIN, min(ROW_LENGTH_RACKS_MAX, square))
+
+
 Runs = dict[LinkGroupName, list[tuple[float, int]]]
 """Per link group: ``(orderable length in m, links)`` pairs, shortest first."""
 
@@ -88,9 +111,8 @@ FloatArray = npt.NDArray[np.float64]
 class _Hall:
     """Rack positions in the hall sequence and the distances between them."""
 
-    def __init__(self, layout: LayoutSpec, racks: int) -> None:
+    def __init__(self, layout: LayoutSpec, racks: int, per_row: int) -> None:
         self.layout = layout
-        per_row = layout.row_length_racks
         rows = max(1, math.ceil(racks / per_row))
         self.per_row = per_row
         self.center_row = (rows - 1) / 2
@@ -241,10 +263,12 @@ def layout_runs(
             for group, count in counts.items()
         }
     per_rack = nodes_per_rack(layout, gpus_per_node, rack_domain_gpus)
+    node_racks = math.ceil(nodes / per_rack)
+    per_row = row_length_racks(layout, node_racks + math.ceil(plane.leaves / rails))
     node_pos, node_leaf_pos, node_count, leaf_pos = _node_positions(
-        topology, plane, nodes, rails, per_rack, layout.row_length_racks
+        topology, plane, nodes, rails, per_rack, per_row
     )
-    hall = _Hall(layout, int(max(node_pos.max(), leaf_pos.max())) + 1)
+    hall = _Hall(layout, int(max(node_pos.max(), leaf_pos.max())) + 1, per_row)
     runs: Runs = {group: [] for group in counts}
     runs["node_leaf"] = _binned(hall.between(node_pos, node_leaf_pos), node_count * nics_per_node)
     if management_links:
