@@ -2,8 +2,9 @@
 
 Each technology's design is searched (:func:`search_design`): every choice the spec leaves open
 (switch model, topology, tiers, planes; :func:`fabricplan.topology.designer.design_space`) is
-designed and priced, the cheapest few by TCO are ranked again with the value of the GPU time
-their exposed communication idles, and the least money wins (fewer switches on a tie). The
+designed and priced, the cheapest few by capex are priced over the horizon (TCO) with the value
+of the GPU time their exposed communication idles, and the least money wins (fewer switches on a
+tie). The
 others are kept in ``design.alternatives`` with why each lost.
 
 >>> from fabricplan.spec import parse_spec
@@ -31,17 +32,12 @@ from fabricplan.topology.designer import (
 )
 from fabricplan.topology.fat_tree import leaf_split
 
-RANKED_ON_GPU_TIME = 2
-"""How many of the cheapest designs by TCO are ranked again with the value of the GPU time they
-idle (a step-time model run each). A search bound of ours: a design outside the cheapest few
-would need its step to be shorter by more than the TCO gap, which the designs of one technology
-(same NICs, same link speed) do not show."""
-
-PRICED_IN_FULL = 4
+PRICED_IN_FULL = 6
 """How many of the cheapest designs by capex are priced in full (power, support, operations)
-before the GPU-time ranking; the others lose on capex alone. Support is a fraction of capex and
-energy and operations grow with the switch count, so a design outside the cheapest few by capex
-is not the cheapest by TCO among designs of one technology (a search bound of ours)."""
+and ranked on TCO plus the value of the GPU time they idle; the others lose on capex alone. A
+search bound of ours: support is a fraction of capex and energy and operations grow with the
+switch count, and the step model runs once per design shape (:func:`_shape`), so widening it
+costs little but time."""
 
 RANKING_BACKENDS = ("analytic", "fake")
 """Backends the search ranks with; any other (flow, packet) ranks with the analytic model and
@@ -150,31 +146,6 @@ def _alternative(
     )
 
 
-def _tco_only(candidate: _Candidate, winner: _Candidate, ranked_on_idle: bool) -> DesignAlternative:
-    """A design priced in full but not ranked on GPU time: it loses on TCO alone."""
-    gap = candidate.cost.tco_usd - winner.cost.tco_usd
-    why = (
-        f"TCO {_usd(gap)} above the chosen design's over {winner.cost.years} years (capex"
-        f" {candidate.cost.capex_usd - winner.cost.capex_usd:+,.0f})"
-    )
-    if ranked_on_idle:
-        why += f"; not among the {RANKED_ON_GPU_TIME} cheapest ranked on idle GPU time"
-    design = candidate.design
-    return DesignAlternative(
-        switch=candidate.choice.switch.id,
-        topology=candidate.choice.topology,
-        tiers=design.tiers,
-        planes=design.planes,
-        spine_groups=design.spine_groups,
-        switches_total=candidate.switches_total,
-        capex_usd=candidate.cost.capex_usd,
-        tco_usd=candidate.cost.tco_usd,
-        money_usd=candidate.cost.tco_usd,
-        more_usd=gap,
-        lost_because=why,
-    )
-
-
 def _capex_only(candidate: _Built, winner: _Candidate) -> DesignAlternative:
     design = candidate.design
     gap = candidate.capex_usd - winner.cost.capex_usd
@@ -204,6 +175,30 @@ def _infeasible(choice: DesignChoice, exc: DesignError) -> DesignAlternative:
     )
 
 
+def _shape(candidate: _Candidate) -> tuple[object, ...]:
+    """What the step model reads of a design: designs of one shape share their idle GPU time
+    (the switch's price, power and id do not enter it; its latency, buffer and routing do)."""
+    d, sw = candidate.design, candidate.choice.switch
+    return (
+        d.topology,
+        d.tiers,
+        d.planes,
+        d.spine_groups,
+        d.rail_aligned,
+        d.radix,
+        d.hosts_per_leaf,
+        d.leaves_per_pod,
+        d.worst_case_switch_hops,
+        round(d.bisection_tbps, 6),
+        d.port_speed_gbps,
+        tuple((g.name, g.cable_id) for g in d.link_groups),
+        sw.latency_ns.value,
+        sw.adaptive_routing,
+        sw.in_network_reduction,
+        sw.buffer_bytes.value if sw.buffer_bytes is not None else None,
+    )
+
+
 def _idle_usd(candidate: _Candidate, backend: str, request: PerfRequest) -> float | None:
     ranking = get_backend(backend if backend in RANKING_BACKENDS else "analytic")
     step_only = request.model_copy(update={"collectives": (), "p2p": False, "step": True})
@@ -224,11 +219,13 @@ def search_design(
     """The best design of ``technology`` over the space the spec leaves open.
 
     Every :class:`~fabricplan.model.fabric.DesignChoice` of
-    :func:`~fabricplan.topology.designer.design_space` is designed and priced (TCO = capex +
-    years x opex, :func:`~fabricplan.analytic.cost.fabric_cost`); when the request asks for the
-    training step, the :data:`RANKED_ON_GPU_TIME` cheapest are ranked again with the value of
-    the GPU time they idle. The least money wins; ties go to fewer switches, then to the search
-    order (the spec's default first).
+    :func:`~fabricplan.topology.designer.design_space` (within the bounds below) is designed and
+    priced by its bill of materials; the :data:`PRICED_IN_FULL` cheapest by capex get their TCO
+    (capex + years x opex, :func:`~fabricplan.analytic.cost.fabric_cost`) and, when the request
+    asks for the training step, the value of the GPU time they idle (one step-model run per
+    design shape). The least money wins; ties go to fewer switches, then to the search order
+    (the spec's default first). Bounds: three tiers only where two need a spine set per rail;
+    more planes only where each plane then fits two tiers or one plane cannot be built.
 
     Returns
     -------
@@ -314,21 +311,22 @@ def search_design(
     by_tco = sorted(built, key=lambda c: (round(c.cost.tco_usd), c.switches_total))
     ranked_on_idle = request.step
     if ranked_on_idle:
-        head = [
-            _Candidate(c.choice, c.valid, c.design, c.cost, _idle_usd(c, backend, request))
-            for c in by_tco[:RANKED_ON_GPU_TIME]
-        ]
+        idle_by_shape: dict[tuple[object, ...], float | None] = {}
+        head = []
+        for c in by_tco:
+            shape = _shape(c)
+            if shape not in idle_by_shape:
+                idle_by_shape[shape] = _idle_usd(c, backend, request)
+            head.append(_Candidate(c.choice, c.valid, c.design, c.cost, idle_by_shape[shape]))
         pool = sorted(
             enumerate(head), key=lambda ic: (round(ic[1].money_usd), ic[1].switches_total, ic[0])
         )
         ranked = [c for _, c in pool]
-        rest = by_tco[RANKED_ON_GPU_TIME:]
     else:
-        ranked, rest = by_tco, []
+        ranked = by_tco
     winner = ranked[0]
     alternatives = (
         tuple(_alternative(c, winner, ranked_on_idle) for c in ranked[1:])
-        + tuple(_tco_only(c, winner, ranked_on_idle) for c in rest)
         + tuple(_capex_only(b, winner) for b in by_capex[PRICED_IN_FULL:])
         + tuple(_infeasible(choice, exc) for choice, exc in failed)
     )
