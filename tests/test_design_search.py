@@ -159,3 +159,14 @@ def test_no_priced_alternative_costs_less_than_the_kept_design(nodes: int, tech:
             assert alt.more_usd >= -1.0, alt
         if alt.tco_usd is not None and alt.gpu_idle_usd is None:
             assert alt.tco_usd >= cost.tco_usd - 1.0, alt
+
+
+def test_the_subnet_managers_ports_do_not_make_65536_nics_infeasible() -> None:
+    # 65,536 NICs are exactly 64^3/4: the 4 UFM ports of management_ports: auto used to tip one
+    # plane over the three-tier limit (FP302); the SM then runs elsewhere (FP319).
+    valid = scenario(
+        65_536, "infiniband", switch={"infiniband": "qm9700"}, topology="fat_tree", planes=1
+    )
+    design = design_fabric(valid, "infiniband")
+    assert (design.tiers, sum(design.switches.values()), design.management_ports) == (3, 5120, 0)
+    assert any(f.code == "FP319" for f in design.findings)

@@ -614,8 +614,16 @@ def _design(
     rails = cluster.nics_per_node // planes
     mode = port_mode_for_nic(switch, cluster.nic_speed_gbps)
     management = management_ports_per_plane(fabric.management_ports, tech)
-    plane = _plane(valid, choice, mode.ports, rails, management, oversubscription)
     management_moved = False
+    try:
+        plane = _plane(valid, choice, mode.ports, rails, management, oversubscription)
+    except DesignError:
+        if fabric.management_ports != "auto" or not management:
+            raise
+        # The subnet manager's ports alone tip the plane over its largest size (65,536 NICs on
+        # 64-port switches): run the SM elsewhere rather than fail.
+        plane = _plane(valid, choice, mode.ports, rails, 0, oversubscription)
+        management, management_moved = 0, True
     if fabric.management_ports == "auto" and management:
         # The RA keeps a node slot free for the subnet manager; when the cluster fills every
         # slot, an architect runs the SM elsewhere rather than buy another scalable unit.
