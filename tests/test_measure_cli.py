@@ -158,9 +158,10 @@ def test_calibrate_writes_a_profile_compare_can_load(tmp_path: Path) -> None:
     assert set(doc["fitted"]) == {
         k for k, v in profile.model_dump().items() if v is not None and k not in scope
     }
-    # The profile names the fabric it was fitted on, so it applies to that one only.
-    assert (profile.technology, profile.nic) == ("infiniband", "cx7")
-    assert profile.switch
+    # The profile names the technology it was fitted on, so it applies to that one only; the
+    # logs do not name NIC or switch models, so those stay open.
+    assert (profile.technology, profile.nic, profile.switch) == ("infiniband", None, None)
+    assert "cx7" in profile.source
 
 
 def test_calibrate_rejects_unknown_parameters(tmp_path: Path) -> None:

@@ -121,7 +121,30 @@ def _read_yaml(text: str, origin: str) -> Any:
 
 
 def read_spec(data: Any, origin: str = "spec") -> ScenarioSpec:
-    """Validate the structure of a spec given as a mapping."""
+    """Validate the structure of a spec given as a mapping.
+
+    Parameters
+    ----------
+    data
+        The spec document (as YAML would load it).
+    origin
+        Where it came from, for error messages.
+
+    Returns
+    -------
+    ScenarioSpec
+        Every default filled in; catalog ids not yet resolved.
+
+    Raises
+    ------
+    SpecError
+        FP101-FP107 naming the field, the value and the fix.
+
+    Examples
+    --------
+    >>> read_spec({"cluster": {"gpus": 64}}).cluster.nodes
+    8
+    """
     if not isinstance(data, dict):
         raise SpecError(
             "FP107",
@@ -137,7 +160,32 @@ def read_spec(data: Any, origin: str = "spec") -> ScenarioSpec:
 
 
 def load_spec_file(path: str | os.PathLike[str]) -> ScenarioSpec:
-    """Read and validate a spec file's structure."""
+    """Read and validate a spec file's structure.
+
+    Parameters
+    ----------
+    path
+        A YAML file.
+
+    Returns
+    -------
+    ScenarioSpec
+        As :func:`read_spec` gives it.
+
+    Raises
+    ------
+    SpecError
+        FP108 when the file cannot be read, FP106 for invalid YAML, FP1xx for its content.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = pathlib.Path(tmp) / "spec.yaml"
+    ...     _ = path.write_text("cluster: {gpus: 16}")
+    ...     load_spec_file(path).cluster.gpus
+    16
+    """
     file = Path(path)
     try:
         text = file.read_text(encoding="utf-8")
@@ -217,6 +265,24 @@ def _pick_switch(
     return min(fitting, key=key)
 
 
+def _switch_candidates(
+    catalog: Catalog, tech: TechnologySpec, speed_gbps: float
+) -> tuple[SwitchSpec, ...]:
+    """Every catalog switch of the technology's family with a port mode at ``speed_gbps``
+    (natively or as a breakout), largest radix first; the design search tries each."""
+    fitting = [
+        s
+        for s in catalog.of_kind(SwitchSpec)
+        if s.family == tech.switch_family and s.port_mode_for(speed_gbps) is not None
+    ]
+
+    def radix(s: SwitchSpec) -> int:
+        mode = s.port_mode_for(speed_gbps)
+        return mode.ports if mode else 0
+
+    return tuple(sorted(fitting, key=lambda s: (-radix(s), s.id)))
+
+
 def _pick_nic(
     catalog: Catalog, family: str, speed_gbps: float, default_id: str, origin: str
 ) -> NicSpec:
@@ -237,7 +303,32 @@ def _pick_nic(
 def resolve(
     spec: ScenarioSpec, catalog: Catalog | None = None, origin: str = "spec"
 ) -> ValidScenario:
-    """Resolve catalog ids, pick ``auto`` hardware and check what needs the catalog."""
+    """Resolve catalog ids, pick ``auto`` hardware and check what needs the catalog.
+
+    Parameters
+    ----------
+    spec
+        A structurally valid spec.
+    catalog
+        The catalog to resolve against (default: the shipped one).
+    origin
+        Where the spec came from, for error messages.
+
+    Returns
+    -------
+    ValidScenario
+        The spec with its node, NICs, switches, technologies, cables and prices resolved.
+
+    Raises
+    ------
+    SpecError
+        FP109-FP116 for catalog references that do not fit.
+
+    Examples
+    --------
+    >>> resolve(read_spec({"cluster": {"gpus": 64}})).node.gpus_per_node
+    8
+    """
     catalog = catalog or load_catalog()
     from fabricplan.model.hardware import NodeSpec  # local: keeps the import list short
 
@@ -255,6 +346,7 @@ def resolve(
     technologies: dict[TechnologyName, TechnologySpec] = {}
     switches: dict[TechnologyName, SwitchSpec] = {}
     nics: dict[TechnologyName, NicSpec] = {}
+    candidates: dict[TechnologyName, tuple[SwitchSpec, ...]] = {}
     speed = cluster.nic_speed_gbps
     for name in spec.fabric.technologies:
         tech = catalog.get_typed(name, TechnologySpec, f"{origin}: fabric.technologies")
@@ -265,7 +357,13 @@ def resolve(
             switch = _generic_switch(name, tech.switch_family, choice)
         elif choice == "auto":
             switch = _pick_switch(catalog, tech, speed, origin)
-            assumptions.append(f"{name}: switch auto -> {switch.id} ({switch.name})")
+            tried = _switch_candidates(catalog, tech, speed)
+            candidates[name] = tried
+            assumptions.append(
+                f"{name}: switch auto -> the design search tries"
+                f" {', '.join(s.id for s in tried)} (every catalog {tech.switch_family} switch"
+                f" with {speed:g}G ports); pin one with fabric.switch.{name}"
+            )
         else:
             try:
                 switch = catalog.get_typed(choice, SwitchSpec, where)
@@ -289,6 +387,7 @@ def resolve(
                 "choose a faster switch or lower cluster.nic_speed_gbps",
             )
         switches[name] = switch
+        candidates.setdefault(name, (switch,))
         if isinstance(cluster.nic, GenericNicSpec):
             nics[name] = _generic_nic(cluster.nic)
         elif cluster.nic == "auto":
@@ -315,6 +414,20 @@ def resolve(
                     "lower nic_speed_gbps or choose a faster NIC",
                 )
             nics[name] = nic
+    lay = spec.layout
+    per_rack = lay.nodes_per_rack
+    racks = (
+        f"{per_rack} nodes per rack"
+        if isinstance(per_rack, int)
+        else "nodes per rack auto (4 of up to 8 GPUs; a rack-scale NVLink domain fills its rack)"
+    )
+    assumptions.append(
+        f"layout: {racks}, rows of {lay.row_length_racks} racks (auto: a square hall, 16-64"
+        f" racks a row) {lay.rack_width_m:g} m wide,"
+        f" {lay.row_pitch_m:g} m between rows, +{lay.tray_drop_m:g} m tray drop and"
+        f" +{lay.slack_m:g} m slack per run, {lay.in_rack_m:g} m inside a rack; rail leaves in a"
+        " network rack per scalable unit, spines in a central block (set layout: to change)"
+    )
     prices: dict[str, PriceEntry] = dict(catalog.prices)
     if spec.cost.price_book:
         try:
@@ -348,17 +461,56 @@ def resolve(
         technologies=technologies,
         prices=prices,
         cables=tuple(catalog.of_kind(CableSpec)),
+        switch_candidates=candidates,
         assumptions=tuple(assumptions),
     )
 
 
 def parse_spec(data: dict[str, Any], origin: str = "spec") -> ValidScenario:
-    """Validate and resolve a spec given as a mapping."""
+    """Validate and resolve a spec given as a mapping.
+
+    Parameters
+    ----------
+    data
+        The spec document.
+    origin
+        Where it came from, for error messages.
+
+    Returns
+    -------
+    ValidScenario
+        What everything after the input edge trusts.
+
+    Examples
+    --------
+    >>> parse_spec({"cluster": {"gpus": 256}}).spec.fabric.technologies
+    ('infiniband', 'roce_v2')
+    """
     return resolve(read_spec(data, origin), origin=origin)
 
 
 def load_spec(path: str | os.PathLike[str]) -> ValidScenario:
-    """Validate and resolve a spec file."""
+    """Validate and resolve a spec file.
+
+    Parameters
+    ----------
+    path
+        A YAML file.
+
+    Returns
+    -------
+    ValidScenario
+        As :func:`parse_spec` gives it.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = pathlib.Path(tmp) / "spec.yaml"
+    ...     _ = path.write_text("cluster: {gpus: 16}")
+    ...     load_spec(path).spec.cluster.nodes
+    2
+    """
     return resolve(load_spec_file(path), origin=str(path))
 
 

@@ -347,10 +347,9 @@ def calibrate(
         f"mean error: {fit.error_before_pct:.1f} % with the defaults ->"
         f" {fit.error_after_pct:.1f} % fitted"
     )
-    scope = fit.profile
     console.print(
-        f"the profile applies to {scope.technology} with NIC {scope.nic} and switch {scope.switch}"
-        " only; other fabrics keep the model's defaults",
+        f"the profile applies to {fit.profile.technology} only; other technologies keep the"
+        " model's defaults (add nic: / switch: to narrow it to one adapter or switch model)",
         highlight=False,
     )
     console.print(f"wrote {output} (use: fabricplan compare {spec} --calibration {output})")

@@ -295,10 +295,14 @@ def calibrate_files(
         found = predictor.expected(measurements, profile)
         return np.array([e.value if e is not None else np.nan for e, _ in found], dtype=float)
 
-    source = f"fabricplan calibrate on {tech}: " + ", ".join(Path(f.path).name for f in files)
+    hardware = f"{valid.nics[tech].id}/{predictor.design.switch_id}"
+    source = f"fabricplan calibrate on {tech} ({hardware} in the spec): " + ", ".join(
+        Path(f.path).name for f in files
+    )
     fit = fit_profile(predict, measured, parameters, model_start(valid, tech), source)
-    # The profile applies only to the fabric the logs ran on (technology, NIC and switch).
-    scope = {"technology": tech, "nic": valid.nics[tech].id, "switch": predictor.design.switch_id}
+    # The profile applies only to the technology the logs ran on. The logs do not name the NIC
+    # or switch model, so those stay open (a hand-written profile may set them to narrow it).
+    scope = {"technology": tech}
     return fit.model_copy(update={"profile": fit.profile.model_copy(update=scope)}), tech
 
 
