@@ -23,7 +23,7 @@ LAYER = {
     "backends": 4,
     "evaluate": 5,
     "recommend": 6,
-    "sweep": 6,
+    "sweep": 7,
     "report": 7,
     "cli": 8,
     "web": 8,
