@@ -85,6 +85,10 @@ GENERIC_SWITCH_PORTS = 64
 """Radix of the generic switch used when the catalog has no switch at a row's link speed."""
 
 MODEL_MODULE = "fabricplan.analytic.performance"
+NCCL_TESTS_TIERS = 2
+"""Tiers of the fabric an nccl-tests row's job runs on: a leaf per rail and a spine layer, as the
+rail-optimized clusters the rows come from are built (DGX SuperPOD reference architectures)."""
+
 DESIGNER_MODULE = "fabricplan.topology.designer"
 
 Technology = Literal["infiniband", "roce_v2"]
@@ -302,14 +306,18 @@ def spec_data(
     """The cluster spec (as a mapping) for a row's hardware at the tested node count.
 
     perftest rows are two hosts on one switch (a one-leaf fat tree); nccl-tests rows use a
-    rail-optimized fabric, as GPU clusters of 8-NIC nodes are built. ``switch`` replaces the
-    catalog switch with a generic one given by its figures (where the catalog has none at the
-    row's speed).
+    two-tier rail-optimized fabric: the published jobs ran on a few nodes of a larger cluster,
+    whose leaves are rail-aligned (one port per node on each leaf), not on one switch holding
+    every rail of the job (where SHARP's two aggregation flows per switch would bind). ``switch``
+    replaces the catalog switch with a generic one given by its figures (where the catalog has
+    none at the row's speed).
     """
     hw = row.hardware
     speed = hw.nic_speed_gbps
     topology = "fat_tree" if row.is_perftest else "rail_optimized"
     fabric: dict[str, Any] = {"technologies": [row.technology], "topology": topology}
+    if not row.is_perftest:
+        fabric["tiers"] = NCCL_TESTS_TIERS
     if switch is not None:
         fabric["switch"] = {row.technology: switch}
     return {
