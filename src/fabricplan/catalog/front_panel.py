@@ -51,7 +51,9 @@ def front_panel_ids() -> tuple[str, ...]:
     return tuple(_panels())
 
 
-def port_names(panel: FrontPanelSpec | None, ports: int, os: SwitchOs | None = None) -> tuple[str, ...]:
+def port_names(
+    panel: FrontPanelSpec | None, ports: int, os: SwitchOs | None = None
+) -> tuple[str, ...]:
     """The names of ``ports`` logical ports of a box (its port mode), in front-panel order.
 
     Parameters

@@ -9,6 +9,7 @@ def register(app: typer.Typer) -> None:
     from fabricplan.cli import (
         bench_cmd,
         catalog_cmd,
+        export_cmd,
         lint_cmd,
         perf_cmd,
         plan_cmd,
@@ -16,5 +17,6 @@ def register(app: typer.Typer) -> None:
         spec_cmd,
     )
 
-    for module in (spec_cmd, plan_cmd, catalog_cmd, perf_cmd, simulate_cmd, lint_cmd, bench_cmd):
+    for module in (spec_cmd, plan_cmd, catalog_cmd, perf_cmd, simulate_cmd, lint_cmd, bench_cmd,
+                   export_cmd):
         module.register(app)

@@ -102,7 +102,7 @@ def cutsheet_xlsx(plan: CablingPlan) -> bytes:
 def rows_xlsx(sheets: dict[str, Iterator[list[str]]], numeric: set[str] | None = None) -> bytes:
     """Sheets of string rows (first row: header) as XLSX; ``numeric`` columns become numbers."""
     try:
-        from openpyxl import Workbook
+        from openpyxl import Workbook  # type: ignore[import-untyped]
     except ImportError:
         raise InputFileError(
             "FP1204",

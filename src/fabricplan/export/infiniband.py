@@ -14,7 +14,8 @@ CVT ``HCA/Port`` ``j + 1``) is RDMA device ``mlx5_j`` port 1.
 
 >>> text = "Switch\\t2 \\"S-1\\"\\t\\t# \\"leaf-001\\" base port 0 lid 1 lmc 0\\n"
 >>> text += '[1]\\t"H-2"[1](2)\\t\\t# "node-0001 mlx5_0" lid 2 4xNDR\\n'
->>> text += 'Ca\\t1 "H-2"\\t\\t# "node-0001 mlx5_0"\\n[1](2)\\t"S-1"[1]\\t\\t# lid 2 "leaf-001" lid 1 4xNDR\\n'
+>>> text += 'Ca\\t1 "H-2"\\t\\t# "node-0001 mlx5_0"\\n'
+>>> text += '[1](2)\\t"S-1"[1]\\t\\t# lid 2 "leaf-001" lid 1 4xNDR\\n'
 >>> [(l.a_device, l.a_port, l.z_device, l.z_port_number) for l in read_ibnetdiscover(text, "x")]
 [('node-0001', 'nic0', 'leaf-001', 1)]
 """
@@ -71,8 +72,10 @@ def _lane_gbps(plan: CablingPlan) -> float:
     lanes_per_port = 4
     if panel is not None:
         lanes_per_port = panel.lanes_per_cage // panel.native_ports_per_cage
-    native = plan.design.port_speed_gbps * plan.design.radix / (
-        panel.cages * panel.native_ports_per_cage if panel else plan.design.radix
+    native = (
+        plan.design.port_speed_gbps
+        * plan.design.radix
+        / (panel.cages * panel.native_ports_per_cage if panel else plan.design.radix)
     )
     return native / lanes_per_port
 
@@ -185,8 +188,8 @@ def read_ibnetdiscover(text: str, where: str) -> list[SheetLink]:
             kinds[node_id] = kind
             names[node_id] = _device_port(description or node_id, kind)
             continue
-        port = _PORT.match(stripped)
-        if port:
+        found = _PORT.match(stripped)
+        if found:
             if current is None:
                 raise InputFileError(
                     "FP1213",
@@ -195,7 +198,7 @@ def read_ibnetdiscover(text: str, where: str) -> list[SheetLink]:
                     stripped[:40],
                     "pass the whole ibnetdiscover output",
                 )
-            raw.append((current, int(port.group(1)), port.group(2), int(port.group(3)), number))
+            raw.append((current, int(found.group(1)), found.group(2), int(found.group(3)), number))
     if not kinds:
         raise InputFileError(
             "FP1212",

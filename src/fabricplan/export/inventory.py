@@ -71,10 +71,18 @@ NETBOX_CABLE_TYPE_BY_KIND = {"dac": "dac-passive", "acc": "dac-active", "aoc": "
 """NetBox ``CableTypeChoices`` per catalog cable kind; optics are ``mmf`` (SR, multimode) or
 ``smf`` (the single-mode DR/FR parts)."""
 
-NETBOX_IB_INTERFACE_TYPES = {100: "infiniband-edr", 200: "infiniband-hdr", 400: "infiniband-ndr",
-                             800: "infiniband-xdr"}
-NETBOX_ETHERNET_INTERFACE_TYPES = {100: "100gbase-x-qsfp28", 200: "200gbase-x-qsfp56",
-                                   400: "400gbase-x-osfp", 800: "800gbase-x-osfp"}
+NETBOX_IB_INTERFACE_TYPES = {
+    100: "infiniband-edr",
+    200: "infiniband-hdr",
+    400: "infiniband-ndr",
+    800: "infiniband-xdr",
+}
+NETBOX_ETHERNET_INTERFACE_TYPES = {
+    100: "100gbase-x-qsfp28",
+    200: "200gbase-x-qsfp56",
+    400: "400gbase-x-osfp",
+    800: "800gbase-x-osfp",
+}
 """NetBox ``InterfaceTypeChoices`` by speed (InfiniBand, Ethernet)."""
 
 MANUFACTURER_BY_FAMILY = {"infiniband": "NVIDIA", "ethernet": ""}
@@ -148,11 +156,11 @@ def netbox_files(valid: ValidScenario, plan: CablingPlan, site: str) -> dict[str
     for index, cable in enumerate(plan.cables):
         kind = _interface_type(infiniband, cable.speed_gbps)
         speed_kbps = str(gbps_to_kbps(cable.speed_gbps))
-        for device, port, peer in (
+        for end, port, peer in (
             (cable.a_device, cable.a_port, cable.z_device),
             (cable.z_device, cable.z_port, cable.a_device),
         ):
-            interfaces.append([device, port, kind, speed_kbps, f"to {peer}"])
+            interfaces.append([end, port, kind, speed_kbps, f"to {peer}"])
         cables.append(
             [
                 cable.a_device,

@@ -249,7 +249,5 @@ def read_observation(text: str, where: str) -> Observation:
     elif fmt == "neighbours-csv":
         reporters = frozenset(link.a_device for link in links)
     else:
-        reporters = frozenset(
-            device for link in links for device in (link.a_device, link.z_device)
-        )
+        reporters = frozenset(device for link in links for device in (link.a_device, link.z_device))
     return Observation(where, fmt, tuple(links), reporters)

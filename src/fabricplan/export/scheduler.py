@@ -194,8 +194,11 @@ def slurm_topology_yaml(plan: CablingPlan) -> str:
     blocks = [{"block": name, "nodes": hostlist(nodes)} for name, nodes, _ in _blocks(plan)]
     document = [
         {"topology": "tree", "cluster_default": True, "tree": {"switches": switches}},
-        {"topology": "block", "cluster_default": False,
-         "block": {"block_sizes": block_sizes(plan), "blocks": blocks}},
+        {
+            "topology": "block",
+            "cluster_default": False,
+            "block": {"block_sizes": block_sizes(plan), "blocks": blocks},
+        },
     ]
     header = (
         "# Slurm topology.yaml (25.05+) written by fabricplan export: a tree topology and a block\n"

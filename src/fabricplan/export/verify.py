@@ -104,21 +104,21 @@ def compare_cabling(
         Devices that reported: planned cables touching none of them are out of scope.
     """
     names: dict[tuple[str, int], str] = {}
-    for link in plan:
-        if link.a_port_number is not None:
-            names[(link.a_device, link.a_port_number)] = link.a_port
-        if link.z_port_number is not None:
-            names[(link.z_device, link.z_port_number)] = link.z_port
+    for sheet in plan:
+        if sheet.a_port_number is not None:
+            names[(sheet.a_device, sheet.a_port_number)] = sheet.a_port
+        if sheet.z_port_number is not None:
+            names[(sheet.z_device, sheet.z_port_number)] = sheet.z_port
     scope = set(reporters)
     planned_links: list[Link] = []
-    for link in plan:
-        a, z = _ends(link, names)
+    for sheet in plan:
+        a, z = _ends(sheet, names)
         if a[0] in scope or z[0] in scope:
             planned_links.append(frozenset({a, z}))
     observed_links: list[Link] = []
     seen: set[Link] = set()
-    for link in observed:
-        a, z = _ends(link, names)
+    for sheet in observed:
+        a, z = _ends(sheet, names)
         key = frozenset({a, z})
         if key not in seen:
             seen.add(key)
@@ -155,16 +155,16 @@ def compare_cabling(
             if f is None:
                 continue
             g = plan_peer.get(f)
-            other = frozenset({f, g}) if g is not None else None
+            if g is None:
+                continue
+            other = frozenset({f, g})
             if (
-                g is None
-                or other not in plan_open
+                other not in plan_open
                 or other == link
                 or observed_at(g) != y
                 or frozenset({g, y}) not in obs_open
             ):
                 continue
-            assert other is not None
             plan_open -= {link, other}
             obs_open -= {frozenset({x, f}), frozenset({g, y})}
             differences.append(
@@ -199,7 +199,9 @@ def compare_cabling(
         if link in plan_open:
             a, b = _pair(link)
             differences.append(
-                CablingDifference("missing", (_pair(link),), (), f"connect {_name(a)} to {_name(b)}")
+                CablingDifference(
+                    "missing", (_pair(link),), (), f"connect {_name(a)} to {_name(b)}"
+                )
             )
     for link in obs_left:
         if link in obs_open:
@@ -214,9 +216,7 @@ def compare_cabling(
             )
     by_switch: dict[str, Counter[str]] = {}
     for difference in differences:
-        devices = {
-            end[0] for pair in (*difference.planned, *difference.observed) for end in pair
-        }
+        devices = {end[0] for pair in (*difference.planned, *difference.observed) for end in pair}
         for device in devices:
             by_switch.setdefault(device, Counter())[difference.kind] += 1
     return CablingComparison(

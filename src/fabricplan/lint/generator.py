@@ -121,6 +121,9 @@ class SwitchRoleSpec:
     name: str
     count: int
     port_groups: tuple[PortGroupSpec, ...]
+    port_names: tuple[str, ...] = ()
+    """The box's front-panel names of the role's ports in port-group order (empty: the writers
+    number the ports themselves)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,6 +140,8 @@ class BaselineSpec:
     nic_name: str = "ConnectX"
     buffer_bytes: float | None = None
     asic: AsicBufferSpec = SPECTRUM_3
+    lanes_per_port: int | None = None
+    """SerDes lanes of one port on the box (None: 100G lanes assumed, :func:`lanes_for`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -275,8 +280,12 @@ def sonic_config(spec: BaselineSpec, role: SwitchRoleSpec) -> dict[str, Any]:
     }
     lane = 0
     for index, group in ports:
-        name = f"Ethernet{lane}"
-        lanes = lanes_for(group.speed_gbps)
+        lanes = spec.lanes_per_port or lanes_for(group.speed_gbps)
+        if role.port_names:
+            name = role.port_names[index]
+            lane = int(name.removeprefix("Ethernet"))
+        else:
+            name = f"Ethernet{lane}"
         names.append(name)
         cfg["PORT"][name] = {
             "lanes": ",".join(str(lane + k) for k in range(lanes)),
@@ -454,7 +463,10 @@ def nvue_config(spec: BaselineSpec, role: SwitchRoleSpec) -> str:
         if group.count == 0:
             continue
         last = first + group.count - 1
-        key = f"swp{first}" if last == first else f"swp{first}-{last}"
+        if role.port_names:
+            key = ",".join(role.port_names[first - 1 : last])
+        else:
+            key = f"swp{first}" if last == first else f"swp{first}-{last}"
         pclass = next(
             c
             for c in classes
@@ -534,12 +546,13 @@ def eos_config(spec: BaselineSpec, role: SwitchRoleSpec) -> str:
             "!",
         ]
     for index, group in _ports(role):
+        interface = role.port_names[index] if role.port_names else f"Ethernet{index + 1}/1"
         lines += [
-            f"interface Ethernet{index + 1}/1",
+            f"interface {interface}",
             f"   description {'host' if group.facing == 'host' else group.peer or 'uplink'}"
             f" port {index + 1}",
             f"   mtu {mtu}",
-            f"   speed {group.speed_gbps:g}g-{lanes_for(group.speed_gbps)}",
+            f"   speed {group.speed_gbps:g}g-{spec.lanes_per_port or lanes_for(group.speed_gbps)}",
             "   no switchport",
             f"   service-profile ROCE-{group.speed_gbps:g}G",
             "!",
