@@ -47,6 +47,11 @@ GOLDEN: list[tuple[str, dict[str, Any], dict[str, Any]]] = [
         {"technologies": ["roce_v2"], "switch": {"roce_v2": "ufispace-s9321-64e"}},
     ),
     ("roce-sn5600-fat-tree", {"gpus": 512}, {"technologies": ["roce_v2"], "topology": "fat_tree"}),
+    (
+        "roce-fat-tree-free-spine-ports",
+        {"gpus": 384},
+        {"technologies": ["roce_v2"], "topology": "fat_tree"},
+    ),
     ("roce-single-switch", {"gpus": 64}, {"technologies": ["roce_v2"]}),
     (
         "roce-per-rail-spines",

@@ -24,6 +24,7 @@ LAYER = {
     "evaluate": 5,
     "recommend": 6,
     "sweep": 6,
+    "export": 6,
     "report": 7,
     "cli": 8,
     "web": 8,

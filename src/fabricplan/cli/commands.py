@@ -17,6 +17,14 @@ def register(app: typer.Typer) -> None:
         spec_cmd,
     )
 
-    for module in (spec_cmd, plan_cmd, catalog_cmd, perf_cmd, simulate_cmd, lint_cmd, bench_cmd,
-                   export_cmd):
+    for module in (
+        spec_cmd,
+        plan_cmd,
+        catalog_cmd,
+        perf_cmd,
+        simulate_cmd,
+        lint_cmd,
+        bench_cmd,
+        export_cmd,
+    ):
         module.register(app)

@@ -120,7 +120,7 @@ def compare_cabling(
     for sheet in observed:
         a, z = _ends(sheet, names)
         key = frozenset({a, z})
-        if key not in seen:
+        if (a[0] in scope or z[0] in scope) and key not in seen:
             seen.add(key)
             observed_links.append(key)
 
