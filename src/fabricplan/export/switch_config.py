@@ -16,6 +16,7 @@ import dataclasses
 from fabricplan.catalog.front_panel import front_panel, port_names
 from fabricplan.errors import InputFileError
 from fabricplan.lint.generator import Vendor, baseline_spec, roce_baseline
+from fabricplan.lint.headroom import HeadroomRecord
 from fabricplan.model.fabric import FabricDesign
 from fabricplan.model.front_panel import SwitchOs
 from fabricplan.model.scenario import ValidScenario
@@ -82,11 +83,36 @@ def roce_config_files(
     lanes = None
     if panel is not None:
         lanes = max(panel.lanes_per_cage * panel.cages // design.radix, 1)
-    spec = dataclasses.replace(spec, switch_roles=tuple(roles), lanes_per_port=lanes)
+    static = tuple(
+        (
+            profile.speed_gbps,
+            profile.cable_length_m,
+            HeadroomRecord(profile.xon_bytes, profile.xoff_bytes, profile.size_bytes),
+        )
+        for profile in (panel.sonic_pg_profiles if panel is not None else ())
+    )
+    spec = dataclasses.replace(
+        spec, switch_roles=tuple(roles), lanes_per_port=lanes, static_headroom=static
+    )
     files = roce_baseline(spec, VENDOR_BY_OS[os])
+    asic = valid.switches[design.technology].asic or "unknown ASIC"
+    if os == "sonic" and static:
+        headroom = (
+            f"headroom of {asic} ports from the platform's own SONiC profiles"
+            f" ({'; '.join(p.source for p in panel.sonic_pg_profiles) if panel else ''}),"
+            " the Mellanox formula only for speeds they do not list"
+        )
+    elif os == "sonic" and not asic.startswith("Spectrum"):
+        headroom = (
+            f"no SONiC headroom profile of {asic} is in the catalog: the Spectrum-3 formula's"
+            " figures stand in (an assumption; replace them with the platform's"
+            " pg_profile_lookup.ini)"
+        )
+    else:
+        headroom = f"headroom as the {os} section above says for {asic}"
     files["baseline.md"] += (
-        f"\nBox: {design.switch_id} ({os}), {design.radix} ports at {design.port_speed_gbps:g}G"
-        f" named as its front panel ({names[0]} ... {names[-1]}),"
-        f" {lanes or 'default'} lanes per port.\n"
+        f"\nBox: {design.switch_id} ({asic}, {os}), {design.radix} ports at"
+        f" {design.port_speed_gbps:g}G named as its front panel ({names[0]} ... {names[-1]}),"
+        f" {lanes or 'default'} lanes per port; shared buffer from the catalog; {headroom}.\n"
     )
     return files

@@ -34,6 +34,20 @@ class PortNamingSpec(Frozen):
     source: str = Field(min_length=3)
 
 
+class SonicPgProfileSpec(Frozen):
+    """A lossless PG profile a SONiC platform ships (``pg_profile_lookup.ini``), for the ASICs
+    whose headroom SONiC does not compute (Broadcom)."""
+
+    speed_gbps: float = Field(gt=0)
+    cable_length_m: float = Field(gt=0)
+    """Longest cable the profile is listed for."""
+    size_bytes: int = Field(ge=0)
+    xon_bytes: int = Field(ge=0)
+    xoff_bytes: int = Field(gt=0)
+    xon_offset_bytes: int = Field(ge=0)
+    source: str = Field(min_length=3)
+
+
 class FrontPanelSpec(Frozen):
     """The cages of a switch model and its port names per OS (first OS = the default one)."""
 
@@ -49,6 +63,9 @@ class FrontPanelSpec(Frozen):
     date: str = Field(pattern=r"^\d{4}(-\d{2}){0,2}$")
     part_number: str = ""
     """Vendor orderable part number of the switch, where one was found (else empty)."""
+    sonic_pg_profiles: tuple[SonicPgProfileSpec, ...] = ()
+    """The SONiC platform's own lossless profiles, where the box's ASIC has no SONiC headroom
+    formula (Broadcom); empty otherwise."""
     note: str = ""
 
     @property
