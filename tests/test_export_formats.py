@@ -379,3 +379,14 @@ def test_cli_export_and_verify_exit_codes(tmp_path: Path) -> None:
     result = runner.invoke(app, ["export", str(spec), "-t", "infiniband", "-f", "netbox"])
     assert result.exit_code == 2 and "FP1206" in result.output
     assert not (tmp_path / "partial").exists()
+
+
+def test_html_report_embeds_the_fabric_drawing() -> None:
+    from fabricplan.evaluate import evaluate
+    from fabricplan.report.html import html_report
+
+    valid = parse_spec({"cluster": {"gpus": 1016}, "fabric": {"switch": {"infiniband": "qm9700"}}})
+    evals = evaluate(valid, backend="fake")
+    page = html_report(valid, evals, ("design",))
+    assert page.count('class="bundle"') >= 2 * 2  # both technologies, node-leaf and leaf-spine
+    assert "1016 GPUs" in page and page.count("<figcaption>") == len(evals)

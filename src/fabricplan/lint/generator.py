@@ -714,7 +714,7 @@ def baseline_summary(spec: BaselineSpec, vendor: Vendor) -> str:
     lines += [
         "",
         (
-            f"Headroom at {static_speeds}: the SONiC platform's own lossless profiles; other speeds:"
+            f"Headroom at {static_speeds}: the SONiC platform's own lossless profiles; else:"
             if static_speeds
             else "Headroom:"
         )
