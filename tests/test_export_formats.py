@@ -390,3 +390,27 @@ def test_html_report_embeds_the_fabric_drawing() -> None:
     page = html_report(valid, evals, ("design",))
     assert page.count('class="bundle"') >= 2 * 2  # both technologies, node-leaf and leaf-spine
     assert "1016 GPUs" in page and page.count("<figcaption>") == len(evals)
+
+
+def test_xlsx_workbooks_read_back_with_openpyxl() -> None:
+    openpyxl = pytest.importorskip("openpyxl")
+    valid, plan = plan_of("h100-superpod-4su")
+    book = openpyxl.load_workbook(
+        io.BytesIO(export_files(valid, "infiniband", "cutsheet-xlsx")["cutsheet.xlsx"])  # type: ignore[arg-type]
+    )
+    rows = list(book["cut sheet"].iter_rows(values_only=True))
+    text_rows = _csv(cutsheet_csv(plan))
+    assert len(rows) == len(text_rows) == len(plan.cables) + 1
+    assert list(rows[0]) == text_rows[0]
+    assert rows[1][:4] == tuple(text_rows[1][:4]) and rows[1][5] == 400  # speed is a number
+    cvt = openpyxl.load_workbook(
+        io.BytesIO(export_files(valid, "infiniband", "cvt")["cvt-p2p.xlsx"])  # type: ignore[arg-type]
+    )
+    assert cvt.sheetnames == ["P2P", "HCA mapping"]
+    p2p = list(cvt["P2P"].iter_rows(values_only=True))
+    assert p2p[0][:5] == ("A-Rack", "A-U", "A-Node Name", "A-Type", "A-Port")
+    assert p2p[1][2:5] == ("node-0001", "Host", "1")  # HCA/Port 1 is mlx5_0
+    bom = openpyxl.load_workbook(
+        io.BytesIO(export_files(valid, "infiniband", "bom-xlsx")["bom.xlsx"])  # type: ignore[arg-type]
+    )
+    assert list(bom["BOM"].iter_rows(values_only=True))[1][4] == 32  # leaf switches

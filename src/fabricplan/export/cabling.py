@@ -29,6 +29,7 @@ reach), links take them in order.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -127,6 +128,7 @@ def device_names(prefix: str, count: int, least: int = 3) -> list[str]:
     return [f"{prefix}-{i + 1:0{width}d}" for i in range(count)]
 
 
+@functools.lru_cache(maxsize=64)
 def _reach_class(cable: CableSpec | None) -> str:
     if cable is None:
         return "unavailable"

@@ -95,45 +95,15 @@ def cutsheet_csv(plan: CablingPlan) -> str:
 
 
 def cutsheet_xlsx(plan: CablingPlan) -> bytes:
-    """The cut sheet as an XLSX workbook (needs the ``export`` extra: openpyxl)."""
+    """The cut sheet as an XLSX workbook."""
     return rows_xlsx({"cut sheet": cutsheet_rows(plan)}, numeric={"speed_gbps", "length_m"})
 
 
 def rows_xlsx(sheets: dict[str, Iterator[list[str]]], numeric: set[str] | None = None) -> bytes:
     """Sheets of string rows (first row: header) as XLSX; ``numeric`` columns become numbers."""
-    try:
-        from openpyxl import Workbook  # type: ignore[import-untyped]
-    except ImportError:
-        raise InputFileError(
-            "FP1204",
-            "--format",
-            "XLSX needs openpyxl",
-            None,
-            "pip install 'fabricplan[export]' or use the CSV format",
-        ) from None
-    book = Workbook(write_only=True)
-    for title, rows in sheets.items():
-        sheet = book.create_sheet(title=title)
-        header: list[str] | None = None
-        wanted: set[int] = set()
-        for row in rows:
-            if header is None:
-                header = row
-                wanted = {i for i, name in enumerate(row) if name in (numeric or set())}
-                sheet.append(row)
-                continue
-            sheet.append([_number(v) if i in wanted else v for i, v in enumerate(row)])
-    out = io.BytesIO()
-    book.save(out)
-    return out.getvalue()
+    from fabricplan.export.spreadsheet import xlsx_bytes
 
-
-def _number(text: str) -> float | int | str:
-    try:
-        value = float(text)
-    except ValueError:
-        return text
-    return int(value) if value.is_integer() else value
+    return xlsx_bytes(sheets, numeric)
 
 
 @dataclass(frozen=True, slots=True)

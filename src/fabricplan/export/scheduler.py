@@ -15,9 +15,9 @@ plane has the same shape, so plane 0 stands for all.
   nodes per SU, then doubled sizes while they fit in a pod, as "successive BlockSizes must be a
   power of two larger than the prior values"; ``blocks: [{block, nodes}]``) -- Slurm
   topology.yaml(5).
-- Kubernetes labels: per node ``<prefix>/<tier>=<name>`` for the block, the pod (3 tiers) and the
-  fabric (Topograph's ``network.topology.nvidia.com/accelerator, leaf, spine, core`` style), which
-  a Kueue ``Topology`` lists as its levels.
+- Kubernetes labels: per node ``<prefix>/leaf`` (its block), ``<prefix>/spine`` (its pod at 3
+  tiers, ``spines`` at 2) and ``<prefix>/core`` (the fabric), in the style of NVIDIA Topograph's
+  ``network.topology.nvidia.com/`` labels; a Kueue ``Topology`` lists them as its levels.
 """
 
 from __future__ import annotations
@@ -243,11 +243,13 @@ def k8s_labels(plan: CablingPlan, prefix: str = DEFAULT_LABEL_PREFIX) -> str:
             labels = {f"{prefix}/leaf": name}
             if plan.design.tiers == 3 and plan.pods > 1:
                 labels[f"{prefix}/spine"] = f"pod{pod + 1:0{width}d}"
+            elif plan.design.tiers > 1:
+                labels[f"{prefix}/spine"] = "spines"
             labels[f"{prefix}/core"] = f"{plan.design.technology.replace('_', '-')}-fabric"
             levels[node] = labels
     header = (
         "# Kubernetes node labels (Topograph style) written by fabricplan export; a Kueue\n"
-        f"# Topology lists the levels {prefix}/core, /spine (3 tiers), /leaf.\n"
+        f"# Topology lists the levels {prefix}/core, /spine, /leaf (spine: the pod at 3 tiers).\n"
         "# Apply: kubectl label node <node> <key>=<value> --overwrite\n"
     )
     return header + yaml.safe_dump(levels, sort_keys=True)
