@@ -116,7 +116,7 @@ def export_files(
     ------
     InputFileError
         FP1201 unknown format, FP1202 technology not in the spec, FP1203 a format that does not
-        apply to the technology, FP1204 XLSX without openpyxl, FP1220-FP1223 bad options.
+        apply to the technology, FP1220-FP1223 bad options.
     DesignError
         When the fabric cannot be designed.
     """
