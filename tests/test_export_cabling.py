@@ -154,3 +154,24 @@ def test_three_tiers_and_planes_place_every_switch() -> None:
     _, eight = plan_of("deepseek-8-plane")
     planes = Counter(d.plane for d in eight.devices if d.role == "leaf")
     assert len(planes) == 8 and len(set(planes.values())) == 1
+
+
+@pytest.mark.parametrize("name", [g[0] for g in GOLDEN])
+def test_ports_per_switch(name: str) -> None:
+    _, plan = plan_of(name)
+    design = plan.design
+    uplinks: Counter[str] = Counter()
+    downlinks: Counter[str] = Counter()
+    for c in plan.cables:
+        downlinks[c.z_device] += 1
+        if c.link_group in ("leaf_spine", "spine_core"):
+            uplinks[c.a_device] += 1
+    for device in plan.devices:
+        tier = design.tier(device.role) if device.role in ("leaf", "spine", "core") else None
+        if tier is None:
+            continue
+        assert uplinks[device.name] + downlinks[device.name] <= design.radix
+        assert uplinks[device.name] == (tier.up_ports if design.tiers > 1 else 0), device.name
+        assert downlinks[device.name] <= tier.down_ports or device.role == "leaf"
+        if device.role == "leaf":  # host slots: at most the leaf's host ports
+            assert downlinks[device.name] <= design.hosts_per_leaf

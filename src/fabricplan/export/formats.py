@@ -123,37 +123,43 @@ def export_files(
     options = options or ExportOptions()
     tech = check_technology(valid, technology)
     chosen = _check_format(fmt, tech, valid)
-    if chosen in ("targets", "cloudai-sol", "bom", "bom-xlsx"):
-        from fabricplan.evaluate import evaluate_one
-
-        evaluation = evaluate_one(valid, tech, "analytic")
-        design = evaluation.design
-    else:
-        from fabricplan.topology.designer import design_fabric
-
-        evaluation = None
-        design = design_fabric(valid, tech)
     if chosen in ("targets", "cloudai-sol"):
+        from fabricplan.evaluate import evaluate_one
         from fabricplan.export.targets import cloudai_sol_toml, nccl_thresholds, targets_csv
 
-        assert evaluation is not None
+        performance = evaluate_one(valid, tech, "analytic").performance
         ranks = valid.spec.cluster.gpus
         if chosen == "cloudai-sol":
             return {
-                "cloudai-sol.toml": cloudai_sol_toml(
-                    evaluation.performance, ranks, valid.spec.cluster.nodes
-                )
+                "cloudai-sol.toml": cloudai_sol_toml(performance, ranks, valid.spec.cluster.nodes)
             }
         return {
-            "targets.csv": targets_csv(evaluation.performance, ranks),
-            "nccl-thresholds.txt": nccl_thresholds(evaluation.performance, ranks),
+            "targets.csv": targets_csv(performance, ranks),
+            "nccl-thresholds.txt": nccl_thresholds(performance, ranks),
         }
+    from fabricplan.topology.designer import design_fabric
+
+    design = design_fabric(valid, tech)
     if chosen == "roce-config":
         from fabricplan.export.switch_config import roce_config_files
 
         return dict(roce_config_files(valid, design, options.switch_os))
     plan = cabling_plan(design, valid, options.switch_os)
-    return _plan_files(valid, plan, chosen, options, evaluation)
+    if chosen in ("bom", "bom-xlsx"):
+        from fabricplan.analytic.cost import fabric_cost
+        from fabricplan.export.cutsheet import rows_xlsx
+        from fabricplan.export.inventory import bom_csv, bom_rows
+
+        cost = fabric_cost(valid, design)  # the lines and prices `fabricplan cost` shows
+        if chosen == "bom":
+            return {"bom.csv": bom_csv(valid, plan, cost)}
+        return {
+            "bom.xlsx": rows_xlsx(
+                {"BOM": bom_rows(valid, plan, cost)},
+                numeric={"quantity", "unit_price_usd", "total_usd"},
+            )
+        }
+    return _plan_files(valid, plan, chosen, options)
 
 
 def _plan_files(
@@ -161,7 +167,6 @@ def _plan_files(
     plan: CablingPlan,
     fmt: ExportFormat,
     options: ExportOptions,
-    evaluation: object,
 ) -> dict[str, str | bytes]:
     infiniband = valid.technologies[plan.design.technology].scope == "ib_subnet"
     if fmt == "cutsheet":
@@ -172,20 +177,6 @@ def _plan_files(
         from fabricplan.export.cutsheet import cutsheet_xlsx
 
         return {"cutsheet.xlsx": cutsheet_xlsx(plan)}
-    if fmt in ("bom", "bom-xlsx"):
-        from fabricplan.export.cutsheet import rows_xlsx
-        from fabricplan.export.inventory import bom_csv, bom_rows
-        from fabricplan.model.results import Evaluation
-
-        assert isinstance(evaluation, Evaluation)
-        if fmt == "bom":
-            return {"bom.csv": bom_csv(valid, plan, evaluation.cost)}
-        return {
-            "bom.xlsx": rows_xlsx(
-                {"BOM": bom_rows(valid, plan, evaluation.cost)},
-                numeric={"quantity", "unit_price_usd", "total_usd"},
-            )
-        }
     if fmt == "netbox":
         from fabricplan.export.inventory import netbox_files
 
