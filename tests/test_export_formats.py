@@ -18,8 +18,7 @@ from typer.testing import CliRunner
 
 from fabricplan.catalog.front_panel import front_panel
 from fabricplan.catalog.loader import load_catalog
-from fabricplan.cli.app import app
-from fabricplan.cli.commands import register
+from fabricplan.cli.app import create_app
 from fabricplan.errors import InputFileError
 from fabricplan.export.cabling import CablingPlan, cabling_plan
 from fabricplan.export.cutsheet import CUTSHEET_COLUMNS, SheetLink, cutsheet_csv, read_cutsheet
@@ -42,7 +41,7 @@ from fabricplan.topology.designer import design_fabric
 NAMES = [g[0] for g in GOLDEN]
 IB_NAMES = [g[0] for g in GOLDEN if g[2]["technologies"] == ["infiniband"]]
 runner = CliRunner()
-register(app)
+app = create_app()
 
 
 def _csv(text: str) -> list[list[str]]:

@@ -45,6 +45,8 @@ from fabricplan.model.scenario import ValidScenario
 from fabricplan.topology.designer import UFM_APPLIANCE_ITEM
 from fabricplan.topology.graph import FabricGraph, fabric_graph
 
+__all__ = ["CablingPlan", "PlannedCable", "PlannedDevice", "cabling_plan", "device_names"]
+
 DeviceRole = Literal["node", "leaf", "spine", "core", "management"]
 
 HOST_PORT_TEMPLATE = "nic{index}"

@@ -20,6 +20,8 @@ from fabricplan.export.scheduler import DEFAULT_LABEL_PREFIX
 from fabricplan.model.front_panel import SwitchOs
 from fabricplan.model.scenario import TechnologyName, ValidScenario
 
+__all__ = ["EXPORT_FORMATS", "ExportFormat", "ExportOptions", "check_technology", "export_files"]
+
 ExportFormat = Literal[
     "cutsheet",
     "cutsheet-xlsx",

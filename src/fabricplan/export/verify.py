@@ -28,6 +28,8 @@ from typing import Literal
 
 from fabricplan.export.cutsheet import SheetLink
 
+__all__ = ["CablingComparison", "CablingDifference", "compare_cabling"]
+
 End = tuple[str, str]
 Link = frozenset[End]
 DifferenceKind = Literal["swapped", "miswired", "missing", "extra"]
