@@ -413,3 +413,45 @@ def test_xlsx_workbooks_read_back_with_openpyxl() -> None:
         io.BytesIO(export_files(valid, "infiniband", "bom-xlsx")["bom.xlsx"])  # type: ignore[arg-type]
     )
     assert list(bom["BOM"].iter_rows(values_only=True))[1][4] == 32  # leaf switches
+
+
+@settings(max_examples=12, deadline=None)
+@given(
+    gpus=st.sampled_from([16, 64, 128, 256, 512, 1024]),
+    planes=st.sampled_from([1, 2]),
+    topology=st.sampled_from(["rail_optimized", "fat_tree"]),
+)
+def test_ibnetdiscover_round_trip_over_designs(gpus: int, planes: int, topology: str) -> None:
+    valid = parse_spec(
+        {
+            "cluster": {"gpus": gpus},
+            "fabric": {"technologies": ["infiniband"], "planes": planes, "topology": topology},
+        }
+    )
+    plan = cabling_plan(design_fabric(valid, "infiniband"), valid)
+    text = ibnetdiscover_text(plan, "cx7")
+    observed = read_observation(text, "fabric.ibnetdiscover")
+    sheet = read_cutsheet(cutsheet_csv(plan), "plan.csv")
+    result = compare_cabling(sheet, observed.links, observed.reporters)
+    assert result.equal and result.matched == len(plan.cables)
+
+
+_row = st.tuples(
+    st.from_regex(r"Ethernet[0-9]{1,3}", fullmatch=True),
+    _name,
+    st.from_regex(r"(Ethernet[0-9]{1,3}|swp[0-9]{1,2}s[0-3]|nic[0-7])", fullmatch=True),
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(_row, min_size=1, max_size=30))
+def test_sonic_lldp_reader_reads_every_row(rows: list[tuple[str, str, str]]) -> None:
+    text = "Capability codes: (R) Router, (B) Bridge, (O) Other\n"
+    text += "LocalPort    RemoteDevice    RemotePortID    Capability    RemotePortDescr\n"
+    text += "-----------  --------------  --------------  ------------  -----------------\n"
+    text += "".join(f"{a:<12} {b:<15} {c:<15} BR            some descr\n" for a, b, c in rows)
+    text += "--------------------------------------------------\nTotal entries displayed:  1\n"
+    links = read_sonic_lldp(text, "leaf-007.lldp.txt")
+    assert [(x.a_device, x.a_port, x.z_device, x.z_port) for x in links] == [
+        ("leaf-007", a, b, c) for a, b, c in rows
+    ]
