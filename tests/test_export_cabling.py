@@ -175,3 +175,17 @@ def test_ports_per_switch(name: str) -> None:
         assert downlinks[device.name] <= tier.down_ports or device.role == "leaf"
         if device.role == "leaf":  # host slots: at most the leaf's host ports
             assert downlinks[device.name] <= design.hosts_per_leaf
+
+
+def test_every_catalog_switch_has_a_front_panel_for_every_port_mode() -> None:
+    from fabricplan.catalog.front_panel import front_panel, port_names
+    from fabricplan.catalog.loader import load_catalog
+    from fabricplan.model.hardware import SwitchSpec
+
+    for switch in load_catalog().of_kind(SwitchSpec):
+        panel = front_panel(switch.id)
+        assert panel is not None, switch.id
+        for mode in switch.port_modes:
+            for os in panel.oses:
+                names = port_names(panel, mode.ports, os)
+                assert len(names) == len(set(names)) == mode.ports, (switch.id, mode, os)
