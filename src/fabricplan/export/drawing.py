@@ -22,6 +22,8 @@ BOX_WIDTH_PX = 110
 BOX_HEIGHT_PX = 44
 COLUMN_GAP_PX = 14
 ROW_GAP_PX = 110
+MAX_LABELLED_BUNDLES = 16
+"""Above this many bundles of one size between two rows, one caption replaces their labels."""
 MARGIN_PX = 30
 
 TIER_ROWS = ("core", "spine", "leaf", "node")
@@ -63,10 +65,11 @@ def _label(tier: str, column: int, plan: CablingPlan, count: int) -> str:
         pods = max(plan.pods * plan.design.spine_groups, 1)
         per_pod = math.ceil(pods / MAX_COLUMNS)
         first, last = column * per_pod + 1, min((column + 1) * per_pod, pods)
-        unit = (
-            "spines" if pods == 1 else (f"pod {first}" if first == last else f"pods {first}-{last}")
-        )
-        return f"{unit}: {count}"
+        noun = "pod" if plan.design.tiers == 3 else "group"
+        if pods == 1:
+            return f"{count} spines"
+        unit = f"{noun} {first}" if first == last else f"{noun}s {first}-{last}"
+        return f"{unit}: {count} spines"
     return f"cores: {count}"
 
 
@@ -82,7 +85,7 @@ def fabric_svg(plan: CablingPlan) -> str:
     columns = {tier: sorted(c for t, c in sizes if t == tier) for tier in rows}
     widest = max(len(c) for c in columns.values())
     width = 2 * MARGIN_PX + widest * (BOX_WIDTH_PX + COLUMN_GAP_PX)
-    height = 2 * MARGIN_PX + 30 + len(rows) * (BOX_HEIGHT_PX + ROW_GAP_PX)
+    height = 2 * MARGIN_PX + 30 + len(rows) * (BOX_HEIGHT_PX + ROW_GAP_PX) - ROW_GAP_PX
     centre: dict[tuple[str, int], tuple[float, float]] = {}
     for r, tier in enumerate(rows):
         n = len(columns[tier])
@@ -104,6 +107,15 @@ def fabric_svg(plan: CablingPlan) -> str:
         f"<title>{escape(title)}</title>",
         f'<text x="{MARGIN_PX}" y="{MARGIN_PX}" font-size="14">{escape(title)}</text>',
     ]
+    # Between two rows with many bundles of one size, one caption says it (labels would overlap).
+    per_pair: dict[tuple[str, str], list[int]] = {}
+    for (low, high), count in bundles.items():
+        per_pair.setdefault((low[0], high[0]), []).append(count)
+    captioned = {
+        pair
+        for pair, counts in per_pair.items()
+        if len(counts) > MAX_LABELLED_BUNDLES and len(set(counts)) == 1
+    }
     for (low, high), count in sorted(bundles.items()):
         if low not in centre or high not in centre:
             continue
@@ -114,11 +126,20 @@ def fabric_svg(plan: CablingPlan) -> str:
         stroke = 1 + math.log10(count)
         parts.append(
             f'<line x1="{ax:.1f}" y1="{ay:.1f}" x2="{bx:.1f}" y2="{by:.1f}" stroke="#888"'
-            f' stroke-width="{stroke:.1f}" class="bundle" data-cables="{count}"/>'
+            f' stroke-width="{stroke:.1f}" stroke-opacity="0.6" class="bundle"'
+            f' data-cables="{count}"/>'
         )
+        if (low[0], high[0]) not in captioned:
+            parts.append(
+                f'<text x="{(ax + bx) / 2:.1f}" y="{(ay + by) / 2:.1f}" fill="#444"'
+                f' text-anchor="middle">{count}</text>'
+            )
+    for lower, upper in sorted(captioned):
+        counts = per_pair[(lower, upper)]
+        y = centre[next(k for k in centre if k[0] == lower)][1] - ROW_GAP_PX / 2
         parts.append(
-            f'<text x="{(ax + bx) / 2:.1f}" y="{(ay + by) / 2:.1f}" fill="#444"'
-            f' text-anchor="middle">{count}</text>'
+            f'<text x="{MARGIN_PX}" y="{y:.1f}" fill="#444" class="caption">{len(counts)} bundles'
+            f" of {counts[0]} cables each: every {lower} group to every {upper} group</text>"
         )
     for (tier, column), (left, top) in centre.items():
         label = _label(tier, column, plan, sizes[(tier, column)])
