@@ -455,3 +455,40 @@ def test_sonic_lldp_reader_reads_every_row(rows: list[tuple[str, str, str]]) -> 
     assert [(x.a_device, x.a_port, x.z_device, x.z_port) for x in links] == [
         ("leaf-007", a, b, c) for a, b, c in rows
     ]
+
+
+def _lldp_tables(plan: CablingPlan) -> dict[str, str]:
+    """What every switch's `show lldp table` prints for the planned cables."""
+    rows: dict[str, list[str]] = {}
+    for c in plan.cables:
+        rows.setdefault(c.z_device, []).append(f"{c.z_port:<12} {c.a_device:<15} {c.a_port:<15} BR")
+        if c.link_group not in ("node_leaf", "management"):
+            rows.setdefault(c.a_device, []).append(
+                f"{c.a_port:<12} {c.z_device:<15} {c.z_port:<15} BR"
+            )
+    head = "LocalPort    RemoteDevice    RemotePortID    Capability    RemotePortDescr\n"
+    head += "-----------  --------------  --------------  ------------  -----------------\n"
+    return {switch: head + "\n".join(lines) + "\n" for switch, lines in rows.items()}
+
+
+def test_verify_cabling_from_lldp_tables_of_every_switch(tmp_path: Path) -> None:
+    _, plan = plan_of("roce-fat-tree-free-spine-ports")
+    sheet = tmp_path / "plan.csv"
+    sheet.write_text(cutsheet_csv(plan))
+    tables = _lldp_tables(plan)
+    paths = []
+    for switch, text in tables.items():
+        path = tmp_path / f"{switch}.lldp.txt"
+        path.write_text(text)
+        paths.append(str(path))
+    result = runner.invoke(app, ["verify-cabling", str(sheet), *paths])
+    assert result.exit_code == 0, result.output
+    # One leaf's table with one cable moved to another port: found once, summarised by switch.
+    leaf = next(iter(tables))
+    lines = tables[leaf].splitlines()
+    first = lines[2].split()
+    lines[2] = "  ".join([first[0], first[1], first[2] + "x", "BR"])
+    (tmp_path / f"{leaf}.lldp.txt").write_text("\n".join(lines) + "\n")
+    result = runner.invoke(app, ["verify-cabling", str(sheet), str(tmp_path / f"{leaf}.lldp.txt")])
+    assert result.exit_code == 1
+    assert result.output.count("miswired:") == 1 and f"  {leaf}: 1 miswired" in result.output

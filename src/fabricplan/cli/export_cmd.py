@@ -178,7 +178,7 @@ def verify_cabling(
     for difference in result.differences:
         typer.echo(difference.describe())
     if result.by_switch:
-        typer.echo("by device:")
+        typer.echo("by switch:")
         for device in sorted(result.by_switch):
             counts = ", ".join(f"{n} {k}" for k, n in sorted(result.by_switch[device].items()))
             typer.echo(f"  {device}: {counts}")

@@ -30,6 +30,9 @@ from fabricplan.export.cutsheet import SheetLink
 
 __all__ = ["CablingComparison", "CablingDifference", "compare_cabling"]
 
+HOST_LINK_GROUPS = frozenset({"node_leaf", "management"})
+"""Link groups whose A end is a host (left out of the summary by switch)."""
+
 End = tuple[str, str]
 Link = frozenset[End]
 DifferenceKind = Literal["swapped", "miswired", "missing", "extra"]
@@ -61,7 +64,7 @@ class CablingComparison:
     matched: int
     differences: tuple[CablingDifference, ...]
     by_switch: dict[str, Counter[str]] = field(default_factory=dict)
-    """Per device (switches and hosts touched), the count of each kind of difference."""
+    """Per switch touched (every device but the plan's hosts), the count of each kind."""
 
     @property
     def equal(self) -> bool:
