@@ -138,8 +138,9 @@ def fabric_svg(plan: CablingPlan) -> str:
         counts = per_pair[(lower, upper)]
         caption_y = centre[next(k for k in centre if k[0] == lower)][1] - ROW_GAP_PX / 2
         parts.append(
-            f'<text x="{MARGIN_PX}" y="{caption_y:.1f}" fill="#444" class="caption">{len(counts)} bundles'
-            f" of {counts[0]} cables each: every {lower} group to every {upper} group</text>"
+            f'<text x="{MARGIN_PX}" y="{caption_y:.1f}" fill="#444" class="caption">'
+            f"{len(counts)} bundles of {counts[0]} cables each: every {lower} group to every"
+            f" {upper} group</text>"
         )
     for (tier, column), (left, top) in centre.items():
         label = _label(tier, column, plan, sizes[(tier, column)])
