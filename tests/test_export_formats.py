@@ -492,3 +492,30 @@ def test_verify_cabling_from_lldp_tables_of_every_switch(tmp_path: Path) -> None
     result = runner.invoke(app, ["verify-cabling", str(sheet), str(tmp_path / f"{leaf}.lldp.txt")])
     assert result.exit_code == 1
     assert result.output.count("miswired:") == 1 and f"  {leaf}: 1 miswired" in result.output
+
+
+def test_targets_use_the_predictions_own_band_when_it_has_one() -> None:
+    from types import SimpleNamespace
+
+    from fabricplan.export.targets import BUSBW_BAND_FRACTION, target_records
+
+    banded = SimpleNamespace(
+        collective="all_reduce",
+        size_bytes=1 << 30,
+        algorithm="ring",
+        time_us=5000.0,
+        busbw_GBps=375.0,
+        busbw_GBps_low=350.0,
+        busbw_GBps_high=390.0,
+        time_us_low=4800.0,
+        time_us_high=5400.0,
+    )
+    plain = SimpleNamespace(**{**vars(banded), "busbw_GBps_low": None, "time_us_high": None})
+    perf = SimpleNamespace(collectives=[banded, plain], technology="infiniband")
+    first, second = target_records(perf)  # type: ignore[arg-type]
+    assert (first.busbw_low_GBps, first.time_high_us, first.band_source) == (
+        350.0,
+        5400.0,
+        "prediction band",
+    )
+    assert second.busbw_low_GBps == pytest.approx(375.0 * (1 - BUSBW_BAND_FRACTION))
