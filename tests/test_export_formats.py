@@ -377,7 +377,13 @@ def test_cli_export_and_verify_exit_codes(tmp_path: Path) -> None:
     assert result.exit_code == 2 and "FP1202" in result.output
     result = runner.invoke(app, ["export", str(spec), "-t", "infiniband", "-f", "netbox"])
     assert result.exit_code == 2 and "FP1206" in result.output
-    assert not (tmp_path / "partial").exists()
+    result = runner.invoke(
+        app, ["export", str(spec), "-t", "infiniband", "-f", "netbox", "-o", str(plan)]
+    )
+    assert result.exit_code == 2 and "FP1206" in result.output
+    assert plan.read_text().splitlines()[0] == lines[0]  # untouched
+    result = runner.invoke(app, ["export", str(spec), "-t", "infiniband", "-f", "cvt"])
+    assert result.exit_code == 2 and "FP1206" in result.output
 
 
 def test_html_report_embeds_the_fabric_drawing() -> None:

@@ -3,6 +3,7 @@ the cut sheet)."""
 
 from __future__ import annotations
 
+import os
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
@@ -39,6 +40,35 @@ class SwitchOsChoice(StrEnum):
     nvue = "nvue"
     sonic = "sonic"
     eos = "eos"
+
+
+BINARY_FORMATS = frozenset({"cutsheet-xlsx", "bom-xlsx", "cvt"})
+DIRECTORY_FORMATS = frozenset({"netbox", "targets", "roce-config"})
+"""Formats that write several files (``-o`` is a directory)."""
+
+
+def _check_output(fmt: str, output: Path | None) -> None:
+    """Refuse, before any work, an output the format cannot be written to (FP1206, FP1205)."""
+    if output is None:
+        if fmt in BINARY_FORMATS or fmt in DIRECTORY_FORMATS:
+            what = "is binary" if fmt in BINARY_FORMATS else "writes several files"
+            raise InputFileError(
+                "FP1206", "--output", f"{fmt} {what}", None, "give -o FILE or -o DIRECTORY"
+            )
+        return
+    if fmt in DIRECTORY_FORMATS and output.exists() and not output.is_dir():
+        raise InputFileError(
+            "FP1206",
+            str(output),
+            "is a file; this format writes a directory",
+            None,
+            "give -o DIRECTORY",
+        )
+    existing = output if output.exists() else next(p for p in output.parents if p.exists())
+    if not os.access(existing if existing.is_dir() else existing.parent, os.W_OK):
+        raise InputFileError(
+            "FP1205", str(output), "cannot write here", None, "choose another --output"
+        )
 
 
 def register(app: typer.Typer) -> None:
@@ -98,6 +128,7 @@ def export(
     from fabricplan.spec import load_spec
 
     check_label_prefix(label_prefix)
+    _check_output(fmt.value, output)
     valid = load_spec(spec)
     os_name = (
         None if switch_os is None else ("cumulus" if switch_os.value == "nvue" else switch_os.value)
