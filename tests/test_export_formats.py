@@ -13,7 +13,6 @@ import pytest
 import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from tests.test_export_cabling import GOLDEN, golden, plan_of
 from typer.testing import CliRunner
 
 from fabricplan.catalog.front_panel import front_panel
@@ -37,6 +36,7 @@ from fabricplan.lint.linter import lint_files
 from fabricplan.model.hardware import SwitchSpec
 from fabricplan.spec import parse_spec
 from fabricplan.topology.designer import design_fabric
+from test_export_cabling import GOLDEN, golden, plan_of
 
 NAMES = [g[0] for g in GOLDEN]
 IB_NAMES = [g[0] for g in GOLDEN if g[2]["technologies"] == ["infiniband"]]
