@@ -9,8 +9,10 @@
   side_a_type, side_a_name, side_b_device, side_b_type, side_b_name, type, status, label, color,
   length, length_unit, description``) -- netbox-community/netbox ``dcim/forms/bulk_import.py``
   (DeviceImportForm, InterfaceImportForm, CableImportForm, NetBox 4.x). Import them in that
-  order; device types and roles must exist first (the NetBox device-type library has the NVIDIA
-  switches).
+  order; device types and roles must exist first. Switch device types are named as the NetBox
+  device-type library names them where the catalog records it (``Nvidia``/``QM9700``); the
+  library's interface names (``P0.0``...) are not the switch OS's, so interfaces are imported
+  with the OS's names.
 """
 
 from __future__ import annotations
@@ -137,11 +139,15 @@ def netbox_files(valid: ValidScenario, plan: CablingPlan, site: str) -> dict[str
     switch = valid.switches[design.technology]
     infiniband = switch.family == "infiniband"
     manufacturer = MANUFACTURER_BY_FAMILY.get(switch.family, "") or switch.name.split()[0]
+    switch_model = switch.name
+    panel = front_panel(switch.id)
+    if panel is not None and panel.netbox_model:
+        manufacturer, switch_model = panel.netbox_manufacturer or manufacturer, panel.netbox_model
     nic = valid.nics[design.technology]
     devices: list[list[str]] = [list(NETBOX_DEVICE_COLUMNS)]
     for device in plan.devices:
         if device.role in ("leaf", "spine", "core"):
-            model, maker = switch.name, manufacturer
+            model, maker = switch_model, manufacturer
             text = f"{device.role} switch, plane {device.plane}"
         elif device.role == "node":
             model, maker = valid.node.name, valid.node.name.split()[0]

@@ -63,6 +63,10 @@ class FrontPanelSpec(Frozen):
     date: str = Field(pattern=r"^\d{4}(-\d{2}){0,2}$")
     part_number: str = ""
     """Vendor orderable part number of the switch, where one was found (else empty)."""
+    netbox_manufacturer: str = ""
+    netbox_model: str = ""
+    """Manufacturer and model of the box in the NetBox device-type library, where it has one
+    (the export's NetBox devices then match an imported device type)."""
     sonic_pg_profiles: tuple[SonicPgProfileSpec, ...] = ()
     """The SONiC platform's own lossless profiles, where the box's ASIC has no SONiC headroom
     formula (Broadcom); empty otherwise."""
