@@ -489,6 +489,15 @@ def test_verify_cabling_from_lldp_tables_of_every_switch(tmp_path: Path) -> None
         paths.append(str(path))
     result = runner.invoke(app, ["verify-cabling", str(sheet), *paths])
     assert result.exit_code == 0, result.output
+    # LLDP system names given as FQDNs name the same devices.
+    fqdn = tables[next(iter(tables))].replace("spine-001 ", "spine-001.dc1.example ")
+    assert "spine-001.dc1.example" in fqdn
+    first_switch = next(iter(tables))
+    (tmp_path / f"{first_switch}.fqdn.txt").write_text(fqdn)
+    result = runner.invoke(
+        app, ["verify-cabling", str(sheet), str(tmp_path / f"{first_switch}.fqdn.txt")]
+    )
+    assert result.exit_code == 0, result.output
     # One leaf's table with one cable moved to another port: found once, summarised by switch.
     leaf = next(iter(tables))
     lines = tables[leaf].splitlines()

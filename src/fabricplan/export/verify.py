@@ -94,6 +94,14 @@ def _ends(link: SheetLink, names: dict[tuple[str, int], str]) -> tuple[End, End]
     )
 
 
+def _short(end: End, planned: set[str]) -> End:
+    """An LLDP system name given as an FQDN (``spine-001.dc1.example``) names the plan's device."""
+    device, port = end
+    if device not in planned and "." in device and device.split(".", 1)[0] in planned:
+        return device.split(".", 1)[0], port
+    return end
+
+
 def compare_cabling(
     plan: Sequence[SheetLink], observed: Iterable[SheetLink], reporters: Iterable[str]
 ) -> CablingComparison:
@@ -120,10 +128,11 @@ def compare_cabling(
         a, z = _ends(sheet, names)
         if a[0] in scope or z[0] in scope:
             planned_links.append(frozenset({a, z}))
+    planned_devices = {end[0] for link in planned_links for end in link}
     observed_links: list[Link] = []
     seen: set[Link] = set()
     for sheet in observed:
-        a, z = _ends(sheet, names)
+        a, z = (_short(end, planned_devices) for end in _ends(sheet, names))
         key = frozenset({a, z})
         if (a[0] in scope or z[0] in scope) and key not in seen:
             seen.add(key)
