@@ -38,6 +38,9 @@ CUTSHEET_COLUMNS: tuple[str, ...] = (
 )
 """The fixed leading columns of every cut sheet."""
 
+HOST_PORT_NUMBER = 1
+"""Port number of a host's end: each NIC (one HCA) has one fabric port."""
+
 EXTRA_COLUMNS: tuple[str, ...] = (
     "cable_label",
     "plane",
@@ -65,9 +68,9 @@ def cutsheet_rows(plan: CablingPlan) -> Iterator[list[str]]:
     numbers = _port_numbers(plan)
     yield [*CUTSHEET_COLUMNS, *EXTRA_COLUMNS]
     for index, cable in enumerate(plan.cables):
-        a_number = (
-            numbers[cable.a_port] if cable.link_group not in ("node_leaf", "management") else 1
-        )
+        # A host's NIC has one fabric port (ibnetdiscover's CA port 1).
+        host = cable.link_group in ("node_leaf", "management")
+        a_number = HOST_PORT_NUMBER if host else numbers[cable.a_port]
         yield [
             cable.a_device,
             cable.a_port,

@@ -25,6 +25,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+from fabricplan.catalog.front_panel import front_panel
 from fabricplan.errors import InputFileError
 from fabricplan.export.cabling import CablingPlan
 from fabricplan.export.cutsheet import SheetLink, rows_xlsx
@@ -66,8 +67,7 @@ def _rate(speed_gbps: float, lane_gbps: float) -> str:
 
 
 def _lane_gbps(plan: CablingPlan) -> float:
-    from fabricplan.catalog.front_panel import front_panel
-
+    """Speed of one SerDes lane of the box: a native port's speed over its lanes."""
     panel = front_panel(plan.design.switch_id)
     lanes_per_port = 4
     if panel is not None:
