@@ -534,3 +534,27 @@ def test_targets_use_the_predictions_own_band_when_it_has_one() -> None:
         "prediction band",
     )
     assert second.busbw_low_GBps == pytest.approx(375.0 * (1 - BUSBW_BAND_FRACTION))
+
+
+def test_layout_fills_rows_and_racks(tmp_path: Path) -> None:
+    from fabricplan.export.layout import read_layout
+
+    spec = tmp_path / "spec.yaml"
+    spec.write_text("cluster: {gpus: 256}\nfabric: {technologies: [infiniband]}\n")
+    layout = tmp_path / "racks.csv"
+    layout.write_text("device,row,rack,u\nleaf-001,A,A01,42\nnode-0001,A,A02,10\n")
+    result = runner.invoke(
+        app, ["export", str(spec), "-t", "infiniband", "-f", "cutsheet", "--layout", str(layout)]
+    )
+    assert result.exit_code == 0, result.output
+    rows = _csv(result.stdout)
+    header, first = rows[0], rows[1]
+    assert first[header.index("a_rack")] == "A02" and first[header.index("z_rack")] == "A01"
+    assert read_cutsheet(result.stdout, "plan.csv")[0].a_device == "node-0001"
+    layout.write_text("name,row\nx,y\n")
+    result = runner.invoke(
+        app, ["export", str(spec), "-t", "infiniband", "-f", "cutsheet", "--layout", str(layout)]
+    )
+    assert result.exit_code == 2 and "FP1225" in result.output
+    with pytest.raises(InputFileError, match="twice"):
+        read_layout("device,row,rack\na,1,2\na,1,3\n", "x.csv")

@@ -117,6 +117,10 @@ def export(
     loopback_pool: Annotated[
         str, typer.Option("--loopback-pool", help="IPv4 network for loopbacks (ip-plan).")
     ] = "10.0.0.0/16",
+    layout: Annotated[
+        Path | None,
+        typer.Option("--layout", help="CSV device,row,rack[,u]: rows and racks of the devices."),
+    ] = None,
     p2p_pool: Annotated[
         str, typer.Option("--p2p-pool", help="IPv4 network for the /31 links (ip-plan).")
     ] = "10.64.0.0/10",
@@ -129,6 +133,12 @@ def export(
 
     check_label_prefix(label_prefix)
     _check_output(fmt.value, output)
+    placed = None
+    if layout is not None:
+        from fabricplan.export.layout import read_layout
+        from fabricplan.export.neighbour import read_text
+
+        placed = read_layout(read_text(layout), str(layout))
     valid = load_spec(spec)
     os_name = (
         None if switch_os is None else ("cumulus" if switch_os.value == "nvue" else switch_os.value)
@@ -139,6 +149,7 @@ def export(
         site=site,
         loopback_pool=loopback_pool,
         p2p_pool=p2p_pool,
+        layout=placed,
     )
     files = export_files(valid, technology, fmt.value, options)
     if len(files) == 1:

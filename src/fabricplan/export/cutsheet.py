@@ -1,8 +1,8 @@
 """The cut sheet: one row per cable, as CSV or XLSX, and its reader (``verify-cabling``'s plan).
 
 The first nine columns are fixed (:data:`CUTSHEET_COLUMNS`); after them come the cable label,
-plane, rail and the logical port numbers of both ends (an InfiniBand switch's port number is what
-ibnetdiscover prints).
+plane, rail, the logical port numbers of both ends (an InfiniBand switch's port number is what
+ibnetdiscover prints) and the row and rack of both ends where a layout gives them.
 
 >>> from fabricplan.spec import parse_spec
 >>> from fabricplan.topology.designer import design_fabric
@@ -10,7 +10,7 @@ ibnetdiscover prints).
 >>> valid = parse_spec({"cluster": {"gpus": 64}, "fabric": {"technologies": ["roce_v2"]}})
 >>> text = cutsheet_csv(cabling_plan(design_fabric(valid, "roce_v2"), valid))
 >>> print(text.splitlines()[1])
-node-0001,nic0,leaf-001,Ethernet0,node_leaf,400,acc-400g,acc-5m,3,C00001,0,0,1,1
+node-0001,nic0,leaf-001,Ethernet0,node_leaf,400,acc-400g,acc-5m,3,C00001,0,0,1,1,,,,
 >>> len(read_cutsheet(text, "plan.csv"))  # 64 host links, 64 leaf-spine links
 128
 """
@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 from fabricplan.errors import InputFileError
 from fabricplan.export.cabling import CablingPlan
+from fabricplan.export.layout import NOWHERE, Layout
 
 CUTSHEET_COLUMNS: tuple[str, ...] = (
     "a_device",
@@ -47,6 +48,10 @@ EXTRA_COLUMNS: tuple[str, ...] = (
     "rail",
     "a_port_number",
     "z_port_number",
+    "a_row",
+    "a_rack",
+    "z_row",
+    "z_rack",
 )
 
 
@@ -63,9 +68,11 @@ def _port_numbers(plan: CablingPlan) -> dict[str, int]:
     return {name: i + 1 for i, name in enumerate(plan.switch_ports)}
 
 
-def cutsheet_rows(plan: CablingPlan) -> Iterator[list[str]]:
-    """The header, then one row per cable (strings, ready for CSV or a sheet)."""
+def cutsheet_rows(plan: CablingPlan, layout: Layout | None = None) -> Iterator[list[str]]:
+    """The header, then one row per cable (strings, ready for CSV or a sheet); rows and racks
+    from ``layout`` where it lists the device."""
     numbers = _port_numbers(plan)
+    place = layout or {}
     yield [*CUTSHEET_COLUMNS, *EXTRA_COLUMNS]
     for index, cable in enumerate(plan.cables):
         # A host's NIC has one fabric port (ibnetdiscover's CA port 1).
@@ -86,20 +93,24 @@ def cutsheet_rows(plan: CablingPlan) -> Iterator[list[str]]:
             str(cable.rail) if cable.rail >= 0 else "",
             str(a_number),
             str(numbers[cable.z_port]),
+            place.get(cable.a_device, NOWHERE).row,
+            place.get(cable.a_device, NOWHERE).rack,
+            place.get(cable.z_device, NOWHERE).row,
+            place.get(cable.z_device, NOWHERE).rack,
         ]
 
 
-def cutsheet_csv(plan: CablingPlan) -> str:
+def cutsheet_csv(plan: CablingPlan, layout: Layout | None = None) -> str:
     """The cut sheet as CSV text."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
-    writer.writerows(cutsheet_rows(plan))
+    writer.writerows(cutsheet_rows(plan, layout))
     return out.getvalue()
 
 
-def cutsheet_xlsx(plan: CablingPlan) -> bytes:
+def cutsheet_xlsx(plan: CablingPlan, layout: Layout | None = None) -> bytes:
     """The cut sheet as an XLSX workbook."""
-    return rows_xlsx({"cut sheet": cutsheet_rows(plan)}, numeric={"speed_gbps", "length_m"})
+    return rows_xlsx({"cut sheet": cutsheet_rows(plan, layout)}, numeric={"speed_gbps", "length_m"})
 
 
 def rows_xlsx(sheets: dict[str, Iterator[list[str]]], numeric: set[str] | None = None) -> bytes:

@@ -16,6 +16,7 @@ from typing import Literal, get_args
 
 from fabricplan.errors import InputFileError
 from fabricplan.export.cabling import CablingPlan, cabling_plan
+from fabricplan.export.layout import Layout
 from fabricplan.export.scheduler import DEFAULT_LABEL_PREFIX
 from fabricplan.model.front_panel import SwitchOs
 from fabricplan.model.scenario import TechnologyName, ValidScenario
@@ -56,6 +57,8 @@ class ExportOptions:
     """NetBox site of every device."""
     loopback_pool: str = "10.0.0.0/16"
     p2p_pool: str = "10.64.0.0/10"
+    layout: Layout | None = None
+    """Row, rack and U of the devices the user placed (cut sheet and CVT columns)."""
 
 
 def _check_format(fmt: str, technology: TechnologyName, valid: ValidScenario) -> ExportFormat:
@@ -174,11 +177,11 @@ def _plan_files(
     if fmt == "cutsheet":
         from fabricplan.export.cutsheet import cutsheet_csv
 
-        return {"cutsheet.csv": cutsheet_csv(plan)}
+        return {"cutsheet.csv": cutsheet_csv(plan, options.layout)}
     if fmt == "cutsheet-xlsx":
         from fabricplan.export.cutsheet import cutsheet_xlsx
 
-        return {"cutsheet.xlsx": cutsheet_xlsx(plan)}
+        return {"cutsheet.xlsx": cutsheet_xlsx(plan, options.layout)}
     if fmt == "netbox":
         from fabricplan.export.inventory import netbox_files
 
@@ -206,7 +209,8 @@ def _plan_files(
     if fmt == "cvt":
         from fabricplan.export.infiniband import cvt_xlsx
 
-        return {"cvt-p2p.xlsx": cvt_xlsx(plan, infiniband, valid.spec.cluster.nics_per_node)}
+        nics = valid.spec.cluster.nics_per_node
+        return {"cvt-p2p.xlsx": cvt_xlsx(plan, infiniband, nics, options.layout)}
     if fmt == "ip-plan":
         from fabricplan.export.ip_plan import ip_plan_csv
 

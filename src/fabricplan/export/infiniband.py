@@ -29,6 +29,7 @@ from fabricplan.catalog.front_panel import front_panel
 from fabricplan.errors import InputFileError
 from fabricplan.export.cabling import CablingPlan
 from fabricplan.export.cutsheet import SheetLink, rows_xlsx
+from fabricplan.export.layout import NOWHERE, Layout
 
 MELLANOX_VENDOR_ID = 0x02C9
 """IEEE OUI 00:02:c9 (Mellanox Technologies, now NVIDIA), ibnetdiscover's ``vendid=0x2c9``."""
@@ -241,8 +242,12 @@ def _end(
     return device, "", port, kind
 
 
-def cvt_rows(plan: CablingPlan, infiniband: bool) -> Iterator[list[str]]:
-    """The CVT P2P sheet: A end, Z end with type and port (IB host ports as HCA/Port numbers)."""
+def cvt_rows(
+    plan: CablingPlan, infiniband: bool, layout: Layout | None = None
+) -> Iterator[list[str]]:
+    """The CVT P2P sheet: A end, Z end with type and port (IB host ports as HCA/Port numbers),
+    racks and U where ``layout`` gives them."""
+    place = layout or {}
     yield [
         "A-Rack",
         "A-U",
@@ -260,14 +265,15 @@ def cvt_rows(plan: CablingPlan, infiniband: bool) -> Iterator[list[str]]:
         a_port = cable.a_port
         if host and infiniband:
             a_port = str(int(cable.a_port.removeprefix("nic")) + 1)
+        a_at, z_at = place.get(cable.a_device, NOWHERE), place.get(cable.z_device, NOWHERE)
         yield [
-            "",
-            "",
+            a_at.rack,
+            a_at.u,
             cable.a_device,
             "Host" if host else "Switch",
             a_port,
-            "",
-            "",
+            z_at.rack,
+            z_at.u,
             cable.z_device,
             "Switch",
             cable.z_port,
@@ -281,8 +287,10 @@ def hca_mapping_rows(nics_per_node: int) -> Iterator[list[str]]:
         yield [str(index + 1), f"{HCA_TEMPLATE.format(index=index)} P1", f"nic{index}"]
 
 
-def cvt_xlsx(plan: CablingPlan, infiniband: bool, nics_per_node: int) -> bytes:
+def cvt_xlsx(
+    plan: CablingPlan, infiniband: bool, nics_per_node: int, layout: Layout | None = None
+) -> bytes:
     """The CVT P2P workbook: sheet ``P2P`` and sheet ``HCA mapping``."""
     return rows_xlsx(
-        {"P2P": cvt_rows(plan, infiniband), "HCA mapping": hca_mapping_rows(nics_per_node)}
+        {"P2P": cvt_rows(plan, infiniband, layout), "HCA mapping": hca_mapping_rows(nics_per_node)}
     )
