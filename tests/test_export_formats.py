@@ -32,7 +32,7 @@ from fabricplan.export.ip_plan import PRIVATE_ASN_FIRST, ip_plan_rows
 from fabricplan.export.neighbour import read_lldp_json, read_observation, read_sonic_lldp
 from fabricplan.export.scheduler import expand_hostlist, hostlist, read_topology_conf
 from fabricplan.export.verify import compare_cabling
-from fabricplan.lint.linter import lint_files
+from fabricplan.lint.checking.linter import lint_files
 from fabricplan.model.hardware import SwitchSpec
 from fabricplan.spec import parse_spec
 from fabricplan.topology.designer import design_fabric

@@ -6,7 +6,7 @@ Spectrum box, is refused. Each role's ports carry the box's front-panel names at
 port mode (a 64-cage 800G box run at 400G has 128 ports named ``Ethernet0, Ethernet4...`` on
 SONiC, ``Ethernet1/1, Ethernet1/5...`` on EOS, ``swp1s0, swp1s1...`` on Cumulus) in the order the
 cut sheet cables them (host ports, then uplinks), with the box's SerDes lanes per port. The
-shared buffer is the switch's catalog figure (:func:`fabricplan.lint.generator.baseline_spec`).
+shared buffer is the switch's catalog figure (:func:`fabricplan.lint.baselines.generator.baseline_spec`).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import dataclasses
 
 from fabricplan.catalog.front_panel import front_panel, port_names
 from fabricplan.errors import InputFileError
-from fabricplan.lint.generator import Vendor, baseline_spec, roce_baseline
+from fabricplan.lint.baselines.generator import Vendor, baseline_spec, roce_baseline
 from fabricplan.lint.headroom import HeadroomRecord
 from fabricplan.model.fabric import FabricDesign
 from fabricplan.model.front_panel import SwitchOs
