@@ -6,7 +6,8 @@ Spectrum box, is refused. Each role's ports carry the box's front-panel names at
 port mode (a 64-cage 800G box run at 400G has 128 ports named ``Ethernet0, Ethernet4...`` on
 SONiC, ``Ethernet1/1, Ethernet1/5...`` on EOS, ``swp1s0, swp1s1...`` on Cumulus) in the order the
 cut sheet cables them (host ports, then uplinks), with the box's SerDes lanes per port. The
-shared buffer is the switch's catalog figure (:func:`fabricplan.lint.baselines.generator.baseline_spec`).
+shared buffer is the switch's catalog figure
+(:func:`fabricplan.lint.baselines.generator.baseline_spec`).
 """
 
 from __future__ import annotations
