@@ -14,9 +14,9 @@ management links the graph does not model, and names every end:
   its downlinks by pod;
 - host ports: ``nic0`` ... in the node's NIC order (NIC ``j`` is plane ``j % P``, rail ``j // P``).
 
-The cable of each link is the one the design chose for its link group (``LinkGroup.cable_id``,
-the same the bill of materials counts); when the design splits a group into several entries (by
-reach), links take them in order.
+The cable and length of each link come from the design's cable runs (``FabricDesign.cable_runs``:
+per group, orderable length and cable, the lines the bill of materials counts); links of a group
+take its runs in order (a design without runs gives each link its group's cable and reach).
 
 >>> from fabricplan.spec import parse_spec
 >>> from fabricplan.topology.designer import design_fabric
@@ -38,7 +38,7 @@ import numpy as np
 
 from fabricplan.catalog.front_panel import front_panel, port_names
 from fabricplan.errors import ModelError
-from fabricplan.model.fabric import FabricDesign, LinkGroup, LinkGroupName
+from fabricplan.model.fabric import FabricDesign, LinkGroupName
 from fabricplan.model.front_panel import SwitchOs
 from fabricplan.model.hardware import CableSpec
 from fabricplan.model.scenario import ValidScenario
@@ -137,26 +137,58 @@ def _reach_class(cable: CableSpec | None) -> str:
     return f"{cable.cable_kind}-{cable.max_reach_m:g}m"
 
 
+@dataclass(frozen=True, slots=True)
+class _Entry:
+    """Links of one group that share a cable class and a length (a design's cable run)."""
+
+    count: int
+    speed_gbps: float
+    reach_m: float
+    part: str
+    cable: CableSpec | None
+
+
 class _GroupCables:
-    """Hands out the cable of each link of a group, taking the design's entries in order."""
+    """Hands out the cable of each link of a group, taking the design's runs in order.
+
+    A design with ``cable_runs`` (the physical layout's lengths) gives each link its run's cable
+    and orderable length; an older design only its link group's cable and reach.
+    """
 
     def __init__(self, design: FabricDesign, cables: Sequence[CableSpec]) -> None:
         by_id = {cable.id: cable for cable in cables}
-        self._entries: dict[str, list[tuple[LinkGroup, CableSpec | None]]] = {}
-        for group in design.link_groups:
-            self._entries.setdefault(group.name, []).append((group, by_id.get(group.cable_id)))
+        speed = {group.name: group.speed_gbps for group in design.link_groups}
+        self._entries: dict[str, list[_Entry]] = {}
+        if design.cable_runs:
+            for run in design.cable_runs:
+                self._entries.setdefault(run.group, []).append(
+                    _Entry(
+                        run.count,
+                        speed.get(run.group, design.port_speed_gbps),
+                        run.length_m,
+                        run.cable_id,
+                        by_id.get(run.cable_id),
+                    )
+                )
+        else:
+            for group in design.link_groups:
+                cable = by_id.get(group.cable_id)
+                part = cable.id if cable is not None else UNCABLED_PART
+                self._entries.setdefault(group.name, []).append(
+                    _Entry(group.count, group.speed_gbps, group.reach_m, part, cable)
+                )
         self._used: dict[str, int] = {}
 
-    def take(self, name: LinkGroupName, count: int) -> list[tuple[LinkGroup, CableSpec | None]]:
-        """The (group, cable) of the next ``count`` links of group ``name``."""
-        out: list[tuple[LinkGroup, CableSpec | None]] = []
+    def take(self, name: LinkGroupName, count: int) -> list[tuple[_Entry, CableSpec | None]]:
+        """The (run, cable) of the next ``count`` links of group ``name``."""
+        out: list[tuple[_Entry, CableSpec | None]] = []
         used = self._used.get(name, 0)
-        for group, cable in self._entries.get(name, []):
-            if used >= group.count:
-                used -= group.count
+        for entry in self._entries.get(name, []):
+            if used >= entry.count:
+                used -= entry.count
                 continue
-            n = min(group.count - used, count - len(out))
-            out.extend([(group, cable)] * n)
+            n = min(entry.count - used, count - len(out))
+            out.extend([(entry, entry.cable)] * n)
             used = 0
             if len(out) == count:
                 break
@@ -166,7 +198,7 @@ class _GroupCables:
                 "FP1240",
                 f"link group {name}",
                 "the design has fewer links than its expansion",
-                (sum(g.count for g, _ in self._entries.get(name, [])), count),
+                (sum(e.count for e in self._entries.get(name, [])), count),
                 "report the spec (the designer and the graph disagree)",
             )
         return out
@@ -264,7 +296,7 @@ def cabling_plan(
                 ports[int(host_slot[host])],
                 "node_leaf",
                 group.speed_gbps,
-                cable.id if cable else UNCABLED_PART,
+                group.part,
                 _reach_class(cable),
                 group.reach_m,
                 port % planes,
@@ -287,7 +319,7 @@ def cabling_plan(
                 ports[slot],
                 "management",
                 group.speed_gbps,
-                cable.id if cable else UNCABLED_PART,
+                group.part,
                 _reach_class(cable),
                 group.reach_m,
                 plane,
@@ -311,7 +343,7 @@ def cabling_plan(
                         ports[slot * parallel + u // aggs],
                         "leaf_spine",
                         group.speed_gbps,
-                        cable.id if cable else UNCABLED_PART,
+                        group.part,
                         _reach_class(cable),
                         group.reach_m,
                         int(leaf_plane[leaf]),
@@ -336,7 +368,7 @@ def cabling_plan(
                         ports[pod * parallel2 + v // cores_g],
                         "spine_core",
                         group.speed_gbps,
-                        cable.id if cable else UNCABLED_PART,
+                        group.part,
                         _reach_class(cable),
                         group.reach_m,
                         int(spine_plane[spine]),

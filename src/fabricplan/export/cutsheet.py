@@ -10,9 +10,9 @@ ibnetdiscover prints) and the row and rack of both ends where a layout gives the
 >>> valid = parse_spec({"cluster": {"gpus": 64}, "fabric": {"technologies": ["roce_v2"]}})
 >>> text = cutsheet_csv(cabling_plan(design_fabric(valid, "roce_v2"), valid))
 >>> print(text.splitlines()[1])
-node-0001,nic0,leaf-001,Ethernet0,node_leaf,400,acc-400g,acc-5m,3,C00001,0,0,1,1,,,,
->>> len(read_cutsheet(text, "plan.csv"))  # 64 host links, 64 leaf-spine links
-128
+node-0001,nic0,leaf-001,Ethernet0,node_leaf,400,acc-400g,acc-5m,5,C00001,0,0,1,1,,,,
+>>> len(read_cutsheet(text, "plan.csv"))  # 64 host links on one 128-port switch
+64
 """
 
 from __future__ import annotations
