@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from html import escape
 
+from fabricplan.errors import FabricPlanError
 from fabricplan.model.results import Evaluation, InfeasibleOption, Recommendation
 from fabricplan.model.scenario import ValidScenario
 from fabricplan.report.figure import busbw_svg, cost_svg, step_svg
@@ -44,6 +45,27 @@ def _table(evals: Sequence[Evaluation], part: str) -> str:
     return f"<h2>{title}</h2><table><tr><th></th>{head}</tr>{body}</table>"
 
 
+def _fabric_drawings(valid: ValidScenario, evals: Sequence[Evaluation]) -> list[str]:
+    """The bundled drawing of each designed fabric (``fabricplan export --format svg``)."""
+    from fabricplan.export.cabling import cabling_plan
+    from fabricplan.export.drawing import fabric_svg
+
+    figures = []
+    for evaluation in evals:
+        try:
+            svg = fabric_svg(cabling_plan(evaluation.design, valid))
+        except FabricPlanError as exc:  # a design the expansion cannot draw: say so, go on
+            figures.append(
+                f"<p>{escape(evaluation.technology)}: no drawing ({escape(str(exc))})</p>"
+            )
+            continue
+        figures.append(
+            f"<figure>{svg}<figcaption>{escape(evaluation.technology)}: tiers, pods and"
+            " scalable units with the cables of each bundle</figcaption></figure>"
+        )
+    return figures
+
+
 def html_report(
     valid: ValidScenario,
     evals: Sequence[Evaluation],
@@ -73,6 +95,8 @@ def html_report(
         )
     for part in parts:
         out.append(_table(evals, part))
+        if part == "design":
+            out.extend(_fabric_drawings(valid, evals))
         if part == "performance":
             notes = "".join(f"<li>{escape(n)}</li>" for n in performance_notes(evals))
             if notes:
