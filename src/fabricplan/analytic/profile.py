@@ -112,6 +112,9 @@ class FabricProfile:
     step_software_us: float | None
     """Calibrated software cost per collective step; ``None`` keeps NCCL's tuning constants."""
     notes: tuple[str, ...] = ()
+    qps_per_connection: int = 1
+    """Queue pairs per NCCL connection (``nccl.qps_per_connection``): each is hashed onto its
+    own path by ECMP (its own UDP source port), so more QPs spread a NIC's traffic."""
 
     @property
     def gpus(self) -> int:
@@ -221,7 +224,9 @@ def _effective_routing(
     tech = valid.technologies[design.technology]
     switch = valid.switches[design.technology]
     can_adapt = tech.adaptive_routing_available and switch.adaptive_routing
-    asked = request.routing.get(design.technology)
+    asked = request.routing.get(design.technology) or valid.spec.fabric.routing.get(
+        design.technology
+    )
     if asked == "adaptive" and not can_adapt:
         raise ModelError(
             "FP508",
@@ -259,9 +264,16 @@ def _in_network_reduction(
     if not capable:
         return False, ()
     if asked is None:
-        return True, (
-            f"in-network reduction: on ({switch.id} has SHARP; a tuned SuperPOD runs NCCL with"
-            " NCCL_COLLNET_ENABLE=1; set in_network_reduction=false for a plain NCCL run)",
+        mode = valid.spec.fabric.sharp_for(design.technology)
+        if mode == "on":
+            return True, (
+                f"in-network reduction: on (fabric.sharp; {switch.id} has SHARP: CollNet with"
+                " the SHARP plugin and aggregation manager, NCCL_COLLNET_ENABLE=1); SHARP busbw"
+                " unvalidated beyond CollNetChain on 64 GPUs (docs/validation.md)",
+            )
+        return False, (
+            f"in-network reduction: CollNet off (fabric.sharp: {mode}; what NCCL does without"
+            " the SHARP plugin); NVLS and NVLSTree as NCCL picks them",
         )
     return asked, (f"in-network reduction: {'on' if asked else 'off'} (asked for)",)
 
@@ -392,4 +404,5 @@ def fabric_profile(
         collective_efficiency=calibration.collective_efficiency or DEFAULT_COLLECTIVE_EFFICIENCY,
         step_software_us=calibration.collective_latency_us,
         notes=(*routing_notes, *sharp_notes),
+        qps_per_connection=valid.spec.nccl.qps_per_connection or 1,
     )
