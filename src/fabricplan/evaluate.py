@@ -25,7 +25,8 @@ from fabricplan.analytic.lossless import (
     with_lossless_step,
 )
 from fabricplan.analytic.operations_effort import HOURS_PER_ENGINEER_YEAR, team_experience
-from fabricplan.backends import get_backend
+from fabricplan.analytic.step_simulated import with_simulated_collectives
+from fabricplan.backends import Backend, get_backend
 from fabricplan.errors import DesignError, FabricPlanError
 from fabricplan.lint.headroom import sonic_mellanox_headroom
 from fabricplan.lint.operations import assess_operations
@@ -139,10 +140,31 @@ def growth_of(valid: ValidScenario, design: FabricDesign) -> GrowthResult | None
     return growth_result(valid, design, target, growth.target_gpus)
 
 
+BackendChoice = str | Backend
+"""A backend by name, or a backend object (e.g. a cached one)."""
+
+
+def _perform(
+    valid: ValidScenario, design: FabricDesign, backend: BackendChoice, request: PerfRequest
+) -> PerformanceResult:
+    """The backend's result; a simulator's collective times also go into the step time."""
+    chosen = get_backend(backend) if isinstance(backend, str) else backend
+    performance = chosen.perform(valid, design, request)
+    if chosen.name in SIMULATED_BACKENDS and request.step and performance.step is not None:
+        analytic = get_backend("analytic").perform(
+            valid, design, request.model_copy(update={"p2p": False, "step": False})
+        )
+        performance = with_simulated_collectives(performance, analytic.collectives)
+    return performance
+
+
+SIMULATED_BACKENDS = frozenset({"flow", "packet"})
+
+
 def evaluate_one(
     valid: ValidScenario,
     technology: TechnologyName,
-    backend: str = "analytic",
+    backend: BackendChoice = "analytic",
     request: PerfRequest | None = None,
     performance: PerformanceResult | None = None,
 ) -> Evaluation:
@@ -154,9 +176,11 @@ def evaluate_one(
     request = request or PerfRequest()
     design = design_fabric(valid, technology)
     routing = _routing(valid, technology, request)
+    name = backend if isinstance(backend, str) else backend.name
     if performance is None:
-        performance = get_backend(backend).perform(valid, design, request)
-        if valid.technologies[technology].link_flow_control == "pfc":
+        performance = _perform(valid, design, backend, request)
+        # The packet level simulates the lossless settings itself (drops, pauses, go-back-N).
+        if valid.technologies[technology].link_flow_control == "pfc" and name != "packet":
             performance = _with_configuration(valid, design, performance, routing)
     cost = with_gpu_idle_cost(valid, fabric_cost(valid, design), performance.step)
     tech = valid.technologies[technology]
@@ -184,7 +208,7 @@ def evaluate_one(
 
 
 def evaluate(
-    valid: ValidScenario, backend: str = "analytic", request: PerfRequest | None = None
+    valid: ValidScenario, backend: BackendChoice = "analytic", request: PerfRequest | None = None
 ) -> list[Evaluation]:
     """One :class:`Evaluation` per technology in the spec, in the spec's order.
 
@@ -196,7 +220,7 @@ def evaluate(
 
 def evaluate_feasible(
     valid: ValidScenario,
-    backend: str = "analytic",
+    backend: BackendChoice = "analytic",
     request: PerfRequest | None = None,
     performance: Mapping[TechnologyName, PerformanceResult] | None = None,
 ) -> tuple[list[Evaluation], list[InfeasibleOption]]:

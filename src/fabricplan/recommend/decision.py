@@ -34,6 +34,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Literal, get_args
 
+from fabricplan.backends import Backend
 from fabricplan.errors import FabricPlanError, ModelError
 from fabricplan.model.results import (
     Evaluation,
@@ -675,7 +676,7 @@ def scenario_with_sharp(valid: ValidScenario, modes: Mapping[str, str]) -> Valid
 def recommend(
     valid: ValidScenario,
     evaluations: Sequence[Evaluation],
-    backend: str = "analytic",
+    backend: str | Backend = "analytic",
     request: PerfRequest | None = None,
     infeasible: Sequence[InfeasibleOption] = (),
 ) -> Recommendation:

@@ -56,7 +56,11 @@ BYTES_PER_VALUE = {"bf16": 2, "fp8": 1}
 
 
 def collective_traffic(
-    collective: CollectiveName, layout: GpuLayout, size_bytes: float, ranks: IntArray | None = None
+    collective: CollectiveName,
+    layout: GpuLayout,
+    size_bytes: float,
+    ranks: IntArray | None = None,
+    qps: int = 1,
 ) -> Traffic:
     """The fabric flows of one nccl-tests collective of ``size_bytes`` over ``ranks``.
 
@@ -68,11 +72,13 @@ def collective_traffic(
     2
     """
     if collective == "all_to_all":
-        return all_to_all(layout, size_bytes, ranks)
+        return all_to_all(layout, size_bytes, ranks, qps=qps)
     if collective == "sendrecv":
         r = np.arange(layout.gpus, dtype=np.int64) if ranks is None else np.asarray(ranks)
-        return gpu_flows(layout, r, np.roll(r, -1), size_bytes, StepSpec("sendrecv", "sendrecv"))
-    return ring(layout, collective, size_bytes, ranks)
+        return gpu_flows(
+            layout, r, np.roll(r, -1), size_bytes, StepSpec("sendrecv", "sendrecv"), qps
+        )
+    return ring(layout, collective, size_bytes, ranks, qps)
 
 
 def workload_traffic(
@@ -146,11 +152,11 @@ def pattern_traffic(
     if pattern == "all_to_all":
         return all_to_all(layout, size_bytes, ranks, qps=qps)
     if pattern == "permutation":
-        return permutation(layout, size_bytes, seed, ranks)
+        return permutation(layout, size_bytes, seed, ranks, qps)
     if pattern == "incast":
         nodes = layout.nodes if ranks is None else len(np.unique(ranks // layout.gpus_per_node))
         count = senders or min(DEFAULT_INCAST_SENDERS, max(nodes - 1, 1))
-        return incast(layout, count, size_bytes, ranks=ranks)
+        return incast(layout, count, size_bytes, ranks=ranks, qps=qps)
     if pattern == "ring_all_reduce":
         return ring(layout, "all_reduce", size_bytes, ranks, qps)
     if pattern == "tree_all_reduce":
@@ -158,7 +164,7 @@ def pattern_traffic(
     if pattern in ("all_gather", "reduce_scatter"):
         return ring(layout, pattern, size_bytes, ranks, qps)
     return random_pairs(
-        layout, layout.gpus if ranks is None else len(ranks), size_bytes, seed, ranks
+        layout, layout.gpus if ranks is None else len(ranks), size_bytes, seed, ranks, qps
     )
 
 

@@ -90,7 +90,7 @@ def flow_performance(
     """
     cluster = valid.spec.cluster
     tech = design.technology
-    routing: RoutingName | None = request.routing.get(tech)
+    routing: RoutingName | None = request.routing.get(tech) or valid.spec.fabric.routing.get(tech)
     transport = transport_for(valid.technologies[tech], valid.switches[tech], routing=routing)
     graph = fabric_graph(design, valid)
     layout = GpuLayout(cluster.gpus, cluster.gpus_per_node, cluster.nics_per_node)
@@ -130,9 +130,9 @@ def flow_performance(
         ranks = np.arange(ranks_n, dtype=np.int64)
         fabric_us: dict[int, float] = {}
         for size in sims:
-            result = simulate(
-                graph, collective_traffic(op, layout, size, ranks), transport, seed=request.seed
-            )
+            qps = valid.spec.nccl.qps_per_connection or 1
+            traffic = collective_traffic(op, layout, size, ranks, qps)
+            result = simulate(graph, traffic, transport, seed=request.seed)
             fabric_us[size] = result.transfer_us
         points += [
             simulated_point(

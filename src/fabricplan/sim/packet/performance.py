@@ -16,6 +16,7 @@ perftest tables, base latency and training step are the analytic model's.
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 
@@ -120,15 +121,32 @@ def simulated_sizes(sizes: tuple[int, ...]) -> tuple[int, ...]:
 
 
 def _within_budget(
-    op: CollectiveName, layout: GpuLayout, size: int, ranks: np.ndarray
+    op: CollectiveName, layout: GpuLayout, size: int, ranks: np.ndarray, qps: int = 1
 ) -> tuple[int, Traffic]:
     """The size actually simulated (at most ``size``) and its traffic."""
-    traffic = collective_traffic(op, layout, size, ranks)
+    traffic = collective_traffic(op, layout, size, ranks, qps)
     total = traffic.total_bytes
     if total <= PACKET_BYTE_BUDGET:
         return size, traffic
     smaller = max(1, int(size * PACKET_BYTE_BUDGET / total))
-    return smaller, collective_traffic(op, layout, smaller, ranks)
+    return smaller, collective_traffic(op, layout, smaller, ranks, qps)
+
+
+def with_lossless_settings(spec: PacketSpec, valid: ValidScenario) -> PacketSpec:
+    """``spec`` with the spec's deployed lossless configuration (``fabric.lossless``) where the
+    technology runs PFC: PFC off, ECN off, DCQCN off, a fixed headroom, the watchdog."""
+    lossless = valid.spec.fabric.lossless
+    if spec.link_flow_control != "pfc":
+        return spec
+    headroom = None if lossless.pfc_headroom_bytes == "auto" else lossless.pfc_headroom_bytes
+    cc_off = lossless.congestion_control == "none"
+    return replace(
+        spec,
+        link_flow_control="pfc" if lossless.pfc else "none",
+        congestion_control="none" if cc_off else spec.congestion_control,
+        ecn=replace(spec.ecn, enabled=spec.ecn.enabled and lossless.ecn and not cc_off),
+        pfc=replace(spec.pfc, headroom_bytes=headroom, watchdog=lossless.pfc_watchdog),
+    )
 
 
 def _chain_length(traffic: Traffic) -> int:
@@ -186,7 +204,9 @@ def packet_performance(
     """
     cluster = valid.spec.cluster
     tech = design.technology
-    spec = packet_spec_for_design(valid, tech, routing=request.routing.get(tech))
+    routing = request.routing.get(tech) or valid.spec.fabric.routing.get(tech)
+    spec = with_lossless_settings(packet_spec_for_design(valid, tech, routing=routing), valid)
+    qps = valid.spec.nccl.qps_per_connection or 1
     network = packet_network_for(valid, design)
     layout = GpuLayout(cluster.gpus, cluster.gpus_per_node, cluster.nics_per_node)
     gpus = request.gpus or cluster.gpus
@@ -217,7 +237,7 @@ def packet_performance(
         ranks = np.arange(ranks_n, dtype=np.int64)
         per_byte_us: dict[int, float] = {}
         for size in sims:
-            simulated, traffic = _within_budget(op, layout, size, ranks)
+            simulated, traffic = _within_budget(op, layout, size, ranks, qps)
             if traffic.flows == 0:
                 per_byte_us[size] = 0.0
                 continue
