@@ -109,6 +109,21 @@ def _with_configuration(
     )
 
 
+def with_configuration_points(
+    valid: ValidScenario, design: FabricDesign, performance: PerformanceResult, request: PerfRequest
+) -> PerformanceResult:
+    """nccl-tests rows with the deployed lossless configuration's effect (``perf --config``)."""
+    effect = _effect(valid, design, _routing(valid, design.technology, request))
+    if effect.neutral and not effect.notes:
+        return performance
+    return performance.model_copy(
+        update={
+            "collectives": with_lossless_points(performance.collectives, effect),
+            "notes": (*performance.notes, *(f"lossless configuration: {n}" for n in effect.notes)),
+        }
+    )
+
+
 def scenario_for_growth(valid: ValidScenario, design: FabricDesign, gpus: int) -> ValidScenario:
     """``valid`` at ``gpus`` GPUs with the design's choices pinned: its switch, topology and
     planes (tiers stay the spec's: growth may need a new one)."""

@@ -4,8 +4,10 @@ Sizes follow nccl-tests: ``8G`` is 8 x 2**30 bytes, all_gather/reduce_scatter si
 gathered buffer, all_to_all sizes what one rank sends; GB/s are 10**9 bytes/s. perftest tables
 report Gb/s as ``--report_gbits`` does, between two hosts ``--hops`` switches apart (default: the
 longest path of the group). ``--algorithm`` forces one algorithm as ``NCCL_ALGO`` does;
-``--sharp/--no-sharp`` turns the switches' in-network reduction on or off (default: on where the
-hardware has it).
+``--sharp/--no-sharp`` turns the switches' in-network reduction on or off (default: the spec's
+``fabric.sharp``, ``auto``: CollNet off, as NCCL runs without the SHARP plugin; forcing a CollNet
+algorithm turns it on where the hardware has it). ``--config`` reads real switch and NIC
+configurations into the lossless settings, whose effect the tables carry.
 """
 
 from __future__ import annotations
@@ -19,7 +21,9 @@ import typer
 
 from fabricplan.backends import get_backend
 from fabricplan.cli.guard import guarded
+from fabricplan.cli.plan_cmd import with_configs
 from fabricplan.errors import ModelError
+from fabricplan.evaluate import with_configuration_points
 from fabricplan.model.results import (
     DEFAULT_SIZES_BYTES,
     AlgorithmName,
@@ -30,7 +34,7 @@ from fabricplan.model.results import (
     PerfRequest,
     RoutingName,
 )
-from fabricplan.model.scenario import TechnologyName
+from fabricplan.model.scenario import TechnologyName, ValidScenario
 from fabricplan.spec import load_spec
 from fabricplan.topology.designer import design_fabric
 from fabricplan.units import parse_size
@@ -45,6 +49,24 @@ PER_TECHNOLOGY_CODES = frozenset(("FP509", "FP513"))
 """Errors that concern one technology's hardware (a forced algorithm or in-network reduction it
 lacks): the other technologies still run, and the skipped one is named."""
 TECHNOLOGIES: tuple[str, ...] = get_args(TechnologyName)
+
+
+COLLNET_ALGORITHMS = frozenset({"collnet_direct", "collnet_chain"})
+
+
+def _collnet_on(valid: ValidScenario) -> ValidScenario:
+    """``fabric.sharp: on`` for every technology whose switches have in-network reduction."""
+    fabric = valid.spec.fabric
+    modes = {
+        t: (
+            "on"
+            if valid.technologies[t].in_network_reduction and valid.switches[t].in_network_reduction
+            else fabric.sharp_for(t)
+        )
+        for t in fabric.technologies
+    }
+    spec = valid.spec.model_copy(update={"fabric": fabric.model_copy(update={"sharp": modes})})
+    return valid.model_copy(update={"spec": spec})
 
 
 class Format(StrEnum):
@@ -224,7 +246,8 @@ def perf(
         bool | None,
         typer.Option(
             "--sharp/--no-sharp",
-            help="In-network reduction on or off (default: on where the switch has it).",
+            help="In-network reduction on or off (default: the spec's fabric.sharp; auto ="
+            " CollNet off).",
         ),
     ] = None,
     hops: Annotated[
@@ -235,6 +258,10 @@ def perf(
     ] = None,
     backend: Annotated[str, typer.Option("--backend", help="Performance model.")] = "analytic",
     fmt: Annotated[Format, typer.Option("--format", "-f", help="Output format.")] = Format.table,
+    config: Annotated[
+        list[Path] | None,
+        typer.Option("--config", help="Real switch/NIC configuration files (repeatable)."),
+    ] = None,
 ) -> None:
     """Predicted nccl-tests (or perftest) tables for every technology of SPEC."""
     default_sizes = P2P_DEFAULT_SIZES_BYTES if p2p else DEFAULT_SIZES_BYTES
@@ -250,12 +277,18 @@ def perf(
         p2p_switch_hops=hops,
     )
     model = get_backend(backend)
-    valid = load_spec(spec)
+    valid = with_configs(load_spec(spec), config)
+    if request.algorithm in COLLNET_ALGORITHMS and sharp is None:
+        valid = _collnet_on(valid)
     results: list[PerformanceResult] = []
     skipped: dict[str, ModelError] = {}
     for tech in valid.spec.fabric.technologies:
         try:
-            results.append(model.perform(valid, design_fabric(valid, tech), request))
+            design = design_fabric(valid, tech)
+            result = model.perform(valid, design, request)
+            if valid.technologies[tech].link_flow_control == "pfc" and backend != "packet":
+                result = with_configuration_points(valid, design, result, request)
+            results.append(result)
         except ModelError as exc:
             if exc.code not in PER_TECHNOLOGY_CODES:
                 raise
