@@ -29,6 +29,17 @@ fabric:
   switch: {}                # per technology: catalog id, auto,
                             #   or {ports, port_speed_gbps, latency_ns}
   cable_reach: {node_leaf_m: 3, leaf_spine_m: 30, spine_core_m: 100}
+  sharp: auto               # auto (CollNet off, as plain NCCL) | on | off, or per technology
+  lossless:                 # RoCE's lossless configuration as deployed (or: compare --config FILE)
+    pfc: true
+    ecn: true
+    congestion_control: dcqcn   # dcqcn | none
+    pfc_headroom_bytes: auto    # auto | bytes
+    pfc_watchdog: true
+  routing: {}               # per technology: ecmp | adaptive | static
+nccl:
+  qps_per_connection: null  # NCCL_IB_QPS_PER_CONNECTION (default 1)
+growth: null                # or {target_gpus: 4096}: what growing there costs counts
 cost:
   years: 5                  # TCO horizon
   energy_usd_per_kwh: 0.12
@@ -40,8 +51,11 @@ team:
   ethernet_dcb: some        # PFC/ECN/DCQCN experience: none | some | expert
 deployment: on_premises     # on_premises | cloud | hybrid
 priorities: balanced        # balanced | max_performance | cost_sensitive | cloud_hybrid
-                            #   | ethernet_team
-                            # or weights: {performance: 3, tco: 2, operations: 1}
+                            #   | ethernet_team (docs/models.md, "The decision")
+decision:
+  performance_floor: 0.10   # cost_sensitive: at most 10 % slower than the fastest
+  require: {}               # constraints: {min_vendors: 2, cloud_availability: wide}
+  worth_usd: {}             # money-equivalents per technology, e.g. {roce_v2: 500000}
 workload:
   model: llama3-70b         # llama3-8b | llama3-70b | llama3-405b | gpt3-175b | mixtral-8x7b
                             #   | deepseek-v3, or custom with params_b, layers, hidden

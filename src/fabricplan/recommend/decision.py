@@ -357,15 +357,26 @@ def _first_flip(
     for label, scenario in scenarios:
         try:
             evals = reevaluate(scenario)
-            other = _winner(evals, scenario, money_table(evals, scenario))
+            ranked = rank(evals, money_table(evals, scenario), scenario)
         except FabricPlanError as exc:
             notes.append(f"{label}: no evaluation ({exc.what} [{exc.code}])")
             break
+        other = ranked[0].technology
         if other != winner:
+            lost = next((o for o in ranked if o.technology == winner), None)
+            why = (
+                f" ({winner} {lost.unmet[0]})"
+                if lost is not None and lost.unmet
+                else f" ({winner} cannot be designed there)"
+                if lost is None
+                else f" (total {usd_short(ranked[0].money.total_usd)} against"
+                f" {usd_short(lost.money.total_usd)}, step {seconds_short(ranked[0].money.step_s)}"
+                f" against {seconds_short(lost.money.step_s)})"
+            )
             return (
                 FlipPoint(
                     kind=kind,
-                    description=f"{label}: {other} ranks first instead of {winner}",
+                    description=f"{label}: {other} ranks first instead of {winner}{why}",
                 ),
                 notes,
             )
