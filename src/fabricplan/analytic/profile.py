@@ -269,7 +269,9 @@ def _in_network_reduction(
             return True, (
                 f"in-network reduction: on (fabric.sharp; {switch.id} has SHARP: CollNet with"
                 " the SHARP plugin and aggregation manager, NCCL_COLLNET_ENABLE=1); SHARP busbw"
-                " unvalidated beyond CollNetChain on 64 GPUs (docs/validation.md)",
+                " unvalidated beyond CollNetChain on 64 GPUs (docs/validation.md); NVLS with SHARP"
+                " across nodes matches no published multi-node run, and above 480 GB/s it exceeds"
+                " NVLS's own intra-node peak on 8 H100 (NVIDIA/nccl-tests #212)",
             )
         return False, (
             f"in-network reduction: CollNet off (fabric.sharp: {mode}; what NCCL does without"
