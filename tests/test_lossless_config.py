@@ -262,3 +262,20 @@ def test_reports_print_the_workload_as_run_and_the_performance_notes(
     assert "TP8 PP1" not in text
     assert "NCCL tuner" in text  # a performance note
     assert "money over" in text.lower()
+
+
+def test_a_deployed_misconfiguration_gets_a_flip_point_for_fixing_it() -> None:
+    from fabricplan.evaluate import evaluate
+    from fabricplan.recommend.decision import recommend
+
+    spec = {
+        "cluster": {"gpus": 256},
+        "fabric": {"oversubscription": 3, "topology": "fat_tree", "lossless": {"pfc": False}},
+    }
+    valid = parse_spec(spec)
+    rec = recommend(valid, evaluate(valid, backend="fake"), backend="fake")
+    configuration = [f for f in rec.flips if f.kind == "configuration"]
+    assert len(configuration) == 1 and "lossless configuration" in configuration[0].description
+    clean = parse_spec({**spec, "fabric": {"oversubscription": 3, "topology": "fat_tree"}})
+    rec = recommend(clean, evaluate(clean, backend="fake"), backend="fake")
+    assert not [f for f in rec.flips if f.kind == "configuration"]

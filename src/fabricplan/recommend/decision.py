@@ -47,6 +47,7 @@ from fabricplan.model.results import (
 )
 from fabricplan.model.scenario import (
     Experience,
+    LosslessSpec,
     PriorityPreset,
     ScenarioSpec,
     TeamSpec,
@@ -84,7 +85,7 @@ OBJECTIVES: dict[PriorityPreset, str] = {
 
 AVAILABILITY_ORDER = {"none": 0, "some": 1, "wide": 2}
 
-FlipKind = Literal["growth", "cluster_size", "team"]
+FlipKind = Literal["growth", "cluster_size", "team", "configuration"]
 Reevaluate = Callable[[ValidScenario], Sequence[Evaluation]]
 """Evaluations of the same candidates for a changed scenario."""
 
@@ -536,6 +537,43 @@ def _sharp_flips(
     return [FlipPoint(kind="sharp", description=text)]
 
 
+def _configuration_flips(
+    evaluations: Sequence[Evaluation], valid: ValidScenario, winner: str, reevaluate: Reevaluate
+) -> list[FlipPoint]:
+    """With the catalog's lossless configuration instead of the deployed one, the answer."""
+    lossless = valid.spec.fabric.lossless
+    pfc_fabrics = [
+        e.technology
+        for e in evaluations
+        if valid.technologies[e.technology].link_flow_control == "pfc"
+    ]
+    if not pfc_fabrics or lossless == LosslessSpec():
+        return []
+    data = valid.spec.model_dump(exclude_unset=True)
+    data.setdefault("fabric", {})["lossless"] = LosslessSpec().model_dump()
+    flip, _ = _first_flip(
+        valid,
+        winner,
+        [
+            (
+                "with the lossless configuration fixed (PFC, ECN, DCQCN, auto headroom, watchdog)",
+                _revalidated(valid, data),
+            )
+        ],
+        reevaluate,
+        "configuration",
+    )
+    if flip is not None:
+        return [flip]
+    return [
+        FlipPoint(
+            kind="configuration",
+            description=f"fixing the lossless configuration of {', '.join(pfc_fabrics)} would"
+            f" not change the answer ({winner})",
+        )
+    ]
+
+
 def _reasons(
     ranked: Sequence[RankedOption], evaluations: Sequence[Evaluation], valid: ValidScenario
 ) -> list[str]:
@@ -636,6 +674,7 @@ def decide(
         flips += _team_flips(valid, winner, reevaluate)
     if reevaluate_performance is not None:
         flips += _sharp_flips(evaluations, valid, winner, reevaluate_performance)
+        flips += _configuration_flips(evaluations, valid, winner, reevaluate_performance)
         flips += _size_flips(valid, winner, reevaluate_performance)
     return Recommendation(**base, reasons=tuple(reasons), flips=tuple(flips))
 
