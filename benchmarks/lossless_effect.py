@@ -23,12 +23,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from packet_crossval import SEED, fabric, victim
 
-from fabricplan.sim.flow.traffic import GpuLayout, Traffic, all_to_all, incast, permutation
 from fabricplan.sim.packet.ecn import EcnSpec
 from fabricplan.sim.packet.performance import network_for_graph
 from fabricplan.sim.packet.pfc import PfcSpec
 from fabricplan.sim.packet.simulation import simulate_packet
 from fabricplan.sim.packet.spec import packet_spec
+from fabricplan.sim.traffic import GpuLayout, Traffic, all_to_all, incast, permutation
 
 SMALL_HEADROOM_BYTES = 2048
 

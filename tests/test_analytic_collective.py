@@ -25,7 +25,7 @@ from fabricplan.analytic.traffic import group_for
 from fabricplan.errors import ModelError
 from fabricplan.model.results import CollectiveName, PerfRequest
 from fabricplan.units import gbps_to_GBps
-from test_analytic_fabric import leaf_spine, scenario
+from fabrics import cluster_scenario, designed_leaf_spine
 
 GIB = 2**30
 
@@ -40,10 +40,12 @@ def profile(
 ) -> FabricProfile:
     # SHARP on where the switches have it, as a tuned SuperPOD runs (the spec's default, auto,
     # leaves CollNet off; test_in_network_reduction_follows_the_request checks that).
-    valid = scenario(
+    valid = cluster_scenario(
         gpus, cluster={"gpus": gpus, "gpu": gpu, "nic_speed_gbps": nic_gbps}, fabric={"sharp": "on"}
     )
-    return fabric_profile(valid, leaf_spine(valid, tech, **design), PerfRequest(**(request or {})))
+    return fabric_profile(
+        valid, designed_leaf_spine(valid, tech, **design), PerfRequest(**(request or {}))
+    )
 
 
 def point(
@@ -115,7 +117,7 @@ def test_one_node_ring_runs_at_nvlink_speed() -> None:
 def test_large_all_reduce_approaches_the_nic_goodput_bound() -> None:
     # DGX A100: 8 x 200G, no NVLS; RoCE: no SHARP. A plain ring, NIC-bound.
     prof = profile(gpus=256, tech="roce_v2", gpu="a100", nic_gbps=200)
-    valid = scenario(256, cluster={"gpus": 256, "gpu": "a100", "nic_speed_gbps": 200})
+    valid = cluster_scenario(256, cluster={"gpus": 256, "gpu": "a100", "nic_speed_gbps": 200})
     tech = valid.technologies["roce_v2"]
     line = valid.spec.cluster.nic_speed_gbps
     goodput = gbps_to_GBps(line) * tech.mtu_bytes / (tech.mtu_bytes + tech.header_bytes.value)
@@ -197,8 +199,8 @@ def test_sendrecv_across_nodes_is_one_nic() -> None:
 
 def test_adaptive_routing_beats_ecmp_on_a_fat_tree() -> None:
     sections: dict[str, Any] = {"fabric": {"switch": {"roce_v2": "sn5600"}}}
-    valid = scenario(1024, **sections)
-    design = leaf_spine(valid, "roce_v2", rail_aligned=False)
+    valid = cluster_scenario(1024, **sections)
+    design = designed_leaf_spine(valid, "roce_v2", rail_aligned=False)
     ecmp = fabric_profile(valid, design)
     adaptive = fabric_profile(valid, design, PerfRequest(routing={"roce_v2": "adaptive"}))
     assert ecmp.routing == "ecmp" and adaptive.routing == "adaptive"
@@ -210,10 +212,12 @@ def test_adaptive_routing_beats_ecmp_on_a_fat_tree() -> None:
 
 
 def test_adaptive_routing_where_unavailable_is_an_error() -> None:
-    valid = scenario(1024, fabric={"technologies": ["roce_v1"]})
+    valid = cluster_scenario(1024, fabric={"technologies": ["roce_v1"]})
     with pytest.raises(ModelError) as err:
         fabric_profile(
-            valid, leaf_spine(valid, "roce_v1"), PerfRequest(routing={"roce_v1": "adaptive"})
+            valid,
+            designed_leaf_spine(valid, "roce_v1"),
+            PerfRequest(routing={"roce_v1": "adaptive"}),
         )
     assert err.value.code == "FP508"
 
@@ -351,10 +355,10 @@ def test_collnet_chain_is_the_nvlink_chain_when_the_network_is_faster() -> None:
 
 
 def test_collnet_chain_is_the_network_when_the_network_is_slower() -> None:
-    valid = scenario(
+    valid = cluster_scenario(
         64, cluster={"gpus": 64, "nics_per_node": 1, "nic_speed_gbps": 400}, fabric={"sharp": "on"}
     )
-    prof = fabric_profile(valid, leaf_spine(valid))
+    prof = fabric_profile(valid, designed_leaf_spine(valid))
     chain = candidate(prof, 64, "CollNetChain/Simple", 8 * GIB)
     sharp = prof.nic_goodput_GBps * SHARP_BW_EFFICIENCY  # one NIC per node
     assert sharp < prof.nvlink_GBps / 2
@@ -370,11 +374,13 @@ def test_in_network_reduction_follows_the_request() -> None:
     }
     assert default.in_network_reduction and not off.in_network_reduction
     assert not labels & {"CollNetDirect", "CollNetChain"}
-    valid = scenario(1024)
+    valid = cluster_scenario(1024)
     # fabric.sharp: auto (the default) is what NCCL does without the SHARP plugin: CollNet off.
-    assert not fabric_profile(valid, leaf_spine(valid)).in_network_reduction
+    assert not fabric_profile(valid, designed_leaf_spine(valid)).in_network_reduction
     with pytest.raises(ModelError) as err:  # an Ethernet fabric without SHARP cannot be asked
-        fabric_profile(valid, leaf_spine(valid, "roce_v2"), PerfRequest(in_network_reduction=True))
+        fabric_profile(
+            valid, designed_leaf_spine(valid, "roce_v2"), PerfRequest(in_network_reduction=True)
+        )
     assert err.value.code == "FP513"
 
 

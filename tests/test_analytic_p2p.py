@@ -24,19 +24,19 @@ from fabricplan.analytic.profile import (
 )
 from fabricplan.model.results import PerfRequest
 from fabricplan.model.scenario import TechnologyName
-from test_analytic_fabric import leaf_spine, scenario
+from fabrics import cluster_scenario, designed_leaf_spine
 
 
 def profile(tech: TechnologyName = "infiniband", **calibration: float) -> FabricProfile:
-    valid = scenario(256)
+    valid = cluster_scenario(256)
     return fabric_profile(
-        valid, leaf_spine(valid, tech), PerfRequest(calibration=calibration or None)
+        valid, designed_leaf_spine(valid, tech), PerfRequest(calibration=calibration or None)
     )
 
 
 def test_write_lat_is_the_one_way_path_latency() -> None:
     prof = profile()
-    valid = scenario(256)
+    valid = cluster_scenario(256)
     nic = valid.nics["infiniband"].latency_ns.value
     switch = valid.switches["infiniband"].latency_ns.value
     row = p2p_point(prof, "write_lat", 2, 3)
@@ -132,8 +132,8 @@ def test_a_host_interface_faster_than_the_link_changes_nothing() -> None:
 
 
 def test_the_host_bound_also_caps_the_collectives_nic_goodput() -> None:
-    valid = scenario(256)
-    prof = fabric_profile(valid, leaf_spine(valid), PerfRequest())
+    valid = cluster_scenario(256)
+    prof = fabric_profile(valid, designed_leaf_spine(valid), PerfRequest())
     wire_GBps = 400 * 4096 / (4096 + 26) / 8  # noqa: N806
     assert prof.host_goodput_gbps is not None
     assert prof.nic_goodput_GBps == pytest.approx(min(wire_GBps, prof.host_goodput_gbps / 8))
@@ -143,8 +143,8 @@ def test_the_host_bound_also_caps_the_collectives_nic_goodput() -> None:
 
 
 def test_the_request_says_how_far_apart_the_perftest_hosts_are() -> None:
-    valid = scenario(4096)
-    design = leaf_spine(valid)
+    valid = cluster_scenario(4096)
+    design = designed_leaf_spine(valid)
     sizes = (2,)
     near = analytic_performance(
         valid, design, PerfRequest(collectives=(), sizes_bytes=sizes, step=False, p2p_switch_hops=1)

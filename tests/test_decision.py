@@ -498,3 +498,10 @@ def test_growth_to_a_larger_size_buys_switches_and_moves_links() -> None:
     switch = e.design.switch_id
     assert e.growth.added_items.get(switch, 0) > 0
     assert added >= e.growth.added_items[switch] * valid.prices[switch].price_usd
+
+
+def test_scenario_with_gpus_keeps_the_rest() -> None:
+    valid = _valid("cost_sensitive")
+    bigger = scenario_with_gpus(valid, 4096)
+    assert bigger.spec.cluster.gpus == 4096 and bigger.spec.priorities == "cost_sensitive"
+    assert bigger.switches == valid.switches

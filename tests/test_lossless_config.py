@@ -24,7 +24,7 @@ from fabricplan.analytic.lossless import (
 )
 from fabricplan.analytic.step_simulated import collective_ratios, simulated_step
 from fabricplan.backends import FakeBackend
-from fabricplan.cli.app import _register, app
+from fabricplan.cli.app import create_app
 from fabricplan.errors import FabricPlanError
 from fabricplan.evaluate import evaluate_one
 from fabricplan.lint.deployed import RULE_SETTING, UNMODELLED_RULES, deployed_settings
@@ -37,7 +37,7 @@ from fabricplan.spec import parse_spec
 from fabricplan.topology.designer import design_fabric
 
 DATA = Path(__file__).parent / "data" / "lint"
-_register()
+app = create_app()
 
 
 def _step(ep: float = 0.0, dp: float = 0.2) -> StepTimeResult:
@@ -233,8 +233,8 @@ def test_the_cache_reuses_an_unchanged_question_only(tmp_path: Path) -> None:
 
 
 def test_qps_spreads_every_pattern() -> None:
-    from fabricplan.sim.flow.pattern import PATTERNS, pattern_traffic
-    from fabricplan.sim.flow.traffic import GpuLayout
+    from fabricplan.sim.pattern import PATTERNS, pattern_traffic
+    from fabricplan.sim.traffic import GpuLayout
 
     layout = GpuLayout(gpus=64, gpus_per_node=8, nics_per_node=8)
     for pattern in PATTERNS:

@@ -38,8 +38,11 @@ from fabricplan.model.results import (
     PerformanceResult,
     PerfRequest,
 )
-from fabricplan.model.scenario import ScenarioSpec, TechnologyName, ValidScenario
+from fabricplan.model.scenario import TechnologyName, ValidScenario
+from fabricplan.spec import replace_spec
 from fabricplan.topology.designer import design_fabric
+
+__all__ = ["evaluate", "evaluate_feasible", "evaluate_one"]
 
 HEADROOM_MTU_BYTES = 9100
 """MTU the required PFC headroom is computed for (the SONiC default port MTU)."""
@@ -138,7 +141,7 @@ def scenario_for_growth(valid: ValidScenario, design: FabricDesign, gpus: int) -
         design.technology
     ].id == design.switch_id:
         fabric.setdefault("switch", {})[design.technology] = design.switch_id
-    return valid.model_copy(update={"spec": ScenarioSpec.model_validate(data)})
+    return replace_spec(valid, data, "growth target")
 
 
 def growth_of(valid: ValidScenario, design: FabricDesign) -> GrowthResult | None:

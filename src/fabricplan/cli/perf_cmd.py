@@ -35,7 +35,7 @@ from fabricplan.model.results import (
     RoutingName,
 )
 from fabricplan.model.scenario import TechnologyName, ValidScenario
-from fabricplan.spec import load_spec
+from fabricplan.spec import load_spec, replace_spec
 from fabricplan.topology.designer import design_fabric
 from fabricplan.units import parse_size
 
@@ -65,8 +65,9 @@ def _collnet_on(valid: ValidScenario) -> ValidScenario:
         )
         for t in fabric.technologies
     }
-    spec = valid.spec.model_copy(update={"fabric": fabric.model_copy(update={"sharp": modes})})
-    return valid.model_copy(update={"spec": spec})
+    data = valid.spec.model_dump(exclude_unset=True)
+    data.setdefault("fabric", {})["sharp"] = modes
+    return replace_spec(valid, data, "--algorithm")
 
 
 class Format(StrEnum):

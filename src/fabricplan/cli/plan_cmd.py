@@ -68,9 +68,12 @@ def with_configs(valid: ValidScenario, configs: list[Path] | None) -> ValidScena
     """``valid`` with the lossless settings the configuration files imply (``--config``)."""
     if not configs:
         return valid
-    from fabricplan.lint.deployed import read_deployed, with_deployed
+    from fabricplan.lint.deployed import deployed_spec_data, read_deployed
+    from fabricplan.spec import replace_spec
 
-    return with_deployed(valid, read_deployed(configs, valid.spec.fabric.lossless))
+    data, said = deployed_spec_data(valid, read_deployed(configs, valid.spec.fabric.lossless))
+    revised = replace_spec(valid, data, "--config")
+    return revised.model_copy(update={"assumptions": (*revised.assumptions, *said)})
 
 
 def _backend(name: str, use_cache: bool, console: Console) -> tuple[str | Backend, Progress | None]:

@@ -1,10 +1,8 @@
 """``fabricplan simulate SPEC``: one traffic pattern on every technology's designed fabric.
 
-The flow backend runs the pattern through the flow-level simulator and reports completion,
-flow completion times, link utilisation per tier, the busiest links and the time links spent
-paused; the analytic (and, once registered, packet) backend answers the collective patterns
-through the performance seam. Without ``--pattern`` the spec's ``workload`` is simulated as one
-training step.
+Options and rendering only: :func:`fabricplan.sim.run.run_pattern` designs each fabric and runs
+the pattern at the chosen level (flow, packet or the analytic model) with seeds, jobs and
+failures. Without ``--pattern`` the spec's ``workload`` is simulated as one training step.
 """
 
 from __future__ import annotations
@@ -12,47 +10,23 @@ from __future__ import annotations
 import json
 import sys
 import time
-from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any, cast
 
-import numpy as np
 import typer
 
-from fabricplan.backends import get_backend
 from fabricplan.cli.guard import guarded
 from fabricplan.errors import ModelError
-from fabricplan.model.results import CollectiveName, PerfRequest
-from fabricplan.model.scenario import TechnologyName, ValidScenario
-from fabricplan.sim.flow.failure import fail_random_cables, switch_vertex
-from fabricplan.sim.flow.fluid import DEFAULT_TOLERANCE, simulate
-from fabricplan.sim.flow.pattern import PATTERNS, PatternName, scenario_traffic
-from fabricplan.sim.flow.routing import bytes_per_us
-from fabricplan.sim.flow.traffic import GpuLayout, Placement
-from fabricplan.sim.flow.transport import (
-    CONGESTION_CONTROLS,
-    ROUTING_NAMES,
-    CongestionControl,
-    RoutingName,
-    transport_for,
-)
+from fabricplan.sim.flow.fluid import DEFAULT_TOLERANCE
+from fabricplan.sim.mechanism import CONGESTION_CONTROLS, ROUTING_NAMES, RoutingName
+from fabricplan.sim.pattern import PATTERNS, PatternName
+from fabricplan.sim.run import RunCongestionControl, RunOptions, SimLevel, run_pattern
 from fabricplan.spec import load_spec
-from fabricplan.topology.designer import design_fabric
-from fabricplan.topology.graph import fabric_graph, with_failures
 from fabricplan.units import parse_size
 
 PROGRESS_AFTER_S = 2.0
 """A progress bar appears once a run has taken this long."""
-
-ANALYTIC_PATTERNS: dict[str, CollectiveName] = {
-    "all_to_all": "all_to_all",
-    "ring_all_reduce": "all_reduce",
-    "tree_all_reduce": "all_reduce",
-    "all_gather": "all_gather",
-    "reduce_scatter": "reduce_scatter",
-}
-"""Patterns the performance seam (analytic, packet) can answer, and their collective."""
 
 
 class Backend(StrEnum):
@@ -71,26 +45,6 @@ class PlacementChoice(StrEnum):
     fragmented = "fragmented"
 
 
-@dataclass(frozen=True)
-class ScenarioOptions:
-    """What the flow backend runs, from the command line."""
-
-    pattern: PatternName
-    size_bytes: int | None
-    seeds: list[int]
-    routing: RoutingName | None
-    congestion_control: CongestionControl | None
-    senders: int | None
-    jobs: int
-    placement: Placement
-    qps: int
-    background_load: float
-    background_us: float
-    fail_links: int
-    fail_switches: list[str]
-    tolerance: float
-
-
 def register(app: typer.Typer) -> None:
     app.command("simulate")(simulate_command)
 
@@ -98,13 +52,12 @@ def register(app: typer.Typer) -> None:
 class LateProgress:
     """A rich progress bar on stderr that shows itself only after :data:`PROGRESS_AFTER_S`."""
 
-    def __init__(self, label: str) -> None:
-        self.label = label
+    def __init__(self) -> None:
         self.started = time.perf_counter()
         self.bar: Any = None
-        self.task: Any = None
+        self.tasks: dict[str, Any] = {}
 
-    def __call__(self, done: float) -> None:
+    def __call__(self, label: str, done: float) -> None:
         if self.bar is None:
             if time.perf_counter() - self.started < PROGRESS_AFTER_S or not sys.stderr.isatty():
                 return
@@ -113,8 +66,9 @@ class LateProgress:
 
             self.bar = Progress(console=Console(stderr=True), transient=True)
             self.bar.start()
-            self.task = self.bar.add_task(self.label, total=1.0)
-        self.bar.update(self.task, completed=done)
+        if label not in self.tasks:
+            self.tasks[label] = self.bar.add_task(label, total=1.0)
+        self.bar.update(self.tasks[label], completed=done)
 
     def close(self) -> None:
         if self.bar is not None:
@@ -131,174 +85,6 @@ def _choice(value: str | None, allowed: tuple[str, ...], option: str) -> str | N
             f"use one of {', '.join(allowed)}",
         )
     return value
-
-
-def _flow_record(
-    valid: ValidScenario, tech: TechnologyName, options: ScenarioOptions
-) -> dict[str, Any]:
-    design = design_fabric(valid, tech)
-    graph = fabric_graph(design, valid)
-    if options.fail_switches:
-        graph = with_failures(
-            graph, switches=[switch_vertex(graph, name) for name in options.fail_switches]
-        )
-    cluster = valid.spec.cluster
-    layout = GpuLayout(cluster.gpus, cluster.gpus_per_node, cluster.nics_per_node)
-    transport = transport_for(
-        valid.technologies[tech],
-        valid.switches[tech],
-        routing=options.routing,
-        congestion_control=options.congestion_control,
-    )
-    nic_rate = float(bytes_per_us(cluster.nic_speed_gbps)) * transport.payload_share
-    runs = []
-    for seed in options.seeds:
-        fabric = (
-            fail_random_cables(graph, options.fail_links, seed) if options.fail_links else graph
-        )
-        traffic = scenario_traffic(
-            options.pattern,
-            layout,
-            options.size_bytes,
-            seed,
-            jobs=options.jobs,
-            placement=options.placement,
-            senders=options.senders,
-            workload=valid.spec.workload,
-            qps=options.qps,
-            background_load=options.background_load,
-            background_us=options.background_us,
-            nic_bytes_per_us=nic_rate,
-        )
-        progress = LateProgress(f"{tech} {options.pattern} seed {seed}")
-        try:
-            runs.append(
-                simulate(fabric, traffic, transport, seed, options.tolerance, progress=progress)
-            )
-        finally:
-            progress.close()
-    stats = runs[0].stats()
-    record: dict[str, Any] = {
-        "pattern": options.pattern,
-        "size_bytes": options.size_bytes,
-        **stats.model_dump(),
-    }
-    completions = np.array([r.completion_us for r in runs])
-    record["seeds"] = {
-        "seeds": options.seeds,
-        "completion_us": {
-            "min": float(completions.min()),
-            "p50": float(np.percentile(completions, 50)),
-            "max": float(completions.max()),
-        },
-    }
-    record["jobs"] = {"count": options.jobs, "placement": options.placement}
-    record["failed"] = {"cables": options.fail_links, "switches": options.fail_switches}
-    return record
-
-
-# --- packet backend (sim/packet): the same scenario as the flow record, packet by packet ---
-def _packet_record(
-    valid: ValidScenario, tech: TechnologyName, options: ScenarioOptions
-) -> dict[str, Any]:
-    from fabricplan.sim.packet.scenario import packet_scenario
-
-    graph = fabric_graph(design_fabric(valid, tech), valid)
-    if options.fail_switches:
-        graph = with_failures(
-            graph, switches=[switch_vertex(graph, name) for name in options.fail_switches]
-        )
-    runs = []
-    for seed in options.seeds:
-        fabric = (
-            fail_random_cables(graph, options.fail_links, seed) if options.fail_links else graph
-        )
-        progress = LateProgress(f"{tech} {options.pattern} seed {seed} (packet)")
-        try:
-            runs.append(
-                packet_scenario(
-                    valid,
-                    tech,
-                    fabric,
-                    options.pattern,
-                    options.size_bytes,
-                    seed,
-                    routing=options.routing,
-                    congestion_control=options.congestion_control,
-                    senders=options.senders,
-                    jobs=options.jobs,
-                    placement=options.placement,
-                    qps=options.qps,
-                    background_load=options.background_load,
-                    background_us=options.background_us,
-                    progress=progress,
-                )
-            )
-        finally:
-            progress.close()
-    record: dict[str, Any] = {
-        "pattern": options.pattern,
-        "size_bytes": options.size_bytes,
-        **runs[0].stats().model_dump(),
-    }
-    completions = np.array([r.completion_us for r in runs])
-    record["seeds"] = {
-        "seeds": options.seeds,
-        "completion_us": {
-            "min": float(np.nanmin(completions)),
-            "p50": float(np.nanpercentile(completions, 50)),
-            "max": float(np.nanmax(completions)),
-        },
-    }
-    record["jobs"] = {"count": options.jobs, "placement": options.placement}
-    record["failed"] = {"cables": options.fail_links, "switches": options.fail_switches}
-    return record
-
-
-# --- end packet backend ---
-
-
-def _seam_record(
-    valid: ValidScenario,
-    tech: TechnologyName,
-    backend: str,
-    pattern: PatternName,
-    size: int | None,
-    seed: int,
-) -> dict[str, Any]:
-    if pattern not in ANALYTIC_PATTERNS:
-        raise ModelError(
-            "FP535",
-            "--pattern",
-            f"has no {backend} model",
-            pattern,
-            f"use --backend flow or one of {', '.join(ANALYTIC_PATTERNS)}",
-        )
-    if size is None:
-        raise ModelError(
-            "FP533", "--size", f"pattern {pattern} needs a size", None, "give --size, e.g. 64M"
-        )
-    op = ANALYTIC_PATTERNS[pattern]
-    wall0 = time.perf_counter()
-    result = get_backend(backend).perform(
-        valid,
-        design_fabric(valid, tech),
-        PerfRequest(collectives=(op,), sizes_bytes=(size,), p2p=False, step=False, seed=seed),
-    )
-    point = result.collectives[0]
-    return {
-        "backend": backend,
-        "technology": tech,
-        "pattern": pattern,
-        "size_bytes": size,
-        "completion_us": point.time_us,
-        "fct_us": None,
-        "flows": None,
-        "wall_s": time.perf_counter() - wall0,
-        "algorithm": point.algorithm,
-        "busbw_GBps": point.busbw_GBps,
-        "notes": list(result.notes),
-    }
 
 
 def _table(record: dict[str, Any]) -> str:
@@ -334,7 +120,7 @@ def _table(record: dict[str, Any]) -> str:
         f"  busiest: {b['name']} ({b['tier']}) {b['utilisation']:.1%}"
         for b in record["busiest_links"][:3]
     ]
-    if "events" in record:  # packet backend
+    if record["backend"] == "packet":
         lines.append(
             f"  status {record['status']}, {record['events']} events, pauses {record['pauses']},"
             f" drops {record['drops']}, retransmits {record['retransmits']},"
@@ -370,7 +156,10 @@ def simulate_command(
     seeds: Annotated[
         int,
         typer.Option(
-            "--seeds", help="Runs with seeds seed..seed+N-1; the report gives the spread.", min=1
+            "--seeds",
+            help="Runs, each with a child of --seed (numpy SeedSequence); the report gives"
+            " the spread.",
+            min=1,
         ),
     ] = 1,
     routing: Annotated[
@@ -423,17 +212,18 @@ def simulate_command(
     allowed_cc: tuple[str, ...] = CONGESTION_CONTROLS
     if backend is Backend.packet:  # the packet backend also runs HPCC
         allowed_cc = (*CONGESTION_CONTROLS, "hpcc")
-    congestion = cast(CongestionControl | None, _choice(cc, allowed_cc, "--cc"))
+    congestion = cast(RunCongestionControl | None, _choice(cc, allowed_cc, "--cc"))
     size_bytes = None
     if size is not None:
         try:
             size_bytes = parse_size(size)
         except ValueError:
             raise ModelError("FP533", "--size", "not a size", size, "use e.g. 64M") from None
-    options = ScenarioOptions(
+    options = RunOptions(
         pattern=chosen,
         size_bytes=size_bytes,
-        seeds=list(range(seed, seed + seeds)),
+        seed=seed,
+        seeds=seeds,
         routing=mode,
         congestion_control=congestion,
         senders=senders,
@@ -443,18 +233,19 @@ def simulate_command(
         background_load=background,
         background_us=background_us,
         fail_links=fail_links,
-        fail_switches=fail_switch or [],
+        fail_switches=tuple(fail_switch or ()),
         tolerance=tolerance,
     )
     valid = load_spec(spec)
-    records = []
-    for tech in valid.spec.fabric.technologies:
-        if backend is Backend.flow:
-            records.append(_flow_record(valid, tech, options))
-        elif backend is Backend.packet:
-            records.append(_packet_record(valid, tech, options))
-        else:
-            records.append(_seam_record(valid, tech, backend.value, chosen, size_bytes, seed))
+    level: SimLevel = backend.value
+    progress = LateProgress()
+    try:
+        records = [
+            run_pattern(valid, tech, level, options, progress).record()
+            for tech in valid.spec.fabric.technologies
+        ]
+    finally:
+        progress.close()
     if fmt is Format.json:
         typer.echo(json.dumps({"backend": backend.value, "results": records}, indent=2))
         return

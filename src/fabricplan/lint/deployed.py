@@ -31,6 +31,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from fabricplan.lint.linter import LintResult, lint_files
 from fabricplan.model.scenario import LosslessSpec, ValidScenario
@@ -125,23 +126,24 @@ def read_deployed(paths: Iterable[str | Path], base: LosslessSpec) -> DeployedSe
     return deployed_settings(lint_files(paths), base)
 
 
-def with_deployed(valid: ValidScenario, deployed: DeployedSettings) -> ValidScenario:
-    """``valid`` with the deployed lossless settings, ECMP where adaptive routing is not
-    supported on the links, and one assumption per mapped finding."""
-    fabric = valid.spec.fabric
-    routing = dict(fabric.routing)
+def deployed_spec_data(
+    valid: ValidScenario, deployed: DeployedSettings
+) -> tuple[dict[str, Any], tuple[str, ...]]:
+    """The spec document with the deployed lossless settings (and ECMP where adaptive routing is
+    not supported on the links), and one assumption per mapped finding; the caller revises the
+    scenario with :func:`fabricplan.spec.replace_spec`."""
+    data = valid.spec.model_dump(exclude_unset=True)
+    fabric = data.setdefault("fabric", {})
+    fabric["lossless"] = deployed.lossless.model_dump(mode="json")
+    routing = dict(valid.spec.fabric.routing)
     if not deployed.adaptive_routing_ok:
-        for tech in fabric.technologies:
+        for tech in valid.spec.fabric.technologies:
             if valid.technologies[tech].switch_family == "ethernet":
                 routing.setdefault(tech, "ecmp")
-    spec = valid.spec.model_copy(
-        update={
-            "fabric": fabric.model_copy(update={"lossless": deployed.lossless, "routing": routing})
-        }
-    )
+    fabric["routing"] = routing
     said = (
         f"--config: {deployed.findings} lint finding(s) in the configuration files;"
         f" fabric.lossless taken as {deployed.lossless.model_dump(mode='json')}",
         *(f"--config: {note}" for note in deployed.notes),
     )
-    return valid.model_copy(update={"spec": spec, "assumptions": (*valid.assumptions, *said)})
+    return data, said

@@ -32,7 +32,7 @@ fabricplan.errors.ModelError: decide: no candidate to rank; evaluate at least on
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Literal, get_args
+from typing import Any, Literal, get_args
 
 from fabricplan.backends import Backend
 from fabricplan.errors import FabricPlanError, ModelError
@@ -49,7 +49,6 @@ from fabricplan.model.scenario import (
     Experience,
     LosslessSpec,
     PriorityPreset,
-    ScenarioSpec,
     TeamSpec,
     ValidScenario,
 )
@@ -60,6 +59,7 @@ from fabricplan.recommend.reason import (
     seconds_short,
     usd_short,
 )
+from fabricplan.spec import replace_spec
 
 CLUSTER_SIZE_STEPS = 3
 """Doublings (and halvings) of the cluster tried when looking for a size that flips the choice."""
@@ -679,8 +679,10 @@ def decide(
     return Recommendation(**base, reasons=tuple(reasons), flips=tuple(flips))
 
 
-def _revalidated(valid: ValidScenario, data: dict[str, object]) -> ValidScenario:
-    return valid.model_copy(update={"spec": ScenarioSpec.model_validate(data)})
+def _revalidated(
+    valid: ValidScenario, data: dict[str, Any], origin: str = "what-if"
+) -> ValidScenario:
+    return replace_spec(valid, data, origin)
 
 
 def scenario_with_gpus(valid: ValidScenario, gpus: int) -> ValidScenario:
@@ -702,8 +704,10 @@ def scenario_with_gpus(valid: ValidScenario, gpus: int) -> ValidScenario:
 
 
 def scenario_with_team(valid: ValidScenario, team: TeamSpec) -> ValidScenario:
-    """``valid`` with another team experience."""
-    return valid.model_copy(update={"spec": valid.spec.model_copy(update={"team": team})})
+    """``valid`` with another team experience (checked again)."""
+    data = valid.spec.model_dump(exclude_unset=True)
+    data["team"] = team.model_dump()
+    return replace_spec(valid, data, "team")
 
 
 def scenario_with_growth(valid: ValidScenario, target_gpus: int | None) -> ValidScenario:
