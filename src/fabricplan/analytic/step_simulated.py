@@ -90,7 +90,13 @@ def with_simulated_collectives(
         update={
             "step": step,
             "notes": (
-                *[n for n in performance.notes if "training step are the analytic" not in n],
+                *[
+                    f"{performance.backend}: perftest tables and base latency are the analytic"
+                    " model's"
+                    if "training step are the analytic" in n
+                    else n
+                    for n in performance.notes
+                ],
                 f"{performance.backend}: {step.assumptions[-1]}",
             ),
         }
