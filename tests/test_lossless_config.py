@@ -279,3 +279,43 @@ def test_a_deployed_misconfiguration_gets_a_flip_point_for_fixing_it() -> None:
     clean = parse_spec({**spec, "fabric": {"oversubscription": 3, "topology": "fat_tree"}})
     rec = recommend(clean, evaluate(clean, backend="fake"), backend="fake")
     assert not [f for f in rec.flips if f.kind == "configuration"]
+
+
+class _SlowRoceSimulator:
+    """A stand-in simulator (named like one): the analytic results, with every RoCE collective
+    three times slower, as a congested fabric would simulate."""
+
+    name = "flow"
+
+    def perform(self, valid, design, request):  # type: ignore[no-untyped-def]
+        from fabricplan.backends import get_backend
+
+        result = get_backend("analytic").perform(valid, design, request)
+        factor = 3.0 if design.technology == "roce_v2" else 1.0
+        return result.model_copy(
+            update={
+                "backend": "flow",
+                "collectives": tuple(
+                    p.model_copy(update={"time_us": p.time_us * factor}) for p in result.collectives
+                ),
+            }
+        )
+
+
+def test_simulated_collectives_go_into_the_step_and_can_change_the_answer() -> None:
+    from fabricplan.evaluate import evaluate_feasible
+    from fabricplan.recommend.decision import decide
+
+    valid = parse_spec({"cluster": {"gpus": 2048}, "workload": {"tp": 8, "pp": 4}})
+    analytic, _ = evaluate_feasible(valid)
+    simulated, _ = evaluate_feasible(valid, backend=_SlowRoceSimulator())
+    steps = {
+        kind: {e.technology: e.performance.step.step_s for e in evals if e.performance.step}
+        for kind, evals in (("analytic", analytic), ("simulated", simulated))
+    }
+    assert steps["simulated"]["infiniband"] == pytest.approx(steps["analytic"]["infiniband"])
+    assert steps["simulated"]["roce_v2"] > steps["analytic"]["roce_v2"]
+    assert decide(analytic, valid).technology == "roce_v2"
+    assert decide(simulated, valid).technology == "infiniband"
+    roce = next(e for e in simulated if e.technology == "roce_v2")
+    assert any("step time uses the simulated collectives" in n for n in roce.performance.notes)
