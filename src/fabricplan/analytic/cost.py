@@ -164,7 +164,8 @@ def _operations_notes(valid: ValidScenario, design: FabricDesign, years: float) 
         " and cost.engineer_usd_per_year to override)"
     ]
     notes += [
-        f"operations task ({record.engineer_years_per_year:.3f} engineer-years/yr): {record.task}"
+        f"operations task ({record.engineer_years_per_year:.3f} engineer-years/yr,"
+        f" {record.hours_per_year:,.0f} h/yr): {record.task}"
         for record in records
     ]
     return notes
