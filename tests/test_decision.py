@@ -25,7 +25,6 @@ from fabricplan.model.results import (
 from fabricplan.model.scenario import PriorityPreset, TechnologyName, ValidScenario
 from fabricplan.recommend.decision import (
     decide,
-    network_money_usd,
     rank,
     recommend,
     scenario_with_gpus,
@@ -33,6 +32,7 @@ from fabricplan.recommend.decision import (
 from fabricplan.recommend.money import (
     COLLECTIVE_TIME_RELATIVE_BAND,
     money_table,
+    network_money_usd,
     option_money,
     repriced,
     step_time_band,

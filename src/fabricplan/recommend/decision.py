@@ -52,7 +52,7 @@ from fabricplan.model.scenario import (
     TeamSpec,
     ValidScenario,
 )
-from fabricplan.recommend.money import money_table, repriced
+from fabricplan.recommend.money import money_table, network_money_usd, repriced
 from fabricplan.recommend.reason import (
     comparison_sentence,
     not_money,
@@ -146,14 +146,6 @@ def _unmet(
                 f" ({seconds_short(fastest_s)}; decision.performance_floor)"
             )
     return tuple(out)
-
-
-def network_money_usd(money: OptionMoney) -> float:
-    """The money ``cost_sensitive`` minimises: the total without the value of GPU time."""
-    return round(
-        money.total_usd - money.gpu_time_usd - money.config_risk_gpu_hours * money.gpu_hour_usd,
-        CENT_DIGITS,
-    )
 
 
 def rank(

@@ -241,6 +241,15 @@ def repriced(
     )
 
 
+def network_money_usd(money: OptionMoney) -> float:
+    """The money ``cost_sensitive`` minimises: the total without the value of GPU time (the
+    fabric's idle GPU time and the GPU part of the configuration risk), to the cent."""
+    return round(
+        money.total_usd - money.gpu_time_usd - money.config_risk_gpu_hours * money.gpu_hour_usd,
+        2,
+    )
+
+
 def money_table(evaluations: Sequence[Evaluation], valid: ValidScenario) -> list[OptionMoney]:
     """:func:`option_money` of every candidate, in the evaluations' order."""
     return [option_money(e, valid) for e in evaluations]

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 
 from fabricplan.model.results import Evaluation, OptionMoney, RankedOption
 from fabricplan.model.scenario import ValidScenario
+from fabricplan.recommend.money import network_money_usd
 
 
 def usd_short(value: float) -> str:
@@ -107,6 +108,11 @@ def comparison_sentence(winner: RankedOption, rival: RankedOption, preset: str) 
         f" {usd_short(r.total_usd)}: {winner.technology}"
         f" {'saves' if lead >= 0 else 'costs'} {usd_short(abs(lead))}."
     )
+    if preset == "cost_sensitive":
+        total += (
+            f" Without the value of GPU time (what cost_sensitive minimises):"
+            f" {usd_short(network_money_usd(w))} against {usd_short(network_money_usd(r))}."
+        )
     parts = term_differences(w, r)
     if parts:
         pieces = [f"{name} {'-' if d > 0 else '+'}{usd_short(abs(d))}" for name, d in parts]
