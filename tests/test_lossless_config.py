@@ -319,3 +319,24 @@ def test_simulated_collectives_go_into_the_step_and_can_change_the_answer() -> N
     assert decide(simulated, valid).technology == "infiniband"
     roce = next(e for e in simulated if e.technology == "roce_v2")
     assert any("step time uses the simulated collectives" in n for n in roce.performance.notes)
+
+
+def test_more_queue_pairs_spread_ecmp_collisions_in_the_analytic_model() -> None:
+    from fabricplan.analytic.profile import fabric_profile
+    from fabricplan.analytic.traffic import pattern_throughput, ring_pattern
+
+    def throughput(qps: int | None) -> float:
+        valid = parse_spec(
+            {
+                "cluster": {"gpus": 2048},
+                "fabric": {"technologies": ["roce_v2"], "topology": "fat_tree"},
+                "nccl": {"qps_per_connection": qps},
+            }
+        )
+        prof = fabric_profile(valid, design_fabric(valid, "roce_v2"))
+        assert prof.qps_per_connection == (qps or 1)
+        pattern = ring_pattern(256, 8, prof.nodes_per_leaf, prof.nodes_per_pod)
+        return pattern_throughput(prof, pattern, 256)
+
+    one, eight = throughput(None), throughput(8)
+    assert one < eight <= 1.0
