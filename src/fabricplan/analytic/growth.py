@@ -5,8 +5,9 @@ topology, planes); this module prices the difference against today's design:
 
 - hardware: every bill-of-materials item the target needs beyond today's quantity, at the
   scenario's price (what is already bought is reused; a surplus is sunk);
-- recabling: a new tier moves every link above the leaves (the old spines become a pod's, or
-  are replaced); more spines in the same tiers move the share ``1 - S_now / S_target`` of the
+- recabling: a new tier or a new spine grouping moves every link above the leaves (the old
+  spines become a pod's or a group's); more spines in the same tiers move the share
+  ``1 - S_now / S_target`` of the
   leaf-spine links (each leaf's uplinks are spread over the new spines), and likewise for the
   spine-core links with the core count. Each moved link costs :data:`RECABLE_USD_PER_LINK`.
 
@@ -39,6 +40,12 @@ def _moved_links(now: FabricDesign, target: FabricDesign) -> tuple[int, list[str
         return moved, [
             f"a new tier ({now.tiers} -> {target.tiers}): every one of today's {moved:,} links"
             " above the leaves is moved"
+        ]
+    if target.spine_groups != now.spine_groups:
+        moved = sum(g.count for g in now.link_groups if g.name in ("leaf_spine", "spine_core"))
+        return moved, [
+            f"spine grouping {now.spine_groups} -> {target.spine_groups}: every one of today's"
+            f" {moved:,} links above the leaves is re-cabled to its new spine group"
         ]
     moved = 0
     notes: list[str] = []
