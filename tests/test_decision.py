@@ -505,3 +505,22 @@ def test_scenario_with_gpus_keeps_the_rest() -> None:
     bigger = scenario_with_gpus(valid, 4096)
     assert bigger.spec.cluster.gpus == 4096 and bigger.spec.priorities == "cost_sensitive"
     assert bigger.switches == valid.switches
+
+
+def test_growth_that_regroups_the_spines_recables_every_uplink() -> None:
+    valid = parse_spec(
+        {
+            "cluster": {"gpus": 2048},
+            "fabric": {"technologies": ["infiniband", "roce_v2"]},
+            "growth": {"target_gpus": 4096},
+        }
+    )
+    ib = evaluate_one(valid, "infiniband", backend="fake")
+    roce = evaluate_one(valid, "roce_v2", backend="fake")
+    assert ib.growth is not None and roce.growth is not None
+    # 64-port NDR at 2,048 ports is full in two tiers: 4,096 needs another spine grouping, so
+    # every leaf-spine link moves; 128-port Ethernet only doubles its spines (half move).
+    if ib.design.spine_groups == 1:
+        assert ib.growth.recabled_links == ib.design.links["leaf_spine"]
+    assert roce.growth.recabled_links <= roce.design.links["leaf_spine"]
+    assert (ib.growth.added_capex_usd or 0) > 0 and (roce.growth.added_capex_usd or 0) > 0
