@@ -8,7 +8,7 @@ congestion) and a fixed 2 KiB PFC headroom (too small for the bytes in flight af
 Prints each traffic's completion time and its ratio to the catalog configuration; the ratios
 are the constants of ``fabricplan.analytic.lossless`` (docs/models.md, "Lossless configuration").
 
-    PYTHONPATH=src python benchmarks/lossless_effect.py          # about 10 minutes on 2 cores
+    PYTHONPATH=src python benchmarks/lossless_effect.py          # about two minutes on 2 cores
 """
 
 from __future__ import annotations
