@@ -10,8 +10,8 @@ from fabricplan.analytic.operations_effort import (
     HOURS_PER_ENGINEER_YEAR,
     engineer_years_per_year,
 )
+from fabricplan.lint.checking.rule import RULES
 from fabricplan.lint.operations import assess_operations
-from fabricplan.lint.rule import RULES
 from fabricplan.model.scenario import TechnologyName, ValidScenario
 from fabricplan.spec import parse_spec
 from fabricplan.topology.designer import design_fabric

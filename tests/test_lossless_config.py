@@ -27,9 +27,9 @@ from fabricplan.backends import FakeBackend
 from fabricplan.cli.app import create_app
 from fabricplan.errors import FabricPlanError
 from fabricplan.evaluate import evaluate_one
-from fabricplan.lint.deployed import RULE_SETTING, UNMODELLED_RULES, deployed_settings
-from fabricplan.lint.linter import lint_files
-from fabricplan.lint.rule import RULES, LintFinding
+from fabricplan.lint.checking.deployed import RULE_SETTING, UNMODELLED_RULES, deployed_settings
+from fabricplan.lint.checking.linter import lint_files
+from fabricplan.lint.checking.rule import RULES, LintFinding
 from fabricplan.model.results import CollectivePoint, PerfRequest, StepTimeResult
 from fabricplan.model.scenario import LosslessSpec
 from fabricplan.perf_cache import CachedBackend, cache_key

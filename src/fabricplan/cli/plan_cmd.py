@@ -68,7 +68,7 @@ def with_configs(valid: ValidScenario, configs: list[Path] | None) -> ValidScena
     """``valid`` with the lossless settings the configuration files imply (``--config``)."""
     if not configs:
         return valid
-    from fabricplan.lint.deployed import deployed_spec_data, read_deployed
+    from fabricplan.lint.checking.deployed import deployed_spec_data, read_deployed
     from fabricplan.spec import replace_spec
 
     data, said = deployed_spec_data(valid, read_deployed(configs, valid.spec.fabric.lossless))

@@ -1,6 +1,6 @@
 """What running a designed fabric asks of the team: its tasks, their effort, what is not money.
 
-The tasks are the lint rules (:data:`~fabricplan.lint.rule.RULES`) the technology's mechanisms
+The tasks are the lint rules (``lint.checking.rule.RULES``) the technology's mechanisms
 (``link_flow_control``, ``congestion_control``, ``switch_family``, ``routing``, ``scope``,
 in-network reduction) make apply, and the fabric services they need (subnet manager, BGP
 underlay, IB routers). Their effort is the one operations model,
@@ -20,8 +20,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from fabricplan.analytic.operations_effort import HOURS_PER_ENGINEER_YEAR, engineer_years_per_year
-from fabricplan.lint.generator import SWITCH_MTU_BYTES, baseline_spec, port_classes
-from fabricplan.lint.rule import RULES, Mechanism, SettingKind
+from fabricplan.lint.baselines.generator import SWITCH_MTU_BYTES, baseline_spec, port_classes
+from fabricplan.lint.checking.rule import RULES, Mechanism, SettingKind
 from fabricplan.model.fabric import FabricDesign, Finding
 from fabricplan.model.hardware import TechnologySpec
 from fabricplan.model.results import OpsAssessment

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from fabricplan.lint.linter import LintResult, lint_files
+from fabricplan.lint.checking.linter import LintResult, lint_files
 from fabricplan.model.scenario import LosslessSpec, ValidScenario
 
 RULE_SETTING: dict[str, str] = {
@@ -79,7 +79,7 @@ def deployed_settings(result: LintResult, base: LosslessSpec) -> DeployedSetting
 
     Examples
     --------
-    >>> from fabricplan.lint.rule import LintFinding
+    >>> from fabricplan.lint.checking.rule import LintFinding
     >>> f = LintFinding(rule="L01", severity="error", device="leaf1", setting="pfc_enable",
     ...     value="4", what="PFC not on priority 3", file="config_db.json")
     >>> s = deployed_settings(LintResult(devices=(), intent=None, findings=(f,)), LosslessSpec())
