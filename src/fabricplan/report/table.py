@@ -41,6 +41,9 @@ def design_rows(evals: Sequence[Evaluation]) -> list[Row]:
         ("links", [str(sum(e.design.links.values())) for e in evals]),
         ("bisection", [f"{e.design.bisection_tbps:,.1f} Tb/s" for e in evals]),
         ("worst-case switch hops", [str(e.design.worst_case_switch_hops) for e in evals]),
+        ("topology", [e.design.topology for e in evals]),
+        ("designs searched", [str(len(e.design.alternatives) + 1) for e in evals]),
+        ("next best design", [_next_best(e) for e in evals]),
     ]
     if all(e.growth is not None for e in evals):
         rows.append(
@@ -59,6 +62,17 @@ def _growth_cell(e: Evaluation) -> str:
     if not growth.reachable or growth.added_capex_usd is None:
         return "unreachable"
     return f"+{money(growth.added_capex_usd)}"
+
+
+def _next_best(evaluation: Evaluation) -> str:
+    """The search's runner-up and why it lost, in a few words (``-`` when nothing was searched)."""
+    if not evaluation.design.alternatives:
+        return "-"
+    alt = evaluation.design.alternatives[0]
+    shape = f"{alt.tiers}T x {alt.planes}P"
+    if alt.more_usd is None:
+        return f"{alt.switch} {alt.topology} {shape}: cannot be built"
+    return f"{alt.switch} {alt.topology} {shape}: +{money(alt.more_usd)}"
 
 
 def cost_rows(evals: Sequence[Evaluation]) -> list[Row]:
