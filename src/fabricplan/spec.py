@@ -399,8 +399,7 @@ def resolve(
             isinstance(sharp, dict)
             and sharp.get(name) == "on"
             and not (
-                tech.in_network_reduction
-                and any(c.in_network_reduction for c in candidates[name])
+                tech.in_network_reduction and any(c.in_network_reduction for c in candidates[name])
             )
         ):
             raise SpecError(
