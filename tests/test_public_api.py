@@ -21,7 +21,14 @@ PUBLIC: dict[str, set[str]] = {
         "replace_spec",
         "resolve",
     },
-    "fabricplan.evaluate": {"evaluate", "evaluate_feasible", "evaluate_one", "search_design"},
+    "fabricplan.evaluate": {
+        "applicable_profile",
+        "calibrated_performance",
+        "evaluate",
+        "evaluate_feasible",
+        "evaluate_one",
+        "search_design",
+    },
     "fabricplan.backends": {
         "BACKENDS",
         "AnalyticBackend",

@@ -8,7 +8,13 @@ from html import escape
 from fabricplan.model.results import Evaluation, InfeasibleOption, Recommendation
 from fabricplan.model.scenario import ValidScenario
 from fabricplan.report.figure import busbw_svg, cost_svg, step_svg
-from fabricplan.report.table import cost_rows, design_rows, ops_rows, performance_rows
+from fabricplan.report.table import (
+    cost_rows,
+    design_rows,
+    ops_rows,
+    performance_notes,
+    performance_rows,
+)
 
 _STYLE = """
 body { font-family: system-ui, sans-serif; margin: 2rem auto; max-width: 960px; color: #222; }
@@ -68,6 +74,9 @@ def html_report(
     for part in parts:
         out.append(_table(evals, part))
         if part == "performance":
+            notes = "".join(f"<li>{escape(n)}</li>" for n in performance_notes(evals))
+            if notes:
+                out.append(f"<ul>{notes}</ul>")
             for op in sorted({p.collective for e in evals for p in e.performance.collectives}):
                 out.append(f"<figure>{busbw_svg(evals, op)}</figure>")
             if any(e.performance.step for e in evals):
