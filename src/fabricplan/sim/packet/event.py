@@ -34,7 +34,7 @@ EV_DCQCN_TIMER = int64(9)
 EV_IBCC_TIMER = int64(10)
 """a=flow: IB CC CCTI timer (the congestion-control table index decays)."""
 EV_RTO = int64(11)
-"""a=flow, c=epoch: retransmission timeout check."""
+"""a=flow: check of the flow's retransmission timer (at most one pending per flow)."""
 EV_SAMPLE = int64(12)
 """Probe: record every link's queue."""
 EV_WATCHDOG = int64(13)

@@ -149,7 +149,7 @@ def run_events(s: SimState, budget: int) -> int:
         elif kind == EV_IBCC_TIMER:
             ibcc_on_timer(s, a)
         elif kind == EV_RTO:
-            if on_rto(s, a, c):
+            if on_rto(s, a):
                 try_send(s, s.hi[s.fi[a, F_SRC], H_UP])
         elif kind == EV_STEP_START:
             on_step_start(s, a)

@@ -12,8 +12,9 @@ The readable model:
   (and, under HPCC, the INT records of the packet that triggered it). **CNP**: for an
   ECN-marked packet under DCQCN (paced per flow) or a FECN-marked one under IB CC (BECN).
 - **Sender side.** An ACK advances the acknowledged sequence (HPCC also updates its rate); a
-  NACK advances it and sends the flow back to the named packet (go-back-N); a CNP drives DCQCN
-  or IB CC.
+  NACK advances it and sends the flow back to the named packet (go-back-N); either restarts
+  the flow's retransmission timer, or stops it when nothing is left outstanding
+  (:mod:`fabricplan.sim.packet.sender`); a CNP drives DCQCN or IB CC.
 - **Fault.** From its ``stop`` time a NIC no longer drains: packets stay in its receive buffer,
   which then pauses its switch port (PFC) or withholds credits (IB).
 """
@@ -29,7 +30,7 @@ from fabricplan.sim.packet.ibcc import ibcc_on_becn
 from fabricplan.sim.packet.link import try_send
 from fabricplan.sim.packet.pfc import nic_hold
 from fabricplan.sim.packet.queue import alloc_packet, enqueue, free_packet
-from fabricplan.sim.packet.sender import ring_add
+from fabricplan.sim.packet.sender import ring_add, rto_on_progress
 from fabricplan.sim.packet.state import (
     C_CNPS,
     C_DELIVERED,
@@ -44,7 +45,6 @@ from fabricplan.sim.packet.state import (
     F_ACKED_PS,
     F_DUPS,
     F_FINISH_PS,
-    F_LAST_PROGRESS,
     F_NEXT_SEQ,
     F_OOO,
     F_PACKETS,
@@ -197,19 +197,24 @@ def on_control(s: SimState, p: int, h: int) -> None:
             ibcc_on_becn(s, f)
         return
     acked = s.pi[p, P_ACK_SEQ]
-    if acked > fi[f, F_SND_UNA]:
+    advanced = acked > fi[f, F_SND_UNA]
+    if advanced:
         fi[f, F_SND_UNA] = acked
-        fi[f, F_LAST_PROGRESS] = now
         s.cnt[C_LAST_PROGRESS] = now
-    if kind == PKT_NACK:
-        if fi[f, F_NEXT_SEQ] > acked:
+        if fi[f, F_NEXT_SEQ] < acked:  # a late ACK after a timeout's go-back: skip what it acks
             fi[f, F_NEXT_SEQ] = acked
+    if kind == PKT_NACK:
+        # Go back to the named packet (never below snd_una: a stale NACK does not undo ACKs).
+        if fi[f, F_NEXT_SEQ] > fi[f, F_SND_UNA]:
+            fi[f, F_NEXT_SEQ] = fi[f, F_SND_UNA]
         ring_add(s, f)
     elif s.prm_i[PI_CC] == CC_HPCC:
         hpcc_on_ack(s, f, p)
     if fi[f, F_SND_UNA] >= fi[f, F_PACKETS] and fi[f, F_ACKED_PS] < 0:
         fi[f, F_ACKED_PS] = now
         s.cnt[C_DONE] += 1
+    if advanced or kind == PKT_NACK:
+        rto_on_progress(s, f, now)
     try_send(s, s.hi[h, H_UP])
 
 

@@ -7,6 +7,17 @@ rate limiter allows it (the next send time of a flow at rate ``R`` is the previo
 packet's wire time at ``R``). If only rate limiters hold flows back, the NIC wakes up at the
 earliest of their times. The packet it builds carries ``payload + header`` bytes (plus INT room
 for HPCC); a packet sent again after a go-back is counted as a retransmission.
+
+The retransmission timer follows RFC 6298 §5 (one timer per flow, as an RC queue pair's
+transport timer, IBTA Vol. 1 §9.7.6.1.3): it runs only while the flow has data *outstanding*
+(sent, and neither acknowledged nor given up by a go-back, ``next_seq > snd_una``). Sending a
+packet starts it if it is stopped; an ACK that advances ``snd_una`` restarts it, or stops it
+when nothing is outstanding any more; a NACK's go-back stops it (the resent packet starts it
+again). It expires ``rto`` after it was last (re)armed with no ACK advancing since: that is a
+timeout, counted, and the flow goes back to ``snd_una`` (go-back-N). A flow waiting for its
+turn, its rate limiter, a pause or credits with nothing outstanding has no timer running, so
+it can never time out. The timer is checked lazily: each flow has at most one check on the
+heap, which re-schedules itself to the current deadline when an ACK moved it.
 """
 
 from __future__ import annotations
@@ -36,7 +47,6 @@ from fabricplan.sim.packet.state import (
     F_IN_RING,
     F_LAST_CNP_PS,
     F_LAST_PAYLOAD,
-    F_LAST_PROGRESS,
     F_MAX_SENT,
     F_NEXT_SEND_PS,
     F_NEXT_SEQ,
@@ -45,7 +55,8 @@ from fabricplan.sim.packet.state import (
     F_RETX,
     F_RING_NEXT,
     F_RING_PREV,
-    F_RTO_EPOCH,
+    F_RTO_ARMED_PS,
+    F_RTO_PENDING,
     F_RX_NACKED,
     F_RX_OFFSET,
     F_SENT,
@@ -198,6 +209,7 @@ def _build(s: SimState, f: int, now: int) -> int:
     else:
         fi[f, F_MAX_SENT] = seq + 1
     fi[f, F_SENT] += 1
+    rto_arm(s, f, now)
     gap = int(size * BITS_PER_BYTE * PS_PER_S / s.ff[f, FF_RATE])
     fi[f, F_NEXT_SEND_PS] = now + gap
     if s.prm_i[PI_CC] == CC_DCQCN:
@@ -207,38 +219,59 @@ def _build(s: SimState, f: int, now: int) -> int:
 
 @jit
 def flow_start(s: SimState, f: int) -> None:
-    """Flow ``f`` begins: full line rate, in its host's ring, retransmission timer armed."""
+    """Flow ``f`` begins: full line rate, in its host's ring (its timer starts with its first
+    packet)."""
     fi = s.fi
     now = now_ps(s)
     fi[f, F_STARTED] = 1
     fi[f, F_START_PS] = now
     fi[f, F_NEXT_SEND_PS] = now
-    fi[f, F_LAST_PROGRESS] = now
     ring_add(s, f)
-    epoch = fi[f, F_RTO_EPOCH] + 1
-    fi[f, F_RTO_EPOCH] = epoch
-    schedule(s, now + s.prm_i[PI_RTO], EV_RTO, f, ZERO, epoch)
 
 
 @jit
-def on_rto(s: SimState, f: int, epoch: int) -> bool:
-    """Retransmission timer of flow ``f``: go back to the first unacknowledged packet if nothing
-    was acknowledged for ``rto``. True if the host should look at its link."""
+def rto_arm(s: SimState, f: int, now: int) -> None:
+    """A packet of flow ``f`` went out: start its retransmission timer unless it runs."""
     fi = s.fi
-    if epoch != fi[f, F_RTO_EPOCH] or fi[f, F_ACKED_PS] >= 0:
+    if fi[f, F_RTO_ARMED_PS] >= 0:
+        return
+    fi[f, F_RTO_ARMED_PS] = now
+    if fi[f, F_RTO_PENDING] == 0:
+        fi[f, F_RTO_PENDING] = 1
+        schedule(s, now + s.prm_i[PI_RTO], EV_RTO, f, ZERO, ZERO)
+
+
+@jit
+def rto_on_progress(s: SimState, f: int, now: int) -> None:
+    """``snd_una`` or ``next_seq`` of flow ``f`` moved (ACK, NACK): restart its timer if data
+    is still outstanding, else stop it."""
+    fi = s.fi
+    fi[f, F_RTO_ARMED_PS] = -1
+    if fi[f, F_NEXT_SEQ] > fi[f, F_SND_UNA] and fi[f, F_ACKED_PS] < 0:
+        rto_arm(s, f, now)
+
+
+@jit
+def on_rto(s: SimState, f: int) -> bool:
+    """The retransmission timer check of flow ``f``: a timeout if data is outstanding and no
+    ACK advanced for ``rto`` since the timer was (re)armed; then go back to the first
+    unacknowledged packet. True if the host should look at its link."""
+    fi = s.fi
+    fi[f, F_RTO_PENDING] = 0
+    armed = fi[f, F_RTO_ARMED_PS]
+    if armed < 0 or fi[f, F_ACKED_PS] >= 0:
+        return False  # stopped: nothing outstanding (re-armed, and re-checked, on a send)
+    deadline = armed + s.prm_i[PI_RTO]
+    if now_ps(s) < deadline:  # an ACK restarted the timer since this check was scheduled
+        fi[f, F_RTO_PENDING] = 1
+        schedule(s, deadline, EV_RTO, f, ZERO, ZERO)
         return False
-    now = now_ps(s)
-    rto = s.prm_i[PI_RTO]
-    kick = False
-    if now - fi[f, F_LAST_PROGRESS] >= rto:
-        fi[f, F_TIMEOUTS] += 1
-        s.cnt[C_TIMEOUTS] += 1
-        fi[f, F_NEXT_SEQ] = fi[f, F_SND_UNA]
-        fi[f, F_LAST_PROGRESS] = now
-        ring_add(s, f)
-        kick = True
-    schedule(s, fi[f, F_LAST_PROGRESS] + rto, EV_RTO, f, ZERO, epoch)
-    return kick
+    fi[f, F_TIMEOUTS] += 1
+    s.cnt[C_TIMEOUTS] += 1
+    fi[f, F_NEXT_SEQ] = fi[f, F_SND_UNA]
+    fi[f, F_RTO_ARMED_PS] = -1  # the go-back resends; the first resent packet re-arms
+    ring_add(s, f)
+    return True
 
 
 def host_table(net: PacketNetwork, spec: PacketSpec) -> NDArray[np.int64]:
@@ -300,6 +333,7 @@ def flow_tables(
         F_START_PS,
         F_FINISH_PS,
         F_ACKED_PS,
+        F_RTO_ARMED_PS,
         F_RING_NEXT,
         F_RING_PREV,
         F_DQ_LAST_DEC,

@@ -71,8 +71,8 @@ I8 = NDArray[np.int8]
     F_OOO,
     F_DUPS,
     F_SENT,
-    F_LAST_PROGRESS,
-    F_RTO_EPOCH,
+    F_RTO_ARMED_PS,
+    F_RTO_PENDING,
     F_RING_NEXT,
     F_RING_PREV,
     F_IN_RING,
@@ -92,6 +92,9 @@ I8 = NDArray[np.int8]
     F_IB_TIMER_ON,
 ) = range(46)
 FI_COLS = 46
+# The retransmission timer (sender.py): F_RTO_ARMED_PS is when the running timer was last
+# (re)armed, -1 while it is stopped (nothing outstanding); F_RTO_PENDING is 1 while the flow's
+# one EV_RTO check is on the heap.
 # Flow floats (ff).
 FF_RATE, FF_LINE, FF_DQ_TARGET, FF_DQ_ALPHA, FF_HP_REF, FF_HP_U = range(6)
 FF_COLS = 6

@@ -1,0 +1,120 @@
+"""Packet simulator events per second as the fabric grows, at the same load per host.
+
+Fat trees of 16-port 100 Gb/s switches (2 tiers up to 128 hosts, 3 tiers beyond), 1 µs per
+link, 32 MiB switch buffers, PFC, HPCC, ECMP (the yardstick's settings); every host sends
+``--flows-per-host`` flows of ``--flow-bytes`` each to seeded random other hosts, all at t = 0.
+Prints per size: hosts, flows, events, wall of the event loop, events per second, and the
+transport counters (timeouts, retransmits, drops, pause frames).
+
+    .venv/bin/python benchmarks/packet_scale.py [--hosts 64 1024] [--flows-per-host 8]
+        [--flow-bytes 262144]
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import platform
+import sys
+import time
+
+import numpy as np
+
+from fabricplan.sim.packet.compiled import drop_stale_cache
+from fabricplan.sim.packet.network import PacketNetwork, network_from_graph
+from fabricplan.sim.packet.simulation import build_state, run_state
+from fabricplan.sim.packet.spec import packet_spec
+from fabricplan.sim.packet.state import C_DROPS, C_EVENTS, C_PAUSES, C_RETX, C_TIMEOUTS
+from fabricplan.sim.traffic import StepSpec, Traffic
+from fabricplan.spec import parse_spec
+from fabricplan.topology.designer import design_fabric
+from fabricplan.topology.graph import fabric_graph
+
+SPEED_GBPS = 100.0
+LINK_DELAY_NS = 1000.0
+PAYLOAD_BYTES = 4000
+ROCE_HEADER_BYTES = 82
+SWITCH_BUFFER_BYTES = 32 * 2**20
+PORTS = 16
+TWO_TIER_HOSTS = PORTS * PORTS // 2
+"""Hosts a two-tier fat tree of PORTS-port switches holds."""
+
+
+def fat_tree(hosts: int) -> PacketNetwork:
+    """A fat tree of 16-port 100G switches for ``hosts`` hosts, 1 µs on every link."""
+    valid = parse_spec(
+        {
+            "cluster": {
+                "gpus": hosts,
+                "gpus_per_node": 1,
+                "nics_per_node": 1,
+                "nic_speed_gbps": SPEED_GBPS,
+                "nic": {"speed_gbps": SPEED_GBPS},
+            },
+            "fabric": {
+                "technologies": ["roce_v2"],
+                "topology": "fat_tree",
+                "tiers": 2 if hosts <= TWO_TIER_HOSTS else 3,
+                "management_ports": 0,
+                "switch": {"roce_v2": {"ports": PORTS, "port_speed_gbps": SPEED_GBPS}},
+            },
+        }
+    )
+    graph = fabric_graph(design_fabric(valid, "roce_v2"), valid)
+    net = network_from_graph(graph, SWITCH_BUFFER_BYTES)
+    return dataclasses.replace(net, link_delay_ns=np.full(net.links, LINK_DELAY_NS), _cache={})
+
+
+def random_peers(hosts: int, per_host: int, size_bytes: float, seed: int) -> Traffic:
+    """``per_host`` flows from every host, each to a random other host (seeded)."""
+    rng = np.random.default_rng(seed)
+    src = np.repeat(np.arange(hosts, dtype=np.int64), per_host)
+    dst = (src + rng.integers(1, hosts, src.size)) % hosts
+    return Traffic(
+        src=src,
+        dst=dst.astype(np.int64),
+        size_bytes=np.full(src.size, float(size_bytes)),
+        step=np.zeros(src.size, dtype=np.int64),
+        offset_us=np.zeros(src.size),
+        steps=(StepSpec("random peers", "custom"),),
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    drop_stale_cache()  # a source checkout: forget machine code of changed kernels
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--hosts", type=int, nargs="+", default=[64, 1024])
+    parser.add_argument("--flows-per-host", type=int, default=8)
+    parser.add_argument("--flow-bytes", type=float, default=262_144)
+    parser.add_argument("--seed", type=int, default=1)
+    args = parser.parse_args(argv)
+    spec = packet_spec("pfc", "hpcc", "ecmp", PAYLOAD_BYTES, ROCE_HEADER_BYTES)
+    print(f"machine: {platform.machine()}, Python {platform.python_version()}")
+    print(f"load: {args.flows_per_host} flows of {args.flow_bytes:,.0f} B per host, PFC+HPCC+ECMP")
+    columns = ("hosts", "flows", "events", "loop s", "events/s", "timeouts", "retransmits")
+    print("| " + " | ".join((*columns, "drops", "pauses")) + " |")
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    warm = False
+    for hosts in args.hosts:
+        net = fat_tree(hosts)
+        traffic = random_peers(hosts, args.flows_per_host, args.flow_bytes, args.seed)
+        if not warm:  # load (or compile) the kernels outside the timing
+            run_state(build_state(net, random_peers(hosts, 1, 8_000, args.seed), spec, 1))
+            warm = True
+        state = build_state(net, traffic, spec, args.seed)
+        start = time.perf_counter()
+        state, _ = run_state(state)
+        wall = time.perf_counter() - start
+        c = state.cnt
+        events = int(c[C_EVENTS])
+        print(
+            f"| {hosts:,} | {traffic.flows:,} | {events:,} | {wall:.2f}"
+            f" | {events / wall / 1e6:.2f} M"
+            f" | {int(c[C_TIMEOUTS]):,} | {int(c[C_RETX]):,} | {int(c[C_DROPS]):,}"
+            f" | {int(c[C_PAUSES]):,} |"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
