@@ -44,7 +44,7 @@ from fabricplan.units import HOURS_PER_YEAR, energy_kwh_per_year
 DEFAULT_SUPPORT_FRACTION_PER_YEAR = 0.10
 """Yearly support contract as a fraction of network capex, used when neither the spec nor the
 price book gives one. Estimate: hardware support contracts are commonly quoted at roughly 8-20 %
-of list price a year; no citable figure was found (catalog.md E, F)."""
+of list price a year; no citable figure was found (docs/refs.md E, F)."""
 
 SUPPORT_ITEM_PREFIX = "support-"
 """Price-book items ``support-infiniband`` / ``support-ethernet`` hold a yearly fraction of capex

@@ -18,7 +18,7 @@ the team's experience with the technology's switch family (``team.infiniband`` f
 switches, ``team.ethernet_dcb`` for Ethernet).
 
 **Every figure here is an estimate**, not a measurement: no citable study of network operations
-staffing per switch was found (catalog.md section F). They are named so that the output can
+staffing per switch was found (docs/refs.md section F). They are named so that the output can
 show them, and ``cost.operations_engineer_years`` in the spec replaces the total per technology.
 
 >>> round(LINK_FLOW_CONTROL_EFFORT["pfc"].engineer_years_per_switch_year * 1000, 3)
@@ -96,8 +96,8 @@ LINK_FLOW_CONTROL_EFFORT: dict[str, TaskEffort] = {
     ),
 }
 """Estimates. PFC is a per-hop, per-priority setting whose lossless guarantee holds only when
-every switch and NIC agree (catalog.md C, lint rules); credits need no operator action
-(catalog.md D, "Ethernet-side equivalents")."""
+every switch and NIC agree (docs/refs.md C, lint rules); credits need no operator action
+(docs/refs.md D, "Ethernet-side equivalents")."""
 
 CONGESTION_CONTROL_EFFORT: dict[str, TaskEffort] = {
     "dcqcn": TaskEffort(
@@ -117,8 +117,8 @@ CONGESTION_CONTROL_EFFORT: dict[str, TaskEffort] = {
         engineer_years_per_switch_year=0.0,
     ),
 }
-"""Estimates. DCQCN has switch-side (ECN) and NIC-side parameters (catalog.md C); IB CC is
-enabled and profiled centrally in the SM (catalog.md D, ``mlnx_congestion_control``)."""
+"""Estimates. DCQCN has switch-side (ECN) and NIC-side parameters (docs/refs.md C); IB CC is
+enabled and profiled centrally in the SM (docs/refs.md D, ``mlnx_congestion_control``)."""
 
 SCOPE_EFFORT: dict[str, TaskEffort] = {
     "ib_subnet": TaskEffort(
@@ -139,8 +139,8 @@ SCOPE_EFFORT: dict[str, TaskEffort] = {
     ),
 }
 """Estimates. The SM computes every route, so the per-switch share is small but the central
-component must be run (catalog.md D); a routed fabric carries routing state on every switch
-(catalog.md B.5); one L2 domain grows harder to keep loop-free and within table sizes."""
+component must be run (docs/refs.md D); a routed fabric carries routing state on every switch
+(docs/refs.md B.5); one L2 domain grows harder to keep loop-free and within table sizes."""
 
 EXPERIENCE_EFFORT_FACTOR: dict[Experience, float] = {"none": 2.0, "some": 1.0, "expert": 0.6}
 """Estimate: a team new to a technology needs about twice the time of a team that has run it

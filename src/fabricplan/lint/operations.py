@@ -12,7 +12,7 @@ and the decision takes them only as constraints the user sets (``decision.requir
 
 References
 ----------
-catalog.md C.9 (the rules), D (InfiniBand operations), B.4 (LID limit, routers).
+docs/refs.md C.9 (the rules), D (InfiniBand operations), B.4 (LID limit, routers).
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ class FabricTask:
 FIRMWARE_TASK = FabricTask(
     "firmware and OS versions kept consistent on every switch and NIC", "agreement", 1, "all"
 )
-"""Every fabric, whatever the technology (catalog.md C.7: firmware-specific behaviour)."""
+"""Every fabric, whatever the technology (docs/refs.md C.7: firmware-specific behaviour)."""
 
 SUBNET_MANAGER_TASKS = (
     FabricTask(
@@ -56,7 +56,7 @@ SUBNET_MANAGER_TASKS = (
     ),
     FabricTask("UFM or OpenSM monitoring of the subnet", "safety", 1, "managers"),
 )
-"""catalog.md D (OpenSM defaults, UFM)."""
+"""docs/refs.md D (OpenSM defaults, UFM)."""
 IB_CC_TASK = FabricTask(
     "congestion control policy in the subnet manager (mlnx_congestion_control)",
     "tuning",
@@ -82,7 +82,7 @@ L2_DOMAIN_TASK = FabricTask(
     "one L2 domain: VLANs and loop prevention on every switch", "agreement", 2, "switches"
 )
 SUBNET_MANAGER_HOSTS = 2
-"""Master and standby subnet manager (catalog.md D)."""
+"""Master and standby subnet manager (docs/refs.md D)."""
 
 
 def _mechanisms(
