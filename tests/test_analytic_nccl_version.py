@@ -1,8 +1,8 @@
-"""Issue 11's defects: NVLink domains per server, NCCL's tables per release, the host side.
+"""NVLink domains per server, NCCL's tables per release, the host side.
 
 Every expected value is derived here from NCCL's ``src/graph/tuning.cc`` at the tag the table
-cites, from the PCIe specification, or from the node's layout; each test fails on the behaviour
-the issue reports.
+cites, from the PCIe specification, or from the node's layout; each test fails on the earlier
+model's behaviour (one NVLink domain across servers, a 2.19/2.20 mix of constants, no PCIe slot).
 """
 
 from __future__ import annotations

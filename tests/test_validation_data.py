@@ -335,7 +335,7 @@ def test_a_model_error_is_reported_not_raised(rows: list[Any]) -> None:
     assert record.verdict.startswith("model error:") and record.predicted is None
 
 
-# --- the reference set as the issue asks for it, and the regression gate on the medians ---------
+# --- the reference set: its size and breadth, and the regression gate on the medians ---------
 
 
 def test_the_set_is_broad_enough(rows: list[Any]) -> None:
