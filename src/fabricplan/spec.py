@@ -11,14 +11,13 @@ This is the one place that checks input: what it returns, a
 from __future__ import annotations
 
 import os
-from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import ValidationError
 
 from fabricplan.catalog.loader import Catalog, load_catalog, load_price_book
 from fabricplan.errors import CatalogError, SpecError
+from fabricplan.input_file import FileKind, load_yaml, read_text
 from fabricplan.model.hardware import (
     CableSpec,
     Figure,
@@ -104,20 +103,12 @@ def _pydantic_error(exc: ValidationError, origin: str) -> SpecError:
     return SpecError("FP105", where, msg.lower(), shown, "fix the value")
 
 
+SPEC_FILE = FileKind("spec", SpecError, "FP108", yaml_code="FP106", fix="check the path")
+"""A cluster spec: UTF-8 YAML of at most 16 MiB (a 100k-GPU spec is a few kB)."""
+
+
 def _read_yaml(text: str, origin: str) -> Any:
-    try:
-        return yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = f":{mark.line + 1}" if mark is not None else ""
-        problem = getattr(exc, "problem", None) or "invalid YAML"
-        raise SpecError(
-            "FP106",
-            f"{origin}{line}",
-            f"not valid YAML: {problem}",
-            None,
-            "fix the syntax at that line",
-        ) from None
+    return load_yaml(text, origin, SPEC_FILE)
 
 
 def read_spec(data: Any, origin: str = "spec") -> ScenarioSpec:
@@ -138,14 +129,9 @@ def read_spec(data: Any, origin: str = "spec") -> ScenarioSpec:
 
 def load_spec_file(path: str | os.PathLike[str]) -> ScenarioSpec:
     """Read and validate a spec file's structure."""
-    file = Path(path)
-    try:
-        text = file.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise SpecError(
-            "FP108", str(file), "cannot read the spec", exc.strerror, "check the path"
-        ) from None
-    return read_spec(_read_yaml(text, str(file)), str(file))
+    file = os.fspath(path)
+    text = read_text(file, SPEC_FILE)
+    return read_spec(_read_yaml(text, file), file)
 
 
 def _generic_switch(tech: TechnologyName, family: str, given: GenericSwitchSpec) -> SwitchSpec:
