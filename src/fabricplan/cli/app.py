@@ -8,7 +8,10 @@ one with each command exactly once.
 
 from __future__ import annotations
 
-import typer
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # typer is imported when the app is built, after the signal handlers are set
+    import typer
 
 __all__ = ["HELP", "create_app", "main"]
 
@@ -31,6 +34,8 @@ def create_app() -> typer.Typer:
     (True, True)
     """
     # Imported here so that `fabricplan --help` stays fast and each module stays independent.
+    import typer
+
     from fabricplan.cli import commands
 
     app = typer.Typer(
@@ -50,8 +55,15 @@ def create_app() -> typer.Typer:
 
 
 def main() -> None:
-    """Entry point of the ``fabricplan`` console script."""
-    create_app()()
+    """Entry point of the ``fabricplan`` console script (Ctrl-C and SIGTERM end in one line)."""
+    try:
+        from fabricplan.cli.guard import run_main
+    except KeyboardInterrupt:  # Ctrl-C while typer itself is imported
+        import sys
+
+        print("interrupted (SIGINT); no partial file was left", file=sys.stderr)
+        sys.exit(130)
+    run_main(create_app)
 
 
 if __name__ == "__main__":

@@ -10,7 +10,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from fabricplan.cli.guard import guarded, write_atomic
+from fabricplan.cli.guard import check_output_format, check_output_path, guarded, write_atomic
 
 SpecArg = Annotated[
     Path, typer.Argument(help="The cluster spec (YAML); `fabricplan init` writes one.")
@@ -56,6 +56,8 @@ def _run(
     from fabricplan.model.results import PerfRequest
     from fabricplan.spec import load_spec
 
+    if output is not None:
+        check_output_format(check_output_path(output), fmt.value)
     valid = load_spec(spec_path)
     profile = None
     if calibration is not None:
