@@ -111,6 +111,33 @@ def _read_yaml(text: str, origin: str) -> Any:
     return load_yaml(text, origin, SPEC_FILE)
 
 
+SPEC_NUMBER_LIMIT = 1e12
+"""Largest magnitude of any number in a spec (no GPU count, price, length or rate of a cluster
+comes near it): every field, including ones added later, is bounded by it before its own
+range is checked, so no model downstream overflows on a 1e308 or a 400-digit integer."""
+
+
+def _check_magnitudes(data: Any, origin: str) -> None:
+    """Refuse any number above :data:`SPEC_NUMBER_LIMIT` in magnitude, naming its key path."""
+    stack: list[tuple[tuple[str, ...], Any]] = [((), data)]
+    while stack:
+        path, value = stack.pop()
+        if isinstance(value, dict):
+            stack.extend(((*path, str(k)), v) for k, v in value.items())
+        elif isinstance(value, list | tuple):
+            stack.extend(((*path, str(i)), v) for i, v in enumerate(value))
+        elif isinstance(value, int | float) and not isinstance(value, bool):
+            if value != value or abs(value) > SPEC_NUMBER_LIMIT:  # NaN or too large
+                shown = value if isinstance(value, float) else f"{len(str(value))}-digit integer"
+                raise SpecError(
+                    "FP105",
+                    f"{origin}: {'.'.join(path)}",
+                    "is not a finite number of a cluster's size",
+                    shown,
+                    f"use a value within ±{SPEC_NUMBER_LIMIT:g}",
+                )
+
+
 def read_spec(data: Any, origin: str = "spec") -> ScenarioSpec:
     """Validate the structure of a spec given as a mapping."""
     if not isinstance(data, dict):
@@ -121,6 +148,7 @@ def read_spec(data: Any, origin: str = "spec") -> ScenarioSpec:
             None,
             "run `fabricplan init` for a starter spec",
         )
+    _check_magnitudes(data, origin)
     try:
         return ScenarioSpec.model_validate(data)
     except ValidationError as exc:

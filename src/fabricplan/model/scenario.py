@@ -15,7 +15,7 @@ catalog ids happens in :mod:`fabricplan.catalog.resolve`, which returns a :class
 from __future__ import annotations
 
 import re
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import Field, field_validator, model_validator
 
@@ -132,7 +132,7 @@ class FabricSpec(Frozen):
     switch: dict[TechnologyName, str | GenericSwitchSpec] = Field(default_factory=dict)
     """Switch per technology: a catalog id, ``auto``, or a generic switch's figures."""
     cable_reach: CableReachSpec = CableReachSpec()
-    management_ports: int | Literal["auto"] = "auto"
+    management_ports: Annotated[int, Field(ge=0, le=1_000_000)] | Literal["auto"] = "auto"
     """Fabric ports for management appliances (UFM on InfiniBand); ``auto`` follows the RA."""
 
     @model_validator(mode="after")
@@ -161,7 +161,7 @@ class CostSpec(Frozen):
     """Yearly support contract as a fraction of network capex; ``None`` = the price book's."""
     price_book: str | None = None
     """Path to the user's own price book (YAML), overriding the default estimates."""
-    prices: dict[str, float] = Field(default_factory=dict)
+    prices: dict[str, Annotated[float, Field(ge=0)]] = Field(default_factory=dict)
     """Inline price overrides: catalog id -> USD."""
     engineer_usd_per_year: float = Field(default=200_000.0, ge=0)
     """Fully loaded cost of one network engineer-year."""
