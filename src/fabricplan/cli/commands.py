@@ -14,7 +14,17 @@ def register(app: typer.Typer) -> None:
         plan_cmd,
         simulate_cmd,
         spec_cmd,
+        sweep_cmd,
     )
 
-    for module in (spec_cmd, plan_cmd, catalog_cmd, perf_cmd, simulate_cmd, lint_cmd, bench_cmd):
+    for module in (
+        spec_cmd,
+        plan_cmd,
+        catalog_cmd,
+        perf_cmd,
+        simulate_cmd,
+        lint_cmd,
+        bench_cmd,
+        sweep_cmd,
+    ):
         module.register(app)
