@@ -235,8 +235,8 @@ def check_output_folder(path: str | os.PathLike[str], option: str = "--out") -> 
     """A folder a command will write a set of files into, checked before any work starts."""
     text = os.fspath(path)
     fix = f"give {option} a folder you can write"
-    if text == "":
-        raise _output_error(option, "no folder name given", text, fix)
+    if text in {"", "."}:  # typer reads an empty option as "."
+        raise _output_error(option, "no folder name given", None, "name a folder, e.g. out")
     target = Path(text)
     if any(len(os.fsencode(p)) > NAME_MAX_BYTES for p in target.parts):
         raise _output_error(option, "a folder name is longer than 255 bytes", None, fix)
