@@ -59,7 +59,7 @@ def test_size_cap_and_decoding(tmp_path: Path) -> None:
         read_text(big, KIND)
     latin = tmp_path / "latin.yaml"
     latin.write_bytes(b"name: caf\xe9\n")
-    with pytest.raises(SpecError, match="not UTF-8 text.*byte 9"):
+    with pytest.raises(SpecError, match=r"not UTF-8 text.*byte 9"):
         read_text(latin, KIND)
     fallback = FileKind("log", SpecError, "FP108", decode_fallback=True)
     assert read_text(latin, fallback) == "name: caf\ufffd\n"
