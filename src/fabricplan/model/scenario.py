@@ -137,12 +137,12 @@ class LayoutSpec(Frozen):
     rack; spines and cores in a central network block; a three-tier pod's aggregation switches
     in the pod's middle. Defaults: see docs/models.md (designer, "Layout")."""
 
-    nodes_per_rack: int | Literal["auto"] = "auto"
+    nodes_per_rack: Annotated[int, Field(ge=1, le=256)] | Literal["auto"] = "auto"
     """``auto``: 4 nodes of up to 8 GPUs (the DGX H100 SuperPOD RA's 4 systems per rack,
     40.8 kW); the trays of a rack-scale NVLink domain fill its rack (18 GB200 NVL72 trays); a
     larger node fills a rack alone."""
     rack_width_m: float = Field(default=0.6, gt=0, le=5)
-    row_length_racks: int | Literal["auto"] = "auto"
+    row_length_racks: Annotated[int, Field(ge=1, le=10_000)] | Literal["auto"] = "auto"
     """Racks per row; ``auto``: a roughly square hall (rows x ``row_pitch_m`` about equal to
     the row length x ``rack_width_m``), between 16 and 64 racks a row."""
     row_pitch_m: float = Field(default=2.4, gt=0, le=20)
