@@ -11,12 +11,12 @@ from typing import Any
 
 import pytest
 import yaml
-from hostile_run import run
 from pydantic import BaseModel
 
 from fabricplan.errors import FabricPlanError
 from fabricplan.model.scenario import GenericSwitchSpec, ScenarioSpec
 from fabricplan.spec import SPEC_NUMBER_LIMIT, read_spec, resolve
+from hostile_run import run
 
 HOSTILE = [True, -1, 0, 1e308, float("inf"), float("nan"), 10**30, -SPEC_NUMBER_LIMIT]
 LARGEST_ACCEPTED = [SPEC_NUMBER_LIMIT, -1]
