@@ -24,6 +24,7 @@ LAYER = {
     "backends": 4,
     "evaluate": 5,
     "recommend": 6,
+    "export": 6,
     "sweep": 7,
     "report": 7,
     "cli": 8,

@@ -24,8 +24,20 @@ COLLECTIVE_KEYS = {
     "time_us",
     "algbw_GBps",
     "busbw_GBps",
+    *(
+        f"{field}_{end}"
+        for field in ("time_us", "algbw_GBps", "busbw_GBps")
+        for end in ("low", "high")
+    ),
 }
-P2P_KEYS = {"technology", "test", "size_bytes", "latency_us", "bw_gbps"}
+P2P_KEYS = {
+    "technology",
+    "test",
+    "size_bytes",
+    "latency_us",
+    "bw_gbps",
+    *(f"{field}_{end}" for field in ("latency_us", "bw_gbps") for end in ("low", "high")),
+}
 
 
 def make_app() -> typer.Typer:

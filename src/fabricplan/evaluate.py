@@ -18,11 +18,21 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from fabricplan.analytic.cost import fabric_cost, with_gpu_idle_cost
+from fabricplan.analytic.uncertainty import with_uncertainty
 from fabricplan.backends import get_backend
 from fabricplan.errors import DesignError, FabricPlanError
 from fabricplan.lint.operations import assess_operations
+from fabricplan.measure.calibration import calibration_changes
 from fabricplan.model.fabric import DesignAlternative, DesignChoice, FabricDesign, Finding
-from fabricplan.model.results import CostBreakdown, Evaluation, InfeasibleOption, PerfRequest
+from fabricplan.model.results import (
+    CalibrationEffect,
+    CalibrationProfile,
+    CostBreakdown,
+    Evaluation,
+    InfeasibleOption,
+    PerformanceResult,
+    PerfRequest,
+)
 from fabricplan.model.scenario import TechnologyName, ValidScenario
 from fabricplan.topology.designer import (
     bom_capex_usd,
@@ -201,7 +211,14 @@ def _shape(candidate: _Candidate) -> tuple[object, ...]:
 
 def _idle_usd(candidate: _Candidate, backend: str, request: PerfRequest) -> float | None:
     ranking = get_backend(backend if backend in RANKING_BACKENDS else "analytic")
-    step_only = request.model_copy(update={"collectives": (), "p2p": False, "step": True})
+    step_only = request.model_copy(
+        update={
+            "collectives": (),
+            "p2p": False,
+            "step": True,
+            "calibration": applicable_profile(request, candidate.valid, candidate.design),
+        }
+    )
     try:
         result = ranking.perform(candidate.valid, candidate.design, step_only)
     except FabricPlanError:
@@ -347,7 +364,76 @@ def search_design(
     return winner.valid, design, winner.cost
 
 
-__all__ = ["evaluate", "evaluate_feasible", "evaluate_one", "search_design"]
+__all__ = [
+    "applicable_profile",
+    "calibrated_performance",
+    "evaluate",
+    "evaluate_feasible",
+    "evaluate_one",
+    "search_design",
+]
+
+
+def applicable_profile(
+    request: PerfRequest, valid: ValidScenario, design: FabricDesign
+) -> CalibrationProfile | None:
+    """The request's calibration profile if it was fitted on this fabric, else ``None``."""
+    profile = request.calibration
+    technology = design.technology
+    if profile is None or profile.applies_to(
+        technology, valid.nics[technology].id, design.switch_id
+    ):
+        return profile
+    return None
+
+
+def calibrated_performance(
+    valid: ValidScenario, design: FabricDesign, backend: str, request: PerfRequest
+) -> PerformanceResult:
+    """The backend's result with the request's calibration profile where it applies, and what
+    the profile changed; then the uncertainty bands of every predicted value.
+
+    A profile applies only to the technology it was fitted on, and to the NIC and switch where it
+    names them (:meth:`~fabricplan.model.results.CalibrationProfile.applies_to`): one fitted on
+    RoCE runs leaves the InfiniBand prediction as it was, and the result says so.
+
+    >>> from fabricplan.model.results import CalibrationProfile
+    >>> from fabricplan.spec import parse_spec
+    >>> valid = parse_spec({"cluster": {"gpus": 64}})
+    >>> roce = CalibrationProfile(nic_bw_efficiency=0.5, technology="roce_v2")
+    >>> ib = calibrated_performance(valid, design_fabric(valid, "infiniband"), "analytic",
+    ...     PerfRequest(calibration=roce, step=False))
+    >>> ib.calibration is None, "not applied" in ib.notes[-1]
+    (True, True)
+    """
+    model = get_backend(backend)
+    technology = design.technology
+    profile = request.calibration
+    nic = valid.nics[technology].id
+    if profile is None or applicable_profile(request, valid, design) is not None:
+        result = model.perform(valid, design, request)
+    else:
+        result = model.perform(valid, design, request.model_copy(update={"calibration": None}))
+        fitted = "/".join(x for x in (profile.technology, profile.nic, profile.switch) if x)
+        note = (
+            f"calibration profile not applied: fitted on {fitted}, this fabric is"
+            f" {technology}/{nic}/{design.switch_id}"
+        )
+        result = result.model_copy(update={"notes": (*result.notes, note)})
+        profile = None
+    if profile is not None:
+        before = None
+        if backend == "analytic":  # instant: say what the profile moved
+            before = model.perform(valid, design, request.model_copy(update={"calibration": None}))
+        effect = CalibrationEffect(
+            source=profile.source,
+            technology=technology,
+            changes=calibration_changes(profile, valid, technology),
+            base_latency_us_before=before.base_latency_us if before else None,
+            step_s_before=before.step.step_s if before and before.step else None,
+        )
+        result = result.model_copy(update={"calibration": effect})
+    return with_uncertainty(result)
 
 
 def evaluate_one(
@@ -382,7 +468,7 @@ def evaluate_one(
     ('roce_v2', 'fake')
     """
     chosen, design, cost = search_design(valid, technology, backend, request)
-    performance = get_backend(backend).perform(chosen, design, request or PerfRequest())
+    performance = calibrated_performance(chosen, design, backend, request or PerfRequest())
     return Evaluation(
         technology=technology,
         design=design,

@@ -56,14 +56,17 @@ def create_app() -> typer.Typer:
 
 def main() -> None:
     """Entry point of the ``fabricplan`` console script (Ctrl-C and SIGTERM end in one line)."""
+    import functools
+    import sys
+
     try:
         from fabricplan.cli.guard import run_main
+        from fabricplan.cli.sweep_cmd import bare_ray_as_local
     except KeyboardInterrupt:  # Ctrl-C while typer itself is imported
-        import sys
-
         print("interrupted (SIGINT); no partial file was left", file=sys.stderr)
         sys.exit(130)
-    run_main(create_app)
+    args = bare_ray_as_local(sys.argv[1:])
+    run_main(lambda: functools.partial(create_app(), args=args))
 
 
 if __name__ == "__main__":

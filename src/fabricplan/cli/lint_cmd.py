@@ -157,11 +157,13 @@ def roce_config(
 ) -> None:
     """Write the baseline lossless configuration for the designed RoCE fabric.
 
-    One switch configuration per role (leaf, spine, core), the host NIC commands and their
+    Written for the designed box: its OS (NVUE only on NVIDIA Spectrum boxes, SONiC or EOS on
+    Broadcom ones), its front-panel port names and count, its buffer. One switch configuration
+    per role (leaf, spine, core), the host NIC commands and their
     expected output, and a summary of headroom and ECN per port class. The files lint clean:
     ``fabricplan lint OUT/*.json OUT/host-nic-expected.txt``.
     """
-    from fabricplan.lint.baselines.generator import baseline_spec, roce_baseline
+    from fabricplan.export.switch_config import roce_config_files
     from fabricplan.spec import load_spec
     from fabricplan.topology.designer import design_fabric
 
@@ -177,6 +179,8 @@ def roce_config(
             "add roce_v2 to fabric.technologies",
         )
     design = design_fabric(valid, technology)
-    files = roce_baseline(baseline_spec(valid, design), vendor.value)
+    # The box's own OS, port names and buffer figures (export.switch_config).
+    box_os = {"sonic": "sonic", "nvue": "cumulus", "eos": "eos"}[vendor.value]
+    files = roce_config_files(valid, design, box_os)  # type: ignore[arg-type]
     write_atomic_set(out, files)
     typer.echo(f"wrote {len(files)} files to {out}: {', '.join(sorted(files))}")

@@ -11,12 +11,14 @@ hardware has it).
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any, get_args
 
 import typer
 
+from fabricplan.analytic.uncertainty import with_uncertainty
 from fabricplan.backends import get_backend
 from fabricplan.cli.guard import guarded
 from fabricplan.errors import ModelError
@@ -150,18 +152,29 @@ def _time_text(time_us: float) -> str:
     return f"{time_us:.0f}"
 
 
+def _band_text(low: float | None, high: float | None, fmt: Callable[[float], str]) -> str:
+    """``low-high`` of a band, ``-`` where the value has none."""
+    if low is None or high is None:
+        return "-"
+    return f"{fmt(low)}-{fmt(high)}"
+
+
 def collective_table(result: PerformanceResult, collective: str, ranks: int) -> str:
     """One nccl-tests-like table (out-of-place columns) with its average bus bandwidth."""
     points = [p for p in result.collectives if p.collective == collective]
     lines = [
         f"# {result.technology}: {collective}, {ranks} GPUs ({result.backend} model)",
         "#",
-        f"# {'size':>12} {'algorithm':>20} {'time':>10} {'algbw':>8} {'busbw':>8}",
-        f"# {'(B)':>12} {'':>20} {'(us)':>10} {'(GB/s)':>8} {'(GB/s)':>8}",
+        f"# {'size':>12} {'algorithm':>20} {'time':>10} {'algbw':>8} {'busbw':>8}"
+        f" {'time band':>21} {'busbw band':>17}",
+        f"# {'(B)':>12} {'':>20} {'(us)':>10} {'(GB/s)':>8} {'(GB/s)':>8}"
+        f" {'(us)':>21} {'(GB/s)':>17}",
     ]
     lines += [
         f"  {p.size_bytes:>12} {p.algorithm:>20} {_time_text(p.time_us):>10}"
         f" {p.algbw_GBps:>8.2f} {p.busbw_GBps:>8.2f}"
+        f" {_band_text(p.time_us_low, p.time_us_high, _time_text):>21}"
+        f" {_band_text(p.busbw_GBps_low, p.busbw_GBps_high, '{:.2f}'.format):>17}"
         for p in points
     ]
     if points:
@@ -175,13 +188,22 @@ def p2p_table(result: PerformanceResult, test: str) -> str:
     points = [p for p in result.p2p if p.test == test]
     latency = test.endswith("_lat")
     lines = [f"# {result.technology}: ib_{test} ({result.backend} model)"]
+    fmt = "{:.2f}".format
     if latency:
-        lines.append(f" {'#bytes':<10} {'t_typical[usec]':>16}")
-        lines += [f" {p.size_bytes:<10} {p.latency_us:>16.2f}" for p in points]
-    else:
-        lines.append(f" {'#bytes':<10} {'BW average[Gb/sec]':>20} {'MsgRate[Mpps]':>15}")
+        lines.append(f" {'#bytes':<10} {'t_typical[usec]':>16} {'band[usec]':>15}")
         lines += [
-            f" {p.size_bytes:<10} {p.bw_gbps:>20.2f} {1.0 / p.latency_us:>15.6f}" for p in points
+            f" {p.size_bytes:<10} {p.latency_us:>16.2f}"
+            f" {_band_text(p.latency_us_low, p.latency_us_high, fmt):>15}"
+            for p in points
+        ]
+    else:
+        lines.append(
+            f" {'#bytes':<10} {'BW average[Gb/sec]':>20} {'MsgRate[Mpps]':>15} {'band[Gb/sec]':>17}"
+        )
+        lines += [
+            f" {p.size_bytes:<10} {p.bw_gbps:>20.2f} {1.0 / p.latency_us:>15.6f}"
+            f" {_band_text(p.bw_gbps_low, p.bw_gbps_high, fmt):>17}"
+            for p in points
         ]
     return "\n".join(lines)
 
@@ -255,7 +277,8 @@ def perf(
     skipped: dict[str, ModelError] = {}
     for tech in valid.spec.fabric.technologies:
         try:
-            results.append(model.perform(valid, design_fabric(valid, tech), request))
+            result = model.perform(valid, design_fabric(valid, tech), request)
+            results.append(with_uncertainty(result))
         except ModelError as exc:
             if exc.code not in PER_TECHNOLOGY_CODES:
                 raise

@@ -44,6 +44,56 @@ class CalibrationProfile(Frozen):
     """Fixed software cost per collective step (kernel launch, protocol handshakes)."""
     source: str = ""
     """What it was fitted from (files, date)."""
+    technology: TechnologyName | None = None
+    """The fabric the measurements ran on; the profile applies to that technology only
+    (``None``: a hand-written profile for every technology)."""
+    nic: str | None = None
+    """Catalog NIC the measurements ran on; the profile applies only where the spec has it."""
+    switch: str | None = None
+    """Catalog switch the measurements ran on; the profile applies only where the spec has it."""
+
+    def applies_to(self, technology: str, nic: str | None, switch: str | None) -> bool:
+        """Whether the profile was fitted on this technology, NIC and switch (a field left
+        ``None`` matches any).
+
+        >>> CalibrationProfile(technology="roce_v2").applies_to("infiniband", "cx7", "qm9700")
+        False
+        """
+        return (
+            (self.technology is None or self.technology == technology)
+            and (self.nic is None or self.nic == nic)
+            and (self.switch is None or self.switch == switch)
+        )
+
+
+class ParameterChange(Frozen):
+    """One model parameter a calibration profile set: the model's value and the profile's."""
+
+    name: str
+    default: float | None
+    """The catalog or model default (``None``: the model has no fixed default, e.g. a cost it
+    leaves out)."""
+    calibrated: float
+
+
+class CalibrationEffect(Frozen):
+    """A profile applied to one fabric: which parameters it changed and by how much."""
+
+    source: str
+    technology: str
+    changes: tuple[ParameterChange, ...]
+    base_latency_us_before: float | None = None
+    """``base_latency_us`` without the profile (``None``: not recomputed)."""
+    step_s_before: float | None = None
+    """``step.step_s`` without the profile (``None``: not recomputed or no step)."""
+
+
+class Estimate(Frozen):
+    """A predicted value with its uncertainty band (``low <= value <= high``)."""
+
+    value: float
+    low: float
+    high: float
 
 
 class PerfRequest(Frozen):
@@ -112,12 +162,20 @@ class CostBreakdown(Frozen):
 
 
 class P2PPoint(Frozen):
-    """One row of a perftest-like table."""
+    """One row of a perftest-like table.
+
+    ``*_low`` / ``*_high`` bound each predicted value by the validation residuals of its regime
+    (:mod:`fabricplan.analytic.uncertainty`); ``None`` where no band was applied.
+    """
 
     test: P2PTest
     size_bytes: int
     latency_us: float
     bw_gbps: float
+    latency_us_low: float | None = None
+    latency_us_high: float | None = None
+    bw_gbps_low: float | None = None
+    bw_gbps_high: float | None = None
 
 
 class CollectivePoint(Frozen):
@@ -129,6 +187,13 @@ class CollectivePoint(Frozen):
     time_us: float
     algbw_GBps: float  # noqa: N815 - nccl-tests unit
     busbw_GBps: float  # noqa: N815
+    time_us_low: float | None = None
+    """Band of the prediction from the validation residuals of its regime (``None``: none)."""
+    time_us_high: float | None = None
+    algbw_GBps_low: float | None = None  # noqa: N815
+    algbw_GBps_high: float | None = None  # noqa: N815
+    busbw_GBps_low: float | None = None  # noqa: N815
+    busbw_GBps_high: float | None = None  # noqa: N815
 
 
 class StepTimeResult(Frozen):
@@ -144,6 +209,16 @@ class StepTimeResult(Frozen):
     gpu_hours_lost_per_year: float
     """GPU-hours a year spent waiting on exposed communication at 100 % utilisation."""
     assumptions: tuple[str, ...] = ()
+    step_s_low: float | None = None
+    """Band of ``step_s`` from the validation residuals of the communication's regimes
+    (:func:`fabricplan.analytic.uncertainty.step_band`); ``None`` where no band was applied."""
+    step_s_high: float | None = None
+    comm_exposed_s_low: float | None = None
+    comm_exposed_s_high: float | None = None
+    exposed_fraction_low: float | None = None
+    exposed_fraction_high: float | None = None
+    gpu_hours_lost_per_year_low: float | None = None
+    gpu_hours_lost_per_year_high: float | None = None
 
 
 class PerformanceResult(Frozen):
@@ -157,6 +232,12 @@ class PerformanceResult(Frozen):
     collectives: tuple[CollectivePoint, ...] = ()
     step: StepTimeResult | None = None
     notes: tuple[str, ...] = ()
+    base_latency_us_low: float | None = None
+    base_latency_us_high: float | None = None
+    uncertainty: str = ""
+    """Where the ``*_low`` / ``*_high`` bands come from (empty: no band applied)."""
+    calibration: CalibrationEffect | None = None
+    """The calibration profile applied to this fabric and what it changed (``None``: none)."""
 
 
 class OpsAssessment(Frozen):

@@ -5,10 +5,17 @@ from __future__ import annotations
 from collections.abc import Sequence
 from html import escape
 
+from fabricplan.errors import FabricPlanError
 from fabricplan.model.results import Evaluation, InfeasibleOption, Recommendation
 from fabricplan.model.scenario import ValidScenario
 from fabricplan.report.figure import busbw_svg, cost_svg, step_svg
-from fabricplan.report.table import cost_rows, design_rows, ops_rows, performance_rows
+from fabricplan.report.table import (
+    cost_rows,
+    design_rows,
+    ops_rows,
+    performance_notes,
+    performance_rows,
+)
 
 _STYLE = """
 body { font-family: system-ui, sans-serif; margin: 2rem auto; max-width: 960px; color: #222; }
@@ -36,6 +43,27 @@ def _table(evals: Sequence[Evaluation], part: str) -> str:
         for label, values in rows(evals)
     )
     return f"<h2>{title}</h2><table><tr><th></th>{head}</tr>{body}</table>"
+
+
+def _fabric_drawings(valid: ValidScenario, evals: Sequence[Evaluation]) -> list[str]:
+    """The bundled drawing of each designed fabric (``fabricplan export --format svg``)."""
+    from fabricplan.export.cabling import cabling_plan
+    from fabricplan.export.drawing import fabric_svg
+
+    figures = []
+    for evaluation in evals:
+        try:
+            svg = fabric_svg(cabling_plan(evaluation.design, valid))
+        except FabricPlanError as exc:  # a design the expansion cannot draw: say so, go on
+            figures.append(
+                f"<p>{escape(evaluation.technology)}: no drawing ({escape(str(exc))})</p>"
+            )
+            continue
+        figures.append(
+            f"<figure>{svg}<figcaption>{escape(evaluation.technology)}: tiers, pods and"
+            " scalable units with the cables of each bundle</figcaption></figure>"
+        )
+    return figures
 
 
 def html_report(
@@ -67,7 +95,12 @@ def html_report(
         )
     for part in parts:
         out.append(_table(evals, part))
+        if part == "design":
+            out.extend(_fabric_drawings(valid, evals))
         if part == "performance":
+            notes = "".join(f"<li>{escape(n)}</li>" for n in performance_notes(evals))
+            if notes:
+                out.append(f"<ul>{notes}</ul>")
             for op in sorted({p.collective for e in evals for p in e.performance.collectives}):
                 out.append(f"<figure>{busbw_svg(evals, op)}</figure>")
             if any(e.performance.step for e in evals):

@@ -10,6 +10,7 @@ from fabricplan.report.table import (
     cost_rows,
     design_rows,
     ops_rows,
+    performance_notes,
     performance_rows,
 )
 
@@ -51,6 +52,8 @@ def markdown_report(
         out += [f"## {title}", "", header, rule]
         out += [f"| {label} | " + " | ".join(values) + " |" for label, values in rows(evals)]
         out.append("")
+        if part == "performance" and (notes := performance_notes(evals)):
+            out += [f"- {n}" for n in notes] + [""]
     findings = [f"- {o.technology} **cannot be designed**: {o.message}" for o in infeasible]
     findings += [
         f"- {e.technology} **{f.severity}** {f.code}: {f.message}"

@@ -10,13 +10,15 @@ from rich.table import Table
 from rich.text import Text
 
 from fabricplan.model.results import (
+    CalibrationEffect,
     CollectivePoint,
     Evaluation,
     InfeasibleOption,
     Recommendation,
+    StepTimeResult,
 )
 from fabricplan.model.scenario import ValidScenario
-from fabricplan.report.quantity import money, percent, power_kw, size_label
+from fabricplan.report.quantity import banded, money, percent, power_kw, size_label
 
 HEADLINE_SIZES_BYTES = (2**20, 2**26, 2**33)
 """Message sizes shown in the side-by-side table: 1M, 64M, 8G."""
@@ -78,13 +80,89 @@ def cost_rows(evals: Sequence[Evaluation]) -> list[Row]:
 def _busbw(points: Sequence[CollectivePoint], op: str, size: int) -> str:
     for p in points:
         if p.collective == op and p.size_bytes == size:
-            return f"{p.busbw_GBps:.1f}"
+            return banded(p.busbw_GBps, p.busbw_GBps_low, p.busbw_GBps_high, ".1f")
     return "-"
+
+
+def calibration_text(e: Evaluation) -> str:
+    """What a calibration profile changed on this fabric (``-`` when none applied).
+
+    >>> from fabricplan.model.results import CalibrationEffect, ParameterChange
+    >>> effect = CalibrationEffect(source="x", technology="roce_v2", changes=(
+    ...     ParameterChange(name="nic_latency_ns", default=600.0, calibrated=450.0),),
+    ...     base_latency_us_before=1.8)
+    >>> calibration_text_of(effect, base_latency_us=1.5)
+    'nic_latency_ns 600->450; latency 1.80->1.50 us'
+    """
+    effect = e.performance.calibration
+    if effect is None:
+        return "-"
+    text = calibration_text_of(effect, e.performance.base_latency_us)
+    step = e.performance.step
+    if effect.step_s_before is not None and step is not None:
+        text += f"; step {effect.step_s_before:.3f}->{step.step_s:.3f} s"
+    return text
+
+
+def calibration_text_of(effect: CalibrationEffect, base_latency_us: float) -> str:
+    """The parameters a profile set and the headline latency before and after."""
+    parts = [
+        f"{c.name} {'model' if c.default is None else f'{c.default:g}'}->{c.calibrated:g}"
+        for c in effect.changes
+    ]
+    if effect.base_latency_us_before is not None:
+        parts.append(f"latency {effect.base_latency_us_before:.2f}->{base_latency_us:.2f} us")
+    return "; ".join(parts) or "no parameter set"
+
+
+def performance_notes(evals: Sequence[Evaluation]) -> list[str]:
+    """What the bracketed bands are and, per technology, whether a calibration profile applied.
+
+    >>> performance_notes([])
+    []
+    """
+    notes: list[str] = []
+    if any(e.performance.uncertainty for e in evals):
+        notes.append(
+            "figures in brackets are the model's uncertainty: the central 80 % of measured over"
+            " predicted performance of published runs in the figure's regime and technology"
+            " (docs/validation.md)"
+        )
+    for e in evals:
+        effect = e.performance.calibration
+        if effect is not None:
+            notes.append(
+                f"{e.technology}: calibration profile applied ({effect.source or 'no source'}):"
+                f" {calibration_text(e)}"
+            )
+        notes += [
+            f"{e.technology}: {n}" for n in e.performance.notes if n.startswith("calibration")
+        ]
+    return notes
+
+
+def _exposed_share(step: StepTimeResult) -> str:
+    low, high = step.exposed_fraction_low, step.exposed_fraction_high
+    if low is None or high is None:
+        return percent(step.exposed_fraction)
+    return banded(step.exposed_fraction * 100, low * 100, high * 100, ".1f", " %")
 
 
 def performance_rows(evals: Sequence[Evaluation]) -> list[Row]:
     rows: list[Row] = [
-        ("latency (small msg)", [f"{e.performance.base_latency_us:.2f} us" for e in evals]),
+        (
+            "latency (small msg)",
+            [
+                banded(
+                    e.performance.base_latency_us,
+                    e.performance.base_latency_us_low,
+                    e.performance.base_latency_us_high,
+                    ".2f",
+                    " us",
+                )
+                for e in evals
+            ],
+        ),
     ]
     ops = sorted({p.collective for e in evals for p in e.performance.collectives})
     for op in ops:
@@ -99,21 +177,38 @@ def performance_rows(evals: Sequence[Evaluation]) -> list[Row]:
         rows += [
             (
                 "step time",
-                [f"{e.performance.step.step_s:.3f} s" for e in evals if e.performance.step],
+                [
+                    banded(
+                        e.performance.step.step_s,
+                        e.performance.step.step_s_low,
+                        e.performance.step.step_s_high,
+                        ".3f",
+                        " s",
+                    )
+                    for e in evals
+                    if e.performance.step
+                ],
             ),
             (
                 "exposed communication",
-                [percent(e.performance.step.exposed_fraction) for e in evals if e.performance.step],
+                [_exposed_share(e.performance.step) for e in evals if e.performance.step],
             ),
             (
                 "GPU-hours lost / year",
                 [
-                    f"{e.performance.step.gpu_hours_lost_per_year:,.0f}"
+                    banded(
+                        e.performance.step.gpu_hours_lost_per_year,
+                        e.performance.step.gpu_hours_lost_per_year_low,
+                        e.performance.step.gpu_hours_lost_per_year_high,
+                        ",.0f",
+                    )
                     for e in evals
                     if e.performance.step
                 ],
             ),
         ]
+    if any(e.performance.calibration for e in evals):
+        rows.append(("calibration applied", [calibration_text(e) for e in evals]))
     return rows
 
 
@@ -169,6 +264,12 @@ def cost_assumptions_panel(evals: Sequence[Evaluation]) -> Panel:
     return Panel("\n".join(lines), title="cost assumptions (each can be overridden in the spec)")
 
 
+def performance_panel(evals: Sequence[Evaluation]) -> Panel | None:
+    """The bands' meaning and the calibration applied, when there is either."""
+    notes = performance_notes(evals)
+    return Panel("\n".join(notes), title="performance figures") if notes else None
+
+
 def recommendation_panel(rec: Recommendation) -> Panel:
     """The winner, the reasons and what would flip it."""
     body: list[Text] = [Text(f"Recommended: {rec.technology}", style="bold green")]
@@ -210,6 +311,8 @@ def print_report(
     panel = findings_panel(evals, infeasible)
     if panel is not None:
         console.print(panel)
+    if "performance" in parts and (notes := performance_panel(evals)) is not None:
+        console.print(notes)
     if "cost" in parts and recommendation is None:
         console.print(cost_assumptions_panel(evals))
     if recommendation is not None:
