@@ -318,6 +318,8 @@ def spec_data(
     fabric: dict[str, Any] = {"technologies": [row.technology], "topology": topology}
     if not row.is_perftest:
         fabric["tiers"] = NCCL_TESTS_TIERS
+    if row.collnet:  # the run set NCCL_COLLNET_ENABLE=1 with the SHARP plugin
+        fabric["sharp"] = "on"
     if switch is not None:
         fabric["switch"] = {row.technology: switch}
     return {

@@ -4,8 +4,10 @@ Sizes follow nccl-tests: ``8G`` is 8 x 2**30 bytes, all_gather/reduce_scatter si
 gathered buffer, all_to_all sizes what one rank sends; GB/s are 10**9 bytes/s. perftest tables
 report Gb/s as ``--report_gbits`` does, between two hosts ``--hops`` switches apart (default: the
 longest path of the group). ``--algorithm`` forces one algorithm as ``NCCL_ALGO`` does;
-``--sharp/--no-sharp`` turns the switches' in-network reduction on or off (default: on where the
-hardware has it).
+``--sharp/--no-sharp`` turns the switches' in-network reduction on or off (default: the spec's
+``fabric.sharp``, ``auto``: CollNet off, as NCCL runs without the SHARP plugin; forcing a CollNet
+algorithm turns it on where the hardware has it). ``--config`` reads real switch and NIC
+configurations into the lossless settings, whose effect the tables carry.
 """
 
 from __future__ import annotations
@@ -21,7 +23,9 @@ import typer
 from fabricplan.analytic.uncertainty import with_uncertainty
 from fabricplan.backends import get_backend
 from fabricplan.cli.guard import guarded
+from fabricplan.cli.plan_cmd import with_configs
 from fabricplan.errors import ModelError
+from fabricplan.evaluate import with_configuration_points
 from fabricplan.model.results import (
     DEFAULT_SIZES_BYTES,
     AlgorithmName,
@@ -32,8 +36,8 @@ from fabricplan.model.results import (
     PerfRequest,
     RoutingName,
 )
-from fabricplan.model.scenario import TechnologyName
-from fabricplan.spec import load_spec
+from fabricplan.model.scenario import TechnologyName, ValidScenario
+from fabricplan.spec import load_spec, replace_spec
 from fabricplan.topology.designer import design_fabric
 from fabricplan.units import parse_size
 
@@ -47,6 +51,25 @@ PER_TECHNOLOGY_CODES = frozenset(("FP509", "FP513"))
 """Errors that concern one technology's hardware (a forced algorithm or in-network reduction it
 lacks): the other technologies still run, and the skipped one is named."""
 TECHNOLOGIES: tuple[str, ...] = get_args(TechnologyName)
+
+
+COLLNET_ALGORITHMS = frozenset({"collnet_direct", "collnet_chain"})
+
+
+def _collnet_on(valid: ValidScenario) -> ValidScenario:
+    """``fabric.sharp: on`` for every technology whose switches have in-network reduction."""
+    fabric = valid.spec.fabric
+    modes = {
+        t: (
+            "on"
+            if valid.technologies[t].in_network_reduction and valid.switches[t].in_network_reduction
+            else fabric.sharp_for(t)
+        )
+        for t in fabric.technologies
+    }
+    data = valid.spec.model_dump(exclude_unset=True)
+    data.setdefault("fabric", {})["sharp"] = modes
+    return replace_spec(valid, data, "--algorithm")
 
 
 class Format(StrEnum):
@@ -246,7 +269,8 @@ def perf(
         bool | None,
         typer.Option(
             "--sharp/--no-sharp",
-            help="In-network reduction on or off (default: on where the switch has it).",
+            help="In-network reduction on or off (default: the spec's fabric.sharp; auto ="
+            " CollNet off).",
         ),
     ] = None,
     hops: Annotated[
@@ -257,6 +281,10 @@ def perf(
     ] = None,
     backend: Annotated[str, typer.Option("--backend", help="Performance model.")] = "analytic",
     fmt: Annotated[Format, typer.Option("--format", "-f", help="Output format.")] = Format.table,
+    config: Annotated[
+        list[Path] | None,
+        typer.Option("--config", help="Real switch/NIC configuration files (repeatable)."),
+    ] = None,
 ) -> None:
     """Predicted nccl-tests (or perftest) tables for every technology of SPEC."""
     default_sizes = P2P_DEFAULT_SIZES_BYTES if p2p else DEFAULT_SIZES_BYTES
@@ -272,12 +300,17 @@ def perf(
         p2p_switch_hops=hops,
     )
     model = get_backend(backend)
-    valid = load_spec(spec)
+    valid = with_configs(load_spec(spec), config)
+    if request.algorithm in COLLNET_ALGORITHMS and sharp is None:
+        valid = _collnet_on(valid)
     results: list[PerformanceResult] = []
     skipped: dict[str, ModelError] = {}
     for tech in valid.spec.fabric.technologies:
         try:
-            result = model.perform(valid, design_fabric(valid, tech), request)
+            design = design_fabric(valid, tech)
+            result = model.perform(valid, design, request)
+            if valid.technologies[tech].link_flow_control == "pfc" and backend != "packet":
+                result = with_configuration_points(valid, design, result, request)
             results.append(with_uncertainty(result))
         except ModelError as exc:
             if exc.code not in PER_TECHNOLOGY_CODES:

@@ -7,14 +7,17 @@ command computed), and for ``compare`` the key ``recommendation``.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
+from fabricplan.analytic.workload import resolve_workload
+from fabricplan.errors import FabricPlanError
 from fabricplan.model.fabric import FabricDesign
 from fabricplan.model.results import Evaluation, InfeasibleOption, Recommendation
 from fabricplan.model.scenario import ValidScenario
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 
 def design_document(design: FabricDesign) -> dict[str, Any]:
@@ -33,14 +36,24 @@ def option_document(evaluation: Evaluation, parts: Sequence[str]) -> dict[str, A
     for part in parts:
         if part == "design":
             data["design"] = design_document(evaluation.design)
+            data["growth"] = (
+                evaluation.growth.model_dump(mode="json") if evaluation.growth else None
+            )
         else:
             data[part] = getattr(evaluation, part).model_dump(mode="json")
     return data
 
 
 def scenario_document(valid: ValidScenario) -> dict[str, Any]:
-    """The effective spec (every default filled in) and the hardware it resolved to."""
+    """The effective spec (every default filled in), the hardware it resolved to and the workload
+    as the step model runs it."""
+    try:
+        job = resolve_workload(valid.spec.workload, valid.spec.cluster.gpus)
+        workload: dict[str, Any] | None = dataclasses.asdict(job)
+    except FabricPlanError:
+        workload = None
     return {
+        "workload": workload,
         "name": valid.spec.name,
         "spec": valid.spec.model_dump(mode="json"),
         "hardware": {
