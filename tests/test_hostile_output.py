@@ -85,9 +85,11 @@ def test_write_atomic_leaves_nothing_when_interrupted(tmp_path: Path) -> None:
     target.write_text("old")
 
     def interrupt(*_: object) -> None:
-        raise KeyboardInterrupt
+        # A Ctrl-C at a random moment: SIGINT, which write_atomic may hold for a moment.
+        os.kill(os.getpid(), signal.SIGINT)
 
     previous = signal.signal(signal.SIGALRM, interrupt)
+    previous_int = signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         signal.setitimer(signal.ITIMER_REAL, 0.001)
         with pytest.raises(KeyboardInterrupt):
@@ -96,6 +98,7 @@ def test_write_atomic_leaves_nothing_when_interrupted(tmp_path: Path) -> None:
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
+        signal.signal(signal.SIGINT, previous_int)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out.json"]
     assert target.read_bytes() in {b"old", b"x" * 2**20}
 

@@ -23,7 +23,7 @@ import tempfile
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, ParamSpec, TypeVar
+from typing import Any, BinaryIO, ParamSpec, TypeVar
 
 import typer
 
@@ -314,22 +314,32 @@ def write_atomic(path: str | os.PathLike[str], content: str | bytes) -> None:
     with those signals held, so no hidden temporary file is left behind.
     """
     target = Path(path)
+    data = content.encode("utf-8") if isinstance(content, str) else content
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name[:200]}.", dir=target.parent)
     except OSError as exc:
         raise _write_error(target, exc) from None
+    tmp: str | None = None
+    handle: BinaryIO | None = None
     try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(content.encode("utf-8") if isinstance(content, str) else content)
+        # Signals are held while the temporary file is created and named, so an interrupt
+        # arrives only once ``tmp`` is known and can be removed.
+        with _signals_held():
+            fd, tmp = tempfile.mkstemp(prefix=f".{target.name[:200]}.", dir=target.parent)
+            handle = os.fdopen(fd, "wb")
+        with handle:
+            handle.write(data)
         _plain_mode(tmp)
         with _signals_held():
             os.replace(tmp, target)
-    except OSError as exc:
-        Path(tmp).unlink(missing_ok=True)
-        raise _write_error(target, exc) from None
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+            tmp = None
+    except BaseException as exc:
+        if handle is not None:
+            handle.close()
+        if tmp is not None:
+            Path(tmp).unlink(missing_ok=True)
+        if isinstance(exc, OSError):
+            raise _write_error(target, exc) from None
         raise
 
 
@@ -343,10 +353,12 @@ def write_atomic_set(folder: str | os.PathLike[str], files: Mapping[str, str | b
     target = Path(folder)
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{target.name[:200]}.", dir=target.parent))
     except OSError as exc:
         raise _write_error(target, exc) from None
+    tmp: Path | None = None
     try:
+        with _signals_held():
+            tmp = Path(tempfile.mkdtemp(prefix=f".{target.name[:200]}.", dir=target.parent))
         for name, content in files.items():
             part = tmp / name
             part.write_bytes(content.encode("utf-8") if isinstance(content, str) else content)
@@ -363,4 +375,5 @@ def write_atomic_set(folder: str | os.PathLike[str], files: Mapping[str, str | b
     except OSError as exc:
         raise _write_error(target, exc) from None
     finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+        if tmp is not None:
+            shutil.rmtree(tmp, ignore_errors=True)
