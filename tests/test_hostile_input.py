@@ -118,6 +118,19 @@ READERS = {
     "lint": lambda p: ["lint", str(p)],
     "check-bench": lambda p: ["check-bench", str(p)],
     "calibration": lambda p: ["compare", str(SPEC), "--calibration", str(p)],
+    "compare --config": lambda p: ["compare", str(SPEC), "--config", str(p)],
+    "sweep-report": lambda p: ["sweep-report", str(p)],
+    "verify-cabling": lambda p: ["verify-cabling", str(p), str(p)],
+    "export --layout": lambda p: [
+        "export",
+        str(SPEC),
+        "-t",
+        "infiniband",
+        "-f",
+        "cutsheet",
+        "--layout",
+        str(p),
+    ],
 }
 
 
