@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterator
 
 import pytest
@@ -11,6 +12,23 @@ from hypothesis import settings
 # judged by what they assert, never by how long one example takes on a loaded machine.
 settings.register_profile("fabricplan", deadline=None, derandomize=True, print_blob=True)
 settings.load_profile("fabricplan")
+
+
+FUZZ_COUNTS = pytest.StashKey[Counter[str]]()
+"""Outcomes of the hostile-input tests (tests/test_hostile_*.py), printed at the end."""
+
+
+@pytest.fixture
+def fuzz_counts(request: pytest.FixtureRequest) -> Counter[str]:
+    """Count one hostile input per outcome (``clean error``, ``answer``...)."""
+    return request.config.stash.setdefault(FUZZ_COUNTS, Counter())
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    counts = terminalreporter.config.stash.get(FUZZ_COUNTS, None)
+    if counts:
+        parts = ", ".join(f"{n} {outcome}" for outcome, n in sorted(counts.items()))
+        terminalreporter.write_line(f"hostile inputs: {sum(counts.values())} tried ({parts})")
 
 
 def pytest_configure(config: pytest.Config) -> None:

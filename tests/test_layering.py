@@ -11,6 +11,7 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "fabricplan"
 
 LAYER = {
     "units": 0,
+    "input_file": 1,
     "errors": 0,
     "model": 1,
     "catalog": 2,

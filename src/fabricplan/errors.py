@@ -8,7 +8,8 @@
     ├── DesignError                 no fabric can be designed for a valid spec          FP3xx
     ├── InputFileError              a file given to lint / check-bench cannot be read   FP4xx
     ├── ModelError                  a model was asked something outside its domain      FP5xx
-    └── SweepError                  a sweep definition or its results file is not valid FP10xx
+    ├── SweepError                  a sweep definition or its results file is not valid FP10xx
+    └── OutputFileError             an output path cannot be written, or mismatches     FP130x
 
 Messages follow one pattern so that a person reading a terminal knows what to change:
 ``where: what is wrong (value); what to do``.
@@ -79,6 +80,10 @@ class InputFileError(FabricPlanError):
 
 class ModelError(FabricPlanError):
     """A model was asked for something outside its domain (FP5xx)."""
+
+
+class OutputFileError(FabricPlanError):
+    """An output file or folder cannot be written, or its name does not fit the format (FP130x)."""
 
 
 class SweepError(FabricPlanError):

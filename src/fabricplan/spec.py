@@ -11,14 +11,13 @@ This is the one place that checks input: what it returns, a
 from __future__ import annotations
 
 import os
-from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import ValidationError
 
 from fabricplan.catalog.loader import Catalog, load_catalog, load_price_book
 from fabricplan.errors import CatalogError, SpecError
+from fabricplan.input_file import FileKind, load_yaml, read_text
 from fabricplan.model.hardware import (
     CableSpec,
     Figure,
@@ -104,20 +103,45 @@ def _pydantic_error(exc: ValidationError, origin: str) -> SpecError:
     return SpecError("FP105", where, msg.lower(), shown, "fix the value")
 
 
+SPEC_FILE = FileKind("spec", SpecError, "FP108", yaml_code="FP106", fix="check the path")
+"""A cluster spec: UTF-8 YAML of at most 16 MiB (a 100k-GPU spec is a few kB)."""
+
+
 def _read_yaml(text: str, origin: str) -> Any:
-    try:
-        return yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = f":{mark.line + 1}" if mark is not None else ""
-        problem = getattr(exc, "problem", None) or "invalid YAML"
-        raise SpecError(
-            "FP106",
-            f"{origin}{line}",
-            f"not valid YAML: {problem}",
-            None,
-            "fix the syntax at that line",
-        ) from None
+    return load_yaml(text, origin, SPEC_FILE)
+
+
+SPEC_NUMBER_LIMIT = 1e12
+"""Largest magnitude of any number in a spec (no GPU count, price, length or rate of a cluster
+comes near it): every field, including ones added later, is bounded by it before its own
+range is checked, so no model downstream overflows on a 1e308 or a 400-digit integer."""
+
+
+def _out_of_scale(value: Any) -> bool:
+    """A number that is NaN or larger in magnitude than :data:`SPEC_NUMBER_LIMIT`."""
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        return False
+    return value != value or abs(value) > SPEC_NUMBER_LIMIT
+
+
+def _check_magnitudes(data: Any, origin: str) -> None:
+    """Refuse any number above :data:`SPEC_NUMBER_LIMIT` in magnitude, naming its key path."""
+    stack: list[tuple[tuple[str, ...], Any]] = [((), data)]
+    while stack:
+        path, value = stack.pop()
+        if isinstance(value, dict):
+            stack.extend(((*path, str(k)), v) for k, v in value.items())
+        elif isinstance(value, list | tuple):
+            stack.extend(((*path, str(i)), v) for i, v in enumerate(value))
+        elif _out_of_scale(value):
+            shown = value if isinstance(value, float) else f"a {value.bit_length()}-bit integer"
+            raise SpecError(
+                "FP105",
+                f"{origin}: {'.'.join(path)}",
+                "is not a finite number of a cluster's size",
+                shown,
+                f"use a value within ±{SPEC_NUMBER_LIMIT:g}",
+            )
 
 
 def read_spec(data: Any, origin: str = "spec") -> ScenarioSpec:
@@ -153,6 +177,7 @@ def read_spec(data: Any, origin: str = "spec") -> ScenarioSpec:
             None,
             "run `fabricplan init` for a starter spec",
         )
+    _check_magnitudes(data, origin)
     try:
         return ScenarioSpec.model_validate(data)
     except ValidationError as exc:
@@ -186,14 +211,9 @@ def load_spec_file(path: str | os.PathLike[str]) -> ScenarioSpec:
     ...     load_spec_file(path).cluster.gpus
     16
     """
-    file = Path(path)
-    try:
-        text = file.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise SpecError(
-            "FP108", str(file), "cannot read the spec", exc.strerror, "check the path"
-        ) from None
-    return read_spec(_read_yaml(text, str(file)), str(file))
+    file = os.fspath(path)
+    text = read_text(file, SPEC_FILE)
+    return read_spec(_read_yaml(text, file), file)
 
 
 def _generic_switch(tech: TechnologyName, family: str, given: GenericSwitchSpec) -> SwitchSpec:

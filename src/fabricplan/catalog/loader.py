@@ -16,6 +16,7 @@ True
 from __future__ import annotations
 
 import difflib
+import os
 from collections.abc import Iterator, Mapping
 from functools import lru_cache
 from importlib import resources
@@ -27,6 +28,7 @@ import yaml
 from pydantic import TypeAdapter, ValidationError
 
 from fabricplan.errors import CatalogError
+from fabricplan.input_file import FileKind, load_yaml, read_text
 from fabricplan.model.hardware import (
     CableSpec,
     CatalogItem,
@@ -118,15 +120,17 @@ class Catalog:
         return self.prices.get(item)
 
 
+CATALOG_FILE = FileKind(
+    "catalog file", CatalogError, "FP209", yaml_code="FP204", fix="check the path"
+)
+"""A catalog file or a price book: UTF-8 YAML of at most 16 MiB."""
+PRICE_BOOK_FILE = FileKind(
+    "price book", CatalogError, "FP209", yaml_code="FP204", fix="check the path"
+)
+
+
 def _read_yaml(text: str, where: str) -> Any:
-    try:
-        return yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = f":{mark.line + 1}" if mark is not None else ""
-        raise CatalogError(
-            "FP204", f"{where}{line}", "not valid YAML", None, "fix the syntax at that line"
-        ) from None
+    return load_yaml(text, where, CATALOG_FILE)
 
 
 def _line_of(text: str, loc: tuple[int | str, ...]) -> int | None:
@@ -330,11 +334,6 @@ def load_catalog() -> Catalog:
 
 def load_price_book(path: str | Path) -> dict[str, PriceEntry]:
     """A user's price book from a YAML file (see :func:`parse_price_book` for its forms)."""
-    file = Path(path)
-    try:
-        text = file.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise CatalogError(
-            "FP209", str(file), "cannot read the price book", exc.strerror, "check the path"
-        ) from None
-    return parse_price_book(text, str(file))
+    file = os.fspath(path)
+    text = read_text(file, PRICE_BOOK_FILE)
+    return parse_price_book(text, file)

@@ -8,7 +8,10 @@ one with each command exactly once.
 
 from __future__ import annotations
 
-import typer
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # typer is imported when the app is built, after the signal handlers are set
+    import typer
 
 __all__ = ["HELP", "create_app", "main"]
 
@@ -31,6 +34,8 @@ def create_app() -> typer.Typer:
     (True, True)
     """
     # Imported here so that `fabricplan --help` stays fast and each module stays independent.
+    import typer
+
     from fabricplan.cli import commands
 
     app = typer.Typer(
@@ -50,12 +55,18 @@ def create_app() -> typer.Typer:
 
 
 def main() -> None:
-    """Entry point of the ``fabricplan`` console script."""
+    """Entry point of the ``fabricplan`` console script (Ctrl-C and SIGTERM end in one line)."""
+    import functools
     import sys
 
-    from fabricplan.cli.sweep_cmd import bare_ray_as_local
-
-    create_app()(args=bare_ray_as_local(sys.argv[1:]))
+    try:
+        from fabricplan.cli.guard import run_main
+        from fabricplan.cli.sweep_cmd import bare_ray_as_local
+    except KeyboardInterrupt:  # Ctrl-C while typer itself is imported
+        print("interrupted (SIGINT); no partial file was left", file=sys.stderr)
+        sys.exit(130)
+    args = bare_ray_as_local(sys.argv[1:])
+    run_main(lambda: functools.partial(create_app(), args=args))
 
 
 if __name__ == "__main__":

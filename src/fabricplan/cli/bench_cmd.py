@@ -13,7 +13,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from fabricplan.cli.guard import guarded, write_atomic
+from fabricplan.cli.guard import check_output_path, guarded, write_atomic
 from fabricplan.errors import InputFileError
 
 EXIT_BELOW_THRESHOLD = 1
@@ -247,6 +247,8 @@ def check_bench(
             str(plot),
             "name the file e.g. busbw.png",
         )
+    if plot is not None:
+        check_output_path(plot, "--plot")
     try:
         min_size_bytes = parse_size(min_size)
     except ValueError:
@@ -301,6 +303,7 @@ def calibrate(
     ] = None,
 ) -> None:
     """Fit the model's free parameters to measurements and write a calibration profile."""
+    check_output_path(output, "--output")
     from fabricplan.measure.calibration import (
         FREE_PARAMETERS,
         calibrate_files,

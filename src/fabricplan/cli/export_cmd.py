@@ -10,7 +10,13 @@ from typing import Annotated
 
 import typer
 
-from fabricplan.cli.guard import guarded, write_atomic
+from fabricplan.cli.guard import (
+    check_output_folder,
+    check_output_path,
+    guarded,
+    write_atomic,
+    write_atomic_set,
+)
 from fabricplan.errors import InputFileError
 
 EXIT_DIFFERENCES = 1
@@ -69,6 +75,10 @@ def _check_output(fmt: str, output: Path | None) -> None:
         raise InputFileError(
             "FP1205", str(output), "cannot write here", None, "choose another --output"
         )
+    if fmt in DIRECTORY_FORMATS or output.is_dir():
+        check_output_folder(output, "--output")
+    else:
+        check_output_path(output)
 
 
 def register(app: typer.Typer) -> None:
@@ -181,8 +191,7 @@ def export(
             None,
             "give -o DIRECTORY",
         )
-    for name, content in files.items():
-        _write(output / name, content)
+    write_atomic_set(output, files)  # all the files or none
     typer.echo(f"wrote {len(files)} files to {output}: {', '.join(sorted(files))}")
 
 

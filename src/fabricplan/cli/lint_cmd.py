@@ -12,7 +12,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from fabricplan.cli.guard import guarded, write_atomic
+from fabricplan.cli.guard import check_output_folder, guarded, write_atomic_set
 from fabricplan.errors import InputFileError
 
 EXIT_FINDINGS = 1
@@ -167,6 +167,7 @@ def roce_config(
     from fabricplan.spec import load_spec
     from fabricplan.topology.designer import design_fabric
 
+    check_output_folder(out, "--out")
     valid = load_spec(spec)
     technology = next((t for t in ("roce_v2", "roce_v1") if t in valid.technologies), None)
     if technology is None:
@@ -181,15 +182,5 @@ def roce_config(
     # The box's own OS, port names and buffer figures (export.switch_config).
     box_os = {"sonic": "sonic", "nvue": "cumulus", "eos": "eos"}[vendor.value]
     files = roce_config_files(valid, design, box_os)  # type: ignore[arg-type]
-    for name, text in files.items():
-        try:
-            write_atomic(out / name, text)
-        except OSError as exc:
-            raise InputFileError(
-                "FP422",
-                str(out / name),
-                "cannot write the file",
-                exc.strerror or str(exc),
-                "choose another --out directory",
-            ) from None
+    write_atomic_set(out, files)
     typer.echo(f"wrote {len(files)} files to {out}: {', '.join(sorted(files))}")

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.console import Console
 
-from fabricplan.cli.guard import guarded, write_atomic
+from fabricplan.cli.guard import check_output_format, check_output_path, guarded, write_atomic
 
 if TYPE_CHECKING:
     from rich.progress import Progress
@@ -136,6 +136,8 @@ def _run(
     from fabricplan.model.results import PerfRequest
     from fabricplan.spec import load_spec
 
+    if output is not None:
+        check_output_format(check_output_path(output), fmt.value)
     valid = with_configs(load_spec(spec_path), configs)
     profile = None
     if calibration is not None:

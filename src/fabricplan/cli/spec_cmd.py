@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from fabricplan.cli.guard import fail, guarded, write_atomic
+from fabricplan.cli.guard import check_output_format, check_output_path, fail, guarded, write_atomic
 
 STARTER_SPEC = """\
 # fabricplan cluster spec. Only `cluster.gpus` is required; everything else shows its default.
@@ -89,6 +89,7 @@ def init(
     force: Annotated[bool, typer.Option("--force", help="Overwrite an existing file.")] = False,
 ) -> None:
     """Write a commented starter spec."""
+    check_output_format(check_output_path(path, "PATH"), "yaml", "PATH")
     if path.exists() and not force:
         raise fail(f"{path}: already exists; pass --force to overwrite it")
     write_atomic(path, STARTER_SPEC.replace("{name}", str(path)))

@@ -11,7 +11,14 @@ from typing import Annotated, Any
 
 import typer
 
-from fabricplan.cli.guard import guarded, write_atomic
+from fabricplan.cli.guard import (
+    check_output_folder,
+    check_output_format,
+    check_output_path,
+    guarded,
+    write_atomic,
+    write_atomic_set,
+)
 from fabricplan.errors import SweepError
 
 EXIT_INTERRUPTED = 130
@@ -156,14 +163,15 @@ def sweep(
     ] = False,
 ) -> None:
     """Evaluate every point of a grid over spec keys; one row per point, technology and seed."""
-    import yaml
 
     from fabricplan.backends import get_backend
-    from fabricplan.spec import load_spec_file
+    from fabricplan.input_file import read_yaml_file
+    from fabricplan.spec import SPEC_FILE, load_spec_file
     from fabricplan.sweep.grid import sweep_definition
     from fabricplan.sweep.runner import InProcessExecutor, ProcessPoolExecutor, run_sweep
     from fabricplan.units import parse_size
 
+    check_output_path(output)
     if ray is not None and workers is not None:
         raise SweepError(
             "FP1011", "--workers", "cannot be combined with --ray", workers, "give one of them"
@@ -174,7 +182,7 @@ def sweep(
     except ValueError:
         raise SweepError("FP1011", "--size", "is not a size", size, "use e.g. 1G or 64M") from None
     load_spec_file(spec)  # the base spec's own errors, with its file name
-    base = yaml.safe_load(spec.read_text(encoding="utf-8"))
+    base = read_yaml_file(spec, SPEC_FILE)
     definition = sweep_definition(base, vary, backend, seeds, seed, size_bytes)
     executor: Any
     if ray is not None:
@@ -254,10 +262,15 @@ def sweep_report(
             ".htm": ReportFormat.html,
             ".md": ReportFormat.md,
         }.get(suffix, ReportFormat.table)
+    if output is not None:
+        check_output_format(check_output_path(output), chosen.value)
+    if figures is not None:
+        check_output_folder(figures, "--figures")
     data = load_sweep(results, x)
     if figures is not None:
-        for name, svg in figure_files(data):
-            write_atomic(figures / name, svg)
+        svgs = dict(figure_files(data))
+        write_atomic_set(figures, svgs)
+        for name in svgs:
             typer.echo(f"wrote {figures / name}")
     if chosen is ReportFormat.table:
         from rich.console import Console

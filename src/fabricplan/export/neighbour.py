@@ -34,6 +34,8 @@ from typing import Any, Literal
 from fabricplan.errors import InputFileError
 from fabricplan.export.cutsheet import CUTSHEET_COLUMNS, SheetLink, read_cutsheet
 from fabricplan.export.infiniband import read_ibnetdiscover
+from fabricplan.input_file import FileKind
+from fabricplan.input_file import read_text as read_input_text
 
 ObservedFormat = Literal["cutsheet", "neighbours-csv", "sonic-lldp", "lldp-json", "ibnetdiscover"]
 
@@ -216,19 +218,19 @@ def detect_format(text: str, where: str) -> ObservedFormat:
     )
 
 
+OBSERVED_FILE = FileKind(
+    "observed cabling file",
+    InputFileError,
+    "FP1217",
+    max_bytes=MAX_OBSERVED_BYTES,
+    fix="check the path",
+)
+"""A cut sheet, neighbour table or layout: a regular UTF-8 file of at most 256 MiB."""
+
+
 def read_text(path: Path) -> str:
-    """A text file, or one clear error (FP1217) when it cannot be read."""
-    try:
-        if path.stat().st_size > MAX_OBSERVED_BYTES:
-            raise InputFileError(
-                "FP1217", str(path), "file larger than 256 MiB", None, "split it per switch"
-            )
-        return path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)[:60]
-        raise InputFileError(
-            "FP1217", str(path), "cannot read the file", reason, "check the path"
-        ) from None
+    """A text file, or one clear error (FP1217) when it cannot be read (see input_file)."""
+    return read_input_text(path, OBSERVED_FILE)
 
 
 def read_observation(text: str, where: str) -> Observation:

@@ -36,6 +36,7 @@ from numpy.typing import NDArray
 from pydantic import ValidationError
 
 from fabricplan.errors import InputFileError
+from fabricplan.input_file import FileKind, read_yaml_file
 from fabricplan.measure.expectation import ModelPredictor, Perform, resolve_technology
 from fabricplan.measure.measurement import BenchFileRecord, MeasurementRecord
 from fabricplan.model.base import Frozen
@@ -335,6 +336,16 @@ def profile_yaml(fit: CalibrationFitResult) -> str:
     return "\n".join(lines) + "\n" + yaml.safe_dump(body, sort_keys=False)
 
 
+PROFILE_FILE = FileKind(
+    "calibration profile",
+    InputFileError,
+    "FP460",
+    yaml_code="FP461",
+    fix="check the path (fabricplan calibrate -o writes one)",
+)
+"""A calibration profile: UTF-8 YAML of at most 16 MiB."""
+
+
 def load_profile(path: str | os.PathLike[str]) -> CalibrationProfile:
     """Read a profile written by ``fabricplan calibrate`` (or by hand).
 
@@ -342,29 +353,7 @@ def load_profile(path: str | os.PathLike[str]) -> CalibrationProfile:
     (FP460 unreadable, FP461 not YAML, FP462 wrong content).
     """
     file = Path(path)
-    try:
-        text = file.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) else "not UTF-8 text"
-        raise InputFileError(
-            "FP460",
-            str(file),
-            "cannot read the calibration profile",
-            reason,
-            "check the path (fabricplan calibrate -o writes one)",
-        ) from None
-    try:
-        data: Any = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"{file}:{mark.line + 1}" if mark is not None else str(file)
-        raise InputFileError(
-            "FP461",
-            where,
-            "not valid YAML",
-            getattr(exc, "problem", None),
-            "fix the syntax at that line",
-        ) from None
+    data: Any = read_yaml_file(file, PROFILE_FILE)
     if data is None:
         data = {}
     if not isinstance(data, dict):

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from fabricplan.errors import InputFileError
+from fabricplan.input_file import FileKind, read_bytes
 from fabricplan.measure.draft import ParseOutcome
 from fabricplan.measure.jsondoc import json_documents
 from fabricplan.measure.logline import test_in_file_name
@@ -47,6 +48,16 @@ from fabricplan.measure.perftest_json import (
 from fabricplan.measure.perftest_text import parse_perftest_text
 
 MAX_FILE_BYTES = 512 * 2**20
+BENCH_FILE = FileKind(
+    "benchmark log",
+    InputFileError,
+    "FP450",
+    max_bytes=MAX_FILE_BYTES,
+    fix="check the path and permissions",
+    decode_fallback=True,
+    too_large_code="FP459",
+)
+"""A benchmark log: a regular file of at most 512 MiB; bytes that are not UTF-8 become U+FFFD."""
 """Larger files are not benchmark logs (a 10 000-rank NCCL_DEBUG=INFO log is ~100 MiB)."""
 BINARY_PROBE_BYTES = 8192
 _FORMATS_HINT = "give nccl-tests/rccl-tests or perftest output (text or JSON) as the tool wrote it"
@@ -170,32 +181,15 @@ def read_bench_file(path: str | os.PathLike[str], op: str | None = None) -> Benc
     Raises :class:`InputFileError` (FP450-FP459) with the file and line when nothing can be read.
     """
     file = Path(path)
-    try:
-        if file.is_dir():
-            raise InputFileError(
-                "FP450",
-                str(file),
-                "is a directory",
-                None,
-                "name the log files (a shell glob such as logs/*.log works)",
-            )
-        if file.stat().st_size > MAX_FILE_BYTES:
-            raise InputFileError(
-                "FP459",
-                str(file),
-                "is too large for a benchmark log",
-                f"{file.stat().st_size} bytes",
-                f"split it or keep the tables only (limit {MAX_FILE_BYTES} bytes)",
-            )
-        data = file.read_bytes()
-    except OSError as exc:
+    if file.is_dir():
         raise InputFileError(
             "FP450",
             str(file),
-            "cannot read the file",
-            exc.strerror,
-            "check the path and permissions",
-        ) from None
+            "is a directory",
+            None,
+            "name the log files (a shell glob such as logs/*.log works)",
+        )
+    data = read_bytes(file, BENCH_FILE)
     if b"\x00" in data[:BINARY_PROBE_BYTES]:
         raise InputFileError(
             "FP455", str(file), "is a binary file, not a benchmark log", None, _FORMATS_HINT

@@ -236,7 +236,7 @@ class PriceEntry(Frozen):
     """One price in a price book, with its basis."""
 
     item: str
-    price_usd: float = Field(ge=0)
+    price_usd: float = Field(ge=0, le=1e12)
     basis: Basis
     note: str = ""
     date: str = ""

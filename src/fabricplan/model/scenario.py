@@ -15,7 +15,7 @@ catalog ids happens in :mod:`fabricplan.catalog.resolve`, which returns a :class
 from __future__ import annotations
 
 import re
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
@@ -137,7 +137,7 @@ class LosslessSpec(Frozen):
     """ECN marking on the RoCE queue (lint L03, L04)."""
     congestion_control: CongestionControlChoice = "dcqcn"
     """NIC rate control reacting to ECN (lint L02, L12); ``none`` leaves only PFC."""
-    pfc_headroom_bytes: int | Literal["auto"] = "auto"
+    pfc_headroom_bytes: Annotated[int, Field(le=1_000_000_000)] | Literal["auto"] = "auto"
     """Per-port lossless headroom: ``auto`` sizes it from cable, speed and MTU (lint L06, L07)."""
     pfc_watchdog: bool = True
     """PFC storm watchdog (lint L05)."""
@@ -168,12 +168,12 @@ class LayoutSpec(Frozen):
     rack; spines and cores in a central network block; a three-tier pod's aggregation switches
     in the pod's middle. Defaults: see docs/models.md (designer, "Layout")."""
 
-    nodes_per_rack: int | Literal["auto"] = "auto"
+    nodes_per_rack: Annotated[int, Field(ge=1, le=256)] | Literal["auto"] = "auto"
     """``auto``: 4 nodes of up to 8 GPUs (the DGX H100 SuperPOD RA's 4 systems per rack,
     40.8 kW); the trays of a rack-scale NVLink domain fill its rack (18 GB200 NVL72 trays); a
     larger node fills a rack alone."""
     rack_width_m: float = Field(default=0.6, gt=0, le=5)
-    row_length_racks: int | Literal["auto"] = "auto"
+    row_length_racks: Annotated[int, Field(ge=1, le=10_000)] | Literal["auto"] = "auto"
     """Racks per row; ``auto``: a roughly square hall (rows x ``row_pitch_m`` about equal to
     the row length x ``rack_width_m``), between 16 and 64 racks a row."""
     row_pitch_m: float = Field(default=2.4, gt=0, le=20)
@@ -203,7 +203,7 @@ class FabricSpec(Frozen):
     cable_reach: CableReachSpec = CableReachSpec()
     """Fixed run lengths per tier boundary; when set in the spec they replace the lengths the
     layout gives (the defaults are used only for what reads them without a design)."""
-    management_ports: int | Literal["auto"] = "auto"
+    management_ports: Annotated[int, Field(ge=0, le=1_000_000)] | Literal["auto"] = "auto"
     """Fabric ports for management appliances (UFM on InfiniBand); ``auto`` follows the RA."""
     sharp: SharpMode | dict[TechnologyName, SharpMode] = "auto"
     """In-network reduction, for every technology or per technology (see :data:`SharpMode`)."""
@@ -249,7 +249,7 @@ class CostSpec(Frozen):
     """Yearly support contract as a fraction of network capex; ``None`` = the price book's."""
     price_book: str | None = None
     """Path to the user's own price book (YAML), overriding the default estimates."""
-    prices: dict[str, float] = Field(default_factory=dict)
+    prices: dict[str, Annotated[float, Field(ge=0)]] = Field(default_factory=dict)
     """Inline price overrides: catalog id -> USD."""
     engineer_usd_per_year: float = Field(default=200_000.0, ge=0)
     """Fully loaded cost of one network engineer-year."""
@@ -284,7 +284,7 @@ class GrowthSpec(Frozen):
 class RequireSpec(Frozen):
     """Hard constraints on the fabric (what cannot be money)."""
 
-    min_vendors: int | None = Field(default=None, ge=1)
+    min_vendors: int | None = Field(default=None, ge=1, le=1000)
     """At least this many switch vendors sell the technology (second source)."""
     cloud_availability: Literal["some", "wide"] | None = None
     """The technology is offered in public clouds at least this widely (same fabric on premises
@@ -298,7 +298,9 @@ class DecisionSpec(Frozen):
     """``cost_sensitive``: a candidate's step may be at most this fraction longer than the
     fastest candidate's."""
     require: RequireSpec = RequireSpec()
-    worth_usd: dict[TechnologyName, float] = Field(default_factory=dict)
+    worth_usd: dict[TechnologyName, Annotated[float, Field(ge=-1e12, le=1e12)]] = Field(
+        default_factory=dict
+    )
     """Money-equivalents the user sets per technology over the horizon (vendor diversity, cloud
     portability, a team's wish): subtracted from that candidate's total, shown apart."""
 

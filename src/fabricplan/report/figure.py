@@ -15,8 +15,12 @@ FIGURE_SIZE_IN = (7.0, 3.6)
 
 
 def _svg(fig: Figure) -> str:
+    import matplotlib
+
     buffer = io.StringIO()
-    fig.savefig(buffer, format="svg", bbox_inches="tight")
+    # No date and a fixed id salt: the same report gives the same bytes (reproducible HTML).
+    with matplotlib.rc_context({"svg.hashsalt": "fabricplan"}):
+        fig.savefig(buffer, format="svg", bbox_inches="tight", metadata={"Date": None})
     text = buffer.getvalue()
     return text[text.index("<svg") :]
 

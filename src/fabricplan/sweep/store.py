@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from fabricplan.errors import SweepError
+from fabricplan.input_file import FileKind, read_bytes
 from fabricplan.sweep.grid import SweepDefinition, sweep_points
 from fabricplan.sweep.point import ROW_COLUMNS
 
@@ -125,17 +126,29 @@ def write_results(
         raise
 
 
-def read_metadata(path: str | os.PathLike[str]) -> dict[str, Any]:
-    """The sweep metadata of a results file; :class:`SweepError` if it is not one."""
-    _, pq = parquet_modules()
+RESULTS_FILE = FileKind(
+    "sweep results", SweepError, "FP1010", max_bytes=2**30, fix="give a file written by sweep"
+)
+"""A results file: a regular file of at most 1 GiB (read whole, never a FIFO or a device)."""
+
+
+def _results_table(path: str | os.PathLike[str], *, rows: bool) -> tuple[dict[str, Any], Any]:
+    """The sweep metadata of a results file and, if ``rows``, its table."""
+    pa, pq = parquet_modules()
+    data = read_bytes(path, RESULTS_FILE)
     try:
-        schema = pq.read_schema(path)
-    except (OSError, ValueError) as exc:
+        schema = pq.read_schema(pa.BufferReader(data))
+        table = pq.read_table(pa.BufferReader(data)) if rows else None
+    except (OSError, ValueError, pa.ArrowException) as exc:
         raise SweepError(
             "FP1010", str(path), "is not a readable Parquet file", str(exc)[:80], "check the path"
         ) from None
     raw = (schema.metadata or {}).get(METADATA_KEY)
-    if raw is None:
+    try:
+        document = json.loads(raw) if raw is not None else None
+    except ValueError:
+        document = None
+    if not isinstance(document, dict):
         raise SweepError(
             "FP1010",
             str(path),
@@ -143,15 +156,19 @@ def read_metadata(path: str | os.PathLike[str]) -> dict[str, Any]:
             None,
             "give a file written by `fabricplan sweep`",
         )
-    document: dict[str, Any] = json.loads(raw)
+    return document, table
+
+
+def read_metadata(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """The sweep metadata of a results file; :class:`SweepError` if it is not one."""
+    document, _ = _results_table(path, rows=False)
     return document
 
 
 def read_rows(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
     """Every row of a results file as a mapping from column to value."""
-    _, pq = parquet_modules()
-    read_metadata(path)
-    rows: list[dict[str, Any]] = pq.read_table(path).to_pylist()
+    _, table = _results_table(path, rows=True)
+    rows: list[dict[str, Any]] = table.to_pylist()
     return rows
 
 

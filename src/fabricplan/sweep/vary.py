@@ -34,6 +34,7 @@ import yaml
 from pydantic import Field
 
 from fabricplan.errors import SweepError
+from fabricplan.input_file import FileKind, read_yaml_file
 from fabricplan.model.base import Frozen
 
 MAX_VALUES = 100_000
@@ -229,6 +230,10 @@ def parse_vary(text: str) -> Dimension:
     return Dimension(source=text, keys=(path,), points=tuple(points))
 
 
+POINTS_FILE = FileKind("points file", SweepError, "FP1007", yaml_code="FP1007")
+"""A sweep's points file: UTF-8 YAML of at most 16 MiB."""
+
+
 def read_points_file(path: Path) -> Dimension:
     """A YAML file of explicit points: a list of mappings from spec path to value.
 
@@ -246,18 +251,7 @@ def read_points_file(path: Path) -> Dimension:
     ('cluster.gpus', 'fabric.oversubscription')
     """
     source = str(path)
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise _error(
-            "FP1007", source, "cannot read the points file", exc.strerror, "check the path"
-        ) from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = f" at line {mark.line + 1}" if mark is not None else ""
-        raise _error(
-            "FP1007", source, f"the points file is not valid YAML{line}", None, "fix the syntax"
-        ) from None
+    data = read_yaml_file(path, POINTS_FILE)
     if isinstance(data, dict) and set(data) == {"points"}:
         data = data["points"]
     if not isinstance(data, list) or not data:

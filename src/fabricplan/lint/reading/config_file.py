@@ -21,6 +21,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Literal, get_args
 
+from fabricplan.errors import InputFileError
+from fabricplan.input_file import FileKind, read_bytes
 from fabricplan.lint.model import DeviceConfig, DeviceFormat
 from fabricplan.lint.reading.eos import parse_eos
 from fabricplan.lint.reading.mlnx_qos import parse_mlnx_qos, parse_nic_cc
@@ -40,6 +42,14 @@ PARSERS: dict[DeviceFormat, Callable[[str, str], DeviceConfig]] = {
 }
 
 MAX_FILE_BYTES = 64 * 2**20
+CONFIG_FILE = FileKind(
+    "configuration file",
+    InputFileError,
+    "FP401",
+    max_bytes=MAX_FILE_BYTES,
+    fix="check the path and permissions",
+)
+"""A switch or NIC configuration: a regular file of at most 64 MiB."""
 """Largest configuration file read (a 512-port config_db is a few MB)."""
 
 _NVUE_RE = re.compile(r"^(- )?(header|set):", re.MULTILINE)
@@ -102,25 +112,7 @@ def parse_device_config(text: str, file: str, device_type: str = "auto") -> Devi
 def read_text(path: str | Path) -> str:
     """The text of a file, or FP401 (missing, unreadable, binary, not UTF-8, too large)."""
     file = str(path)
-    try:
-        size = Path(path).stat().st_size
-        if size > MAX_FILE_BYTES:
-            raise input_error(
-                "FP401",
-                file,
-                "file too large",
-                f"{size} B",
-                f"configuration files are at most {MAX_FILE_BYTES} B",
-            )
-        data = Path(path).read_bytes()
-    except OSError as exc:
-        raise input_error(
-            "FP401",
-            file,
-            "cannot read the file",
-            exc.strerror or str(exc),
-            "check the path and permissions",
-        ) from None
+    data = read_bytes(path, CONFIG_FILE)
     if b"\x00" in data:
         raise input_error("FP401", file, "binary file, not configuration text")
     try:

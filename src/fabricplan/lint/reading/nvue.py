@@ -30,8 +30,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from fabricplan.errors import InputFileError
+from fabricplan.input_file import FileKind, load_yaml
 from fabricplan.lint.model import (
     BufferPool,
     BufferProfile,
@@ -163,21 +163,18 @@ def _brief(value: object) -> str:
     return text if len(text) < 60 else text[:57] + "..."
 
 
+NVUE_FILE = FileKind(
+    "NVUE configuration",
+    InputFileError,
+    "FP401",
+    yaml_code="FP404",
+    fix="fix the YAML (as `nv config show -o yaml` prints it)",
+)
+"""An NVUE YAML document; syntax, duplicate keys and size limits are FP404."""
+
+
 def _load(text: str, file: str) -> Mapping[str, Any]:
-    try:
-        data = yaml.safe_load(text)
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark
-        line = f":{mark.line + 1}" if mark is not None else ""
-        raise input_error(
-            "FP404",
-            f"{file}{line}",
-            "not valid YAML",
-            exc.problem or str(exc),
-            "fix the YAML syntax (as `nv config show -o yaml` prints it)",
-        ) from None
-    except (yaml.YAMLError, RecursionError, ValueError) as exc:
-        raise input_error("FP404", file, "not valid YAML", type(exc).__name__) from None
+    data = load_yaml(text, file, NVUE_FILE)
     if isinstance(data, list):
         merged: dict[str, Any] = {}
         for item in data:

@@ -17,12 +17,13 @@ templates write them) are expanded; references may be plain names or ``[TABLE|na
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
+from fabricplan.errors import InputFileError
+from fabricplan.input_file import FileKind, load_json
 from fabricplan.lint.model import (
     BufferPool,
     BufferProfile,
@@ -49,6 +50,15 @@ from fabricplan.lint.value import (
     to_priority,
 )
 from fabricplan.units import mbps_to_gbps
+
+SONIC_FILE = FileKind(
+    "SONiC config_db.json",
+    InputFileError,
+    "FP401",
+    yaml_code="FP403",
+    fix="fix the JSON (config_db.json is one JSON object)",
+)
+"""A SONiC config_db.json: syntax, NaN, overlong numbers and runaway nesting are FP403."""
 
 SONIC_TABLES = frozenset(
     {
@@ -150,18 +160,7 @@ def parse_sonic(text: str, file: str) -> DeviceConfig:
         shape, FP406/FP409 for a value that is not a number or out of range, FP408 when the
         document has no SONiC table.
     """
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise input_error(
-            "FP403",
-            f"{file}:{exc.lineno}:{exc.colno}",
-            "not valid JSON",
-            exc.msg,
-            "fix the JSON syntax (config_db.json is one JSON object)",
-        ) from None
-    except RecursionError:
-        raise input_error("FP403", file, "JSON nested too deeply") from None
+    data = load_json(text, file, SONIC_FILE)
     if not isinstance(data, dict):
         raise input_error("FP405", file, "config_db.json must be a JSON object of tables")
     if not SONIC_TABLES & data.keys():
