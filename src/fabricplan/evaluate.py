@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from fabricplan.analytic.cost import fabric_cost, with_gpu_idle_cost
 from fabricplan.backends import get_backend
-from fabricplan.errors import DesignError
+from fabricplan.errors import DesignError, InputFileError, ModelError
 from fabricplan.lint.operations import assess_operations
-from fabricplan.model.results import Evaluation, InfeasibleOption, PerfRequest
+from fabricplan.model.results import Evaluation, InfeasibleOption, PerformanceResult, PerfRequest
 from fabricplan.model.scenario import TechnologyName, ValidScenario
 from fabricplan.topology.designer import design_fabric
 
@@ -71,3 +71,60 @@ def evaluate_feasible(
     if not evaluations and first_error is not None:
         raise first_error
     return evaluations, infeasible
+
+
+PER_TECHNOLOGY_CODES = frozenset(("FP509", "FP513"))
+"""Errors that concern one technology's hardware (a forced algorithm or in-network reduction it
+lacks): the other technologies still run, and the skipped one is named."""
+
+
+def perform_each(
+    valid: ValidScenario, request: PerfRequest, backend: str = "analytic"
+) -> tuple[list[PerformanceResult], dict[TechnologyName, ModelError]]:
+    """The performance of every technology's designed fabric (what ``perf`` prints).
+
+    A technology lacking what the request forces (:data:`PER_TECHNOLOGY_CODES`) is skipped with
+    its error; when every technology is skipped, the first error is raised.
+
+    >>> from fabricplan.spec import parse_spec
+    >>> results, skipped = perform_each(parse_spec({"cluster": {"gpus": 64}}), PerfRequest())
+    >>> [r.technology for r in results], skipped
+    (['infiniband', 'roce_v2'], {})
+    """
+    model = get_backend(backend)
+    results: list[PerformanceResult] = []
+    skipped: dict[TechnologyName, ModelError] = {}
+    for tech in valid.spec.fabric.technologies:
+        try:
+            results.append(model.perform(valid, design_fabric(valid, tech), request))
+        except ModelError as exc:
+            if exc.code not in PER_TECHNOLOGY_CODES:
+                raise
+            skipped[tech] = exc
+    if not results:
+        raise next(iter(skipped.values()))
+    return results, skipped
+
+
+def roce_baseline_files(valid: ValidScenario, vendor: str, origin: str = "spec") -> dict[str, str]:
+    """The baseline lossless configuration of the spec's RoCE fabric (``roce-config``'s files).
+
+    FP420 when the spec names no RoCE technology.
+
+    >>> from fabricplan.spec import parse_spec
+    >>> files = roce_baseline_files(parse_spec({"cluster": {"gpus": 64}}), "sonic")
+    >>> "host-nic-expected.txt" in files
+    True
+    """
+    from fabricplan.lint.generator import baseline_spec, roce_baseline
+
+    technology = next((t for t in ("roce_v2", "roce_v1") if t in valid.technologies), None)
+    if technology is None:
+        raise InputFileError(
+            "FP420",
+            f"{origin}: fabric.technologies",
+            "names no RoCE technology",
+            list(valid.technologies),
+            "add roce_v2 to fabric.technologies",
+        )
+    return roce_baseline(baseline_spec(valid, design_fabric(valid, technology)), vendor)

@@ -161,22 +161,10 @@ def roce_config(
     expected output, and a summary of headroom and ECN per port class. The files lint clean:
     ``fabricplan lint OUT/*.json OUT/host-nic-expected.txt``.
     """
-    from fabricplan.lint.generator import baseline_spec, roce_baseline
+    from fabricplan.evaluate import roce_baseline_files
     from fabricplan.spec import load_spec
-    from fabricplan.topology.designer import design_fabric
 
-    valid = load_spec(spec)
-    technology = next((t for t in ("roce_v2", "roce_v1") if t in valid.technologies), None)
-    if technology is None:
-        raise InputFileError(
-            "FP420",
-            f"{spec}: fabric.technologies",
-            "names no RoCE technology",
-            list(valid.technologies),
-            "add roce_v2 to fabric.technologies",
-        )
-    design = design_fabric(valid, technology)
-    files = roce_baseline(baseline_spec(valid, design), vendor.value)
+    files = roce_baseline_files(load_spec(spec), vendor.value, str(spec))
     for name, text in files.items():
         try:
             write_atomic(out / name, text)

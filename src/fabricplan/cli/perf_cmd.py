@@ -13,26 +13,24 @@ from __future__ import annotations
 import json
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any, get_args
+from typing import Annotated, get_args
 
 import typer
 
-from fabricplan.backends import get_backend
 from fabricplan.cli.guard import guarded
 from fabricplan.errors import ModelError
+from fabricplan.evaluate import perform_each
 from fabricplan.model.results import (
     DEFAULT_SIZES_BYTES,
     AlgorithmName,
     CollectiveName,
-    CollectivePoint,
-    P2PPoint,
     PerformanceResult,
     PerfRequest,
     RoutingName,
 )
 from fabricplan.model.scenario import TechnologyName
+from fabricplan.report.document import perf_document
 from fabricplan.spec import load_spec
-from fabricplan.topology.designer import design_fabric
 from fabricplan.units import parse_size
 
 P2P_DEFAULT_SIZES_BYTES: tuple[int, ...] = tuple(2**k for k in range(1, 24))
@@ -41,9 +39,6 @@ P2P_DEFAULT_SIZES_BYTES: tuple[int, ...] = tuple(2**k for k in range(1, 24))
 COLLECTIVES: tuple[str, ...] = get_args(CollectiveName)
 ROUTINGS: tuple[str, ...] = get_args(RoutingName)
 ALGORITHMS: tuple[str, ...] = get_args(AlgorithmName)
-PER_TECHNOLOGY_CODES = frozenset(("FP509", "FP513"))
-"""Errors that concern one technology's hardware (a forced algorithm or in-network reduction it
-lacks): the other technologies still run, and the skipped one is named."""
 TECHNOLOGIES: tuple[str, ...] = get_args(TechnologyName)
 
 
@@ -186,14 +181,6 @@ def p2p_table(result: PerformanceResult, test: str) -> str:
     return "\n".join(lines)
 
 
-def _collective_record(tech: str, point: CollectivePoint) -> dict[str, Any]:
-    return {"technology": tech, **point.model_dump()}
-
-
-def _p2p_record(tech: str, point: P2PPoint) -> dict[str, Any]:
-    return {"technology": tech, **point.model_dump()}
-
-
 @guarded
 def perf(
     spec: Annotated[Path, typer.Argument(help="Cluster spec (YAML).")],
@@ -249,30 +236,11 @@ def perf(
         in_network_reduction=sharp,
         p2p_switch_hops=hops,
     )
-    model = get_backend(backend)
     valid = load_spec(spec)
-    results: list[PerformanceResult] = []
-    skipped: dict[str, ModelError] = {}
-    for tech in valid.spec.fabric.technologies:
-        try:
-            results.append(model.perform(valid, design_fabric(valid, tech), request))
-        except ModelError as exc:
-            if exc.code not in PER_TECHNOLOGY_CODES:
-                raise
-            skipped[tech] = exc  # this technology lacks what was forced; the others run
-    if not results:
-        raise next(iter(skipped.values()))
+    results, skipped = perform_each(valid, request, backend)
     ranks = gpus or valid.spec.cluster.gpus
     if fmt is Format.json:
-        records = (
-            [_p2p_record(r.technology, p) for r in results for p in r.p2p]
-            if p2p
-            else [_collective_record(r.technology, c) for r in results for c in r.collectives]
-        )
-        document: dict[str, Any] = {"backend": backend, "gpus": ranks, "results": records}
-        if skipped:
-            document["skipped"] = {tech: str(exc) for tech, exc in skipped.items()}
-        typer.echo(json.dumps(document, indent=2))
+        typer.echo(json.dumps(perf_document(backend, ranks, results, skipped, p2p), indent=2))
         return
     blocks = [f"# {tech}: not run: {why}" for tech, why in skipped.items()]
     for result in results:

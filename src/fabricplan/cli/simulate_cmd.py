@@ -12,12 +12,10 @@ from __future__ import annotations
 import json
 import sys
 import time
-from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any, cast
 
-import numpy as np
 import typer
 
 from fabricplan.backends import get_backend
@@ -25,21 +23,17 @@ from fabricplan.cli.guard import guarded
 from fabricplan.errors import ModelError
 from fabricplan.model.results import CollectiveName, PerfRequest
 from fabricplan.model.scenario import TechnologyName, ValidScenario
-from fabricplan.sim.flow.failure import fail_random_cables, switch_vertex
-from fabricplan.sim.flow.fluid import DEFAULT_TOLERANCE, simulate
-from fabricplan.sim.flow.pattern import PATTERNS, PatternName, scenario_traffic
-from fabricplan.sim.flow.routing import bytes_per_us
-from fabricplan.sim.flow.traffic import GpuLayout, Placement
+from fabricplan.sim.flow.fluid import DEFAULT_TOLERANCE
+from fabricplan.sim.flow.pattern import PATTERNS, PatternName
 from fabricplan.sim.flow.transport import (
     CONGESTION_CONTROLS,
     ROUTING_NAMES,
     CongestionControl,
     RoutingName,
-    transport_for,
 )
+from fabricplan.sim.run import ScenarioOptions, flow_record, packet_record
 from fabricplan.spec import load_spec
 from fabricplan.topology.designer import design_fabric
-from fabricplan.topology.graph import fabric_graph, with_failures
 from fabricplan.units import parse_size
 
 PROGRESS_AFTER_S = 2.0
@@ -69,26 +63,6 @@ class Format(StrEnum):
 class PlacementChoice(StrEnum):
     packed = "packed"
     fragmented = "fragmented"
-
-
-@dataclass(frozen=True)
-class ScenarioOptions:
-    """What the flow backend runs, from the command line."""
-
-    pattern: PatternName
-    size_bytes: int | None
-    seeds: list[int]
-    routing: RoutingName | None
-    congestion_control: CongestionControl | None
-    senders: int | None
-    jobs: int
-    placement: Placement
-    qps: int
-    background_load: float
-    background_us: float
-    fail_links: int
-    fail_switches: list[str]
-    tolerance: float
 
 
 def register(app: typer.Typer) -> None:
@@ -121,6 +95,24 @@ class LateProgress:
             self.bar.stop()
 
 
+class LateProgressPerRun:
+    """One :class:`LateProgress` per run (technology and seed), closed when the next one starts."""
+
+    def __init__(self) -> None:
+        self.current: LateProgress | None = None
+
+    def __call__(self, label: str, done: float) -> None:
+        if self.current is None or self.current.label != label:
+            self.close()
+            self.current = LateProgress(label)
+        self.current(done)
+
+    def close(self) -> None:
+        if self.current is not None:
+            self.current.close()
+            self.current = None
+
+
 def _choice(value: str | None, allowed: tuple[str, ...], option: str) -> str | None:
     if value is not None and value not in allowed:
         raise ModelError(
@@ -131,131 +123,6 @@ def _choice(value: str | None, allowed: tuple[str, ...], option: str) -> str | N
             f"use one of {', '.join(allowed)}",
         )
     return value
-
-
-def _flow_record(
-    valid: ValidScenario, tech: TechnologyName, options: ScenarioOptions
-) -> dict[str, Any]:
-    design = design_fabric(valid, tech)
-    graph = fabric_graph(design, valid)
-    if options.fail_switches:
-        graph = with_failures(
-            graph, switches=[switch_vertex(graph, name) for name in options.fail_switches]
-        )
-    cluster = valid.spec.cluster
-    layout = GpuLayout(cluster.gpus, cluster.gpus_per_node, cluster.nics_per_node)
-    transport = transport_for(
-        valid.technologies[tech],
-        valid.switches[tech],
-        routing=options.routing,
-        congestion_control=options.congestion_control,
-    )
-    nic_rate = float(bytes_per_us(cluster.nic_speed_gbps)) * transport.payload_share
-    runs = []
-    for seed in options.seeds:
-        fabric = (
-            fail_random_cables(graph, options.fail_links, seed) if options.fail_links else graph
-        )
-        traffic = scenario_traffic(
-            options.pattern,
-            layout,
-            options.size_bytes,
-            seed,
-            jobs=options.jobs,
-            placement=options.placement,
-            senders=options.senders,
-            workload=valid.spec.workload,
-            qps=options.qps,
-            background_load=options.background_load,
-            background_us=options.background_us,
-            nic_bytes_per_us=nic_rate,
-        )
-        progress = LateProgress(f"{tech} {options.pattern} seed {seed}")
-        try:
-            runs.append(
-                simulate(fabric, traffic, transport, seed, options.tolerance, progress=progress)
-            )
-        finally:
-            progress.close()
-    stats = runs[0].stats()
-    record: dict[str, Any] = {
-        "pattern": options.pattern,
-        "size_bytes": options.size_bytes,
-        **stats.model_dump(),
-    }
-    completions = np.array([r.completion_us for r in runs])
-    record["seeds"] = {
-        "seeds": options.seeds,
-        "completion_us": {
-            "min": float(completions.min()),
-            "p50": float(np.percentile(completions, 50)),
-            "max": float(completions.max()),
-        },
-    }
-    record["jobs"] = {"count": options.jobs, "placement": options.placement}
-    record["failed"] = {"cables": options.fail_links, "switches": options.fail_switches}
-    return record
-
-
-# --- packet backend (sim/packet): the same scenario as the flow record, packet by packet ---
-def _packet_record(
-    valid: ValidScenario, tech: TechnologyName, options: ScenarioOptions
-) -> dict[str, Any]:
-    from fabricplan.sim.packet.scenario import packet_scenario
-
-    graph = fabric_graph(design_fabric(valid, tech), valid)
-    if options.fail_switches:
-        graph = with_failures(
-            graph, switches=[switch_vertex(graph, name) for name in options.fail_switches]
-        )
-    runs = []
-    for seed in options.seeds:
-        fabric = (
-            fail_random_cables(graph, options.fail_links, seed) if options.fail_links else graph
-        )
-        progress = LateProgress(f"{tech} {options.pattern} seed {seed} (packet)")
-        try:
-            runs.append(
-                packet_scenario(
-                    valid,
-                    tech,
-                    fabric,
-                    options.pattern,
-                    options.size_bytes,
-                    seed,
-                    routing=options.routing,
-                    congestion_control=options.congestion_control,
-                    senders=options.senders,
-                    jobs=options.jobs,
-                    placement=options.placement,
-                    qps=options.qps,
-                    background_load=options.background_load,
-                    background_us=options.background_us,
-                    progress=progress,
-                )
-            )
-        finally:
-            progress.close()
-    record: dict[str, Any] = {
-        "pattern": options.pattern,
-        "size_bytes": options.size_bytes,
-        **runs[0].stats().model_dump(),
-    }
-    completions = np.array([r.completion_us for r in runs])
-    record["seeds"] = {
-        "seeds": options.seeds,
-        "completion_us": {
-            "min": float(np.nanmin(completions)),
-            "p50": float(np.nanpercentile(completions, 50)),
-            "max": float(np.nanmax(completions)),
-        },
-    }
-    record["jobs"] = {"count": options.jobs, "placement": options.placement}
-    record["failed"] = {"cables": options.fail_links, "switches": options.fail_switches}
-    return record
-
-
-# --- end packet backend ---
 
 
 def _seam_record(
@@ -448,13 +315,17 @@ def simulate_command(
     )
     valid = load_spec(spec)
     records = []
-    for tech in valid.spec.fabric.technologies:
-        if backend is Backend.flow:
-            records.append(_flow_record(valid, tech, options))
-        elif backend is Backend.packet:
-            records.append(_packet_record(valid, tech, options))
-        else:
-            records.append(_seam_record(valid, tech, backend.value, chosen, size_bytes, seed))
+    progress = LateProgressPerRun()
+    try:
+        for tech in valid.spec.fabric.technologies:
+            if backend is Backend.flow:
+                records.append(flow_record(valid, tech, options, progress))
+            elif backend is Backend.packet:
+                records.append(packet_record(valid, tech, options, progress))
+            else:
+                records.append(_seam_record(valid, tech, backend.value, chosen, size_bytes, seed))
+    finally:
+        progress.close()
     if fmt is Format.json:
         typer.echo(json.dumps({"backend": backend.value, "results": records}, indent=2))
         return
