@@ -347,6 +347,15 @@ def parse_spec(data: dict[str, Any], origin: str = "spec") -> ValidScenario:
     return resolve(read_spec(data, origin), origin=origin)
 
 
+def spec_mapping(text: str, origin: str = "spec") -> Any:
+    """The data of a spec's YAML text, unchecked (FP106 when it is not YAML).
+
+    >>> spec_mapping("cluster: {gpus: 64}")
+    {'cluster': {'gpus': 64}}
+    """
+    return _read_yaml(text, origin)
+
+
 def parse_spec_text(text: str, origin: str = "spec") -> ValidScenario:
     """Validate and resolve a spec given as YAML text (``origin`` names it in messages).
 

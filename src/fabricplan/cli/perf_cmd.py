@@ -22,6 +22,7 @@ from fabricplan.errors import ModelError
 from fabricplan.evaluate import perform_each
 from fabricplan.model.results import (
     DEFAULT_SIZES_BYTES,
+    P2P_DEFAULT_SIZES_BYTES,
     AlgorithmName,
     CollectiveName,
     PerformanceResult,
@@ -32,9 +33,6 @@ from fabricplan.model.scenario import TechnologyName
 from fabricplan.report.document import perf_document
 from fabricplan.spec import load_spec
 from fabricplan.units import parse_size
-
-P2P_DEFAULT_SIZES_BYTES: tuple[int, ...] = tuple(2**k for k in range(1, 24))
-"""2 B to 8 MiB in powers of two, as ``ib_write_bw -a`` sweeps."""
 
 COLLECTIVES: tuple[str, ...] = get_args(CollectiveName)
 ROUTINGS: tuple[str, ...] = get_args(RoutingName)
