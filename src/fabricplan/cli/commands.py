@@ -12,9 +12,19 @@ def register(app: typer.Typer) -> None:
         lint_cmd,
         perf_cmd,
         plan_cmd,
+        serve_cmd,
         simulate_cmd,
         spec_cmd,
     )
 
-    for module in (spec_cmd, plan_cmd, catalog_cmd, perf_cmd, simulate_cmd, lint_cmd, bench_cmd):
+    for module in (
+        spec_cmd,
+        plan_cmd,
+        catalog_cmd,
+        perf_cmd,
+        simulate_cmd,
+        lint_cmd,
+        bench_cmd,
+        serve_cmd,
+    ):
         module.register(app)

@@ -14,7 +14,15 @@ import yaml
 
 from fabricplan.model.results import PerfRequest
 from fabricplan.model.scenario import ValidScenario
-from fabricplan.web.limit import WebRequestError, WebSettings, check_file, check_gpus
+from fabricplan.web.job import Report, Work
+from fabricplan.web.limit import (
+    WebRequestError,
+    WebSettings,
+    check_file,
+    check_gpus,
+    check_packet_size,
+    check_run_time,
+)
 from fabricplan.web.schema import (
     MAX_SIZE_BYTES,
     CalibrateRequest,
@@ -23,6 +31,7 @@ from fabricplan.web.schema import (
     LintRequest,
     PerfRequestBody,
     RoceConfigRequest,
+    SimulateRequest,
     SpecRequest,
     UploadedFile,
 )
@@ -233,3 +242,59 @@ def calibrate(body: CalibrateRequest, settings: WebSettings) -> dict[str, Any]:
         files, valid, get_backend("analytic").perform, body.technology, body.gpus, names
     )
     return {"technology": tech, **fit.model_dump(mode="json"), "profile_yaml": profile_yaml(fit)}
+
+
+def simulation_work(body: SimulateRequest, settings: WebSettings) -> tuple[str, Work]:
+    """Check a simulation request now (422 before anything is queued) and return the job's
+    label and work: ``simulate --format json``'s document, with progress over every run."""
+    from fabricplan.sim.run import ScenarioOptions, flow_record, packet_record
+
+    check_run_time(settings, body.time_limit_s)
+    if body.backend == "packet":
+        check_packet_size(settings, body.size_bytes)
+    elif body.congestion_control == "hpcc":
+        raise WebRequestError(
+            "FP1120",
+            "congestion_control",
+            "hpcc is modelled by the packet backend only",
+            body.congestion_control,
+            "use none, dcqcn or ib_cc, or backend packet",
+        )
+    valid = valid_spec(body.spec, settings, body.backend)
+    options = ScenarioOptions(
+        pattern=body.pattern,
+        size_bytes=body.size_bytes,
+        seeds=list(range(body.seed, body.seed + body.seeds)),
+        routing=body.routing,
+        congestion_control=body.congestion_control,  # type: ignore[arg-type]  # hpcc: packet only
+        senders=body.senders,
+        jobs=body.jobs,
+        placement=body.placement,
+        qps=body.qps,
+        background_load=body.background_load,
+        background_us=body.background_us,
+        fail_links=body.fail_links,
+        fail_switches=list(body.fail_switches),
+        tolerance=body.tolerance,
+    )
+    technologies = list(valid.spec.fabric.technologies)
+    runs = len(technologies) * len(options.seeds)
+    record = packet_record if body.backend == "packet" else flow_record
+
+    def work(report: Report) -> dict[str, Any]:
+        labels: list[str] = []
+
+        def progress(label: str, done: float) -> None:
+            if not labels or labels[-1] != label:
+                labels.append(label)
+            report((len(labels) - 1 + done) / runs, label)
+
+        records = []
+        for tech in technologies:
+            report(len(labels) / runs, f"{tech}: designing and building the traffic")
+            records.append(record(valid, tech, options, progress))
+        return {"backend": body.backend, "results": records}
+
+    size = f" {body.size_bytes} B" if body.size_bytes else ""
+    label = f"{body.backend} {body.pattern}{size}, {valid.spec.cluster.gpus} GPUs"
+    return label, work
