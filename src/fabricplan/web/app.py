@@ -233,7 +233,7 @@ class RequestGate:
 
     @staticmethod
     def _yaml_body(body: bytes) -> bytes | JSONResponse:
-        from fabricplan.spec import spec_mapping
+        from fabricplan.spec import read_spec, spec_mapping
 
         try:
             text = body.decode("utf-8-sig")
@@ -242,6 +242,8 @@ class RequestGate:
             return _error(422, problem.message, problem.code)
         try:
             data = spec_mapping(text, operation.SPEC_ORIGIN)
+            if not isinstance(data, dict):
+                read_spec(data, operation.SPEC_ORIGIN)  # FP107: a spec is a mapping
         except FabricPlanError as exc:
             return _error(422, str(exc), exc.code)
         return json.dumps({"spec": data}, default=str).encode()
