@@ -114,7 +114,7 @@ def _validation_line(exc: RequestValidationError) -> tuple[str, str]:
     """The first problem of a malformed body, as one line naming the field."""
     errors = exc.errors()
     if not errors:
-        return "request: the body is not valid; see the schema at /api/docs [FP1101]", "FP1101"
+        return "request: the body is not valid; see the schema at /api/openapi.json [FP1101]", "FP1101"
     err = errors[0]
     loc = ".".join(str(p) for p in err.get("loc", ()) if p != "body")
     where = f"request: {loc}" if loc else "request body"
@@ -131,7 +131,7 @@ def _validation_line(exc: RequestValidationError) -> tuple[str, str]:
         problem = WebRequestError("FP1103", where, "is required", None, "add it to the request")
     else:
         message = str(err.get("msg", "is not valid")).lower()
-        problem = WebRequestError("FP1101", where, message, shown, "see the schema at /api/docs")
+        problem = WebRequestError("FP1101", where, message, shown, "see the schema at /api/openapi.json")
     return problem.message, problem.code
 
 
@@ -292,7 +292,7 @@ def create_app(settings: WebSettings | None = None) -> FastAPI:
         title="fabricplan",
         summary="Design, price, model and compare InfiniBand and RoCE fabrics for GPU clusters.",
         version=_version(),
-        docs_url="/api/docs",
+        docs_url=None,
         redoc_url=None,
         openapi_url="/api/openapi.json",
         lifespan=lifespan,
@@ -313,7 +313,7 @@ def create_app(settings: WebSettings | None = None) -> FastAPI:
     @app.exception_handler(StarletteHTTPException)
     async def _http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
         what = {404: "no such route", 405: "method not allowed"}.get(exc.status_code, exc.detail)
-        line = f"{request.method} {request.url.path}: {what}; see /api/docs [FP1108]"
+        line = f"{request.method} {request.url.path}: {what}; see /api/openapi.json [FP1108]"
         return _error(exc.status_code, line, "FP1108")
 
     @app.exception_handler(Exception)
