@@ -295,6 +295,8 @@ def simulation_work(body: SimulateRequest, settings: WebSettings) -> tuple[str, 
             records.append(record(valid, tech, options, progress))
         return {"backend": body.backend, "results": records}
 
-    size = f" {body.size_bytes} B" if body.size_bytes else ""
+    from fabricplan.units import format_size
+
+    size = f" {format_size(body.size_bytes)}" if body.size_bytes else ""
     label = f"{body.backend} {body.pattern}{size}, {valid.spec.cluster.gpus} GPUs"
     return label, work

@@ -24,7 +24,7 @@ const GPU_SLIDER = { min: 64, max: 131072 };
 const state = {
   spec: structuredClone(DEFAULT_SPEC), answer: null, catalog: null, prices: {},
   seq: 0, timer: null, yamlTimer: null, lintFiles: [], benchFiles: [], watched: new Set(),
-  shownJob: null,
+  shownJob: null, jobStatus: {},
 };
 
 const $ = (id) => document.getElementById(id);
@@ -510,7 +510,7 @@ async function runLint(files) {
     const rows = doc.findings.map((f) => `<tr><td>${esc(f.rule)}</td><td><span class="sev sev-${esc(f.severity)}">${esc(f.severity)}</span></td><td>${esc(f.device)}</td>
       <td>${esc(f.message)}<div class="small muted">${esc(f.why)}</div></td><td>${esc(f.fix)}</td><td class="small">${esc(f.file)}${f.line ? ":" + f.line : ""}</td></tr>`).join("");
     $("lint-result").innerHTML = `<div class="card" id="lint-verdict"><p class="verdict-line">${verdict} · ${s.warning} warnings · ${s.info} notes over ${doc.devices.length} device${doc.devices.length > 1 ? "s" : ""}</p>
-      <div class="small muted">${doc.devices.map((d) => `${esc(d.name)} (${esc(d.format)}, ${d.ports} ports)`).join(" · ")}<br>
+      <div class="small muted">${doc.devices.map((d) => `${esc(d.name)} (${esc(d.format)}, ${d.ports} port${d.ports === 1 ? "" : "s"})`).join(" · ")}<br>
       lossless priorities ${esc(JSON.stringify(intent.lossless_priorities))}, RoCE DSCP ${esc(intent.roce_dscp ?? "unknown")}, CNP DSCP ${esc(intent.cnp_dscp)}, RoCE MTU ${esc(intent.roce_mtu_bytes)}</div>
       ${rows ? `<table class="t" id="lint-findings"><tr><th>rule</th><th>severity</th><th>device</th><th>finding</th><th>fix</th><th>where</th></tr>${rows}</table>` : "<p>Every rule passes: the lossless settings agree across these devices.</p>"}</div>`;
   } catch (error) { showError("lint-error", error); }
@@ -584,7 +584,12 @@ function watch(id) {
       renderJobRow(job);
       if (["done", "failed", "cancelled"].includes(job.status)) {
         state.watched.delete(id);
-        if (state.shownJob === id) renderJobResult(job);
+        state.jobStatus[id] = job.status;
+        const shown = state.jobStatus[state.shownJob];
+        if (job.status === "done" && (state.shownJob === id || shown !== "done")) {
+          state.shownJob = id;
+          renderJobResult(job);
+        }
         return;
       }
     } catch (_) { state.watched.delete(id); return; }
@@ -597,7 +602,7 @@ async function refreshJobs() {
   try {
     const { jobs } = await api("/api/jobs");
     $("jobs").innerHTML = jobs.length ? `<div class="card"><h3>Jobs on this server</h3><div id="job-rows"></div></div>` : "";
-    for (const job of jobs) {
+    for (const job of jobs.slice().reverse()) {
       renderJobRow(job);
       if (!["done", "failed", "cancelled"].includes(job.status)) watch(job.id);
     }
@@ -609,6 +614,7 @@ async function refreshJobs() {
 }
 
 function renderJobRow(job) {
+  state.jobStatus[job.id] = job.status;
   let rows = $("job-rows");
   if (!rows) { $("jobs").innerHTML = `<div class="card"><h3>Jobs on this server</h3><div id="job-rows"></div></div>`; rows = $("job-rows"); }
   let row = document.querySelector(`[data-job="${job.id}"]`);
