@@ -84,6 +84,7 @@ CONTENT_SECURITY_POLICY = (
 )
 ASSETS: dict[str, str] = {"app.js": "text/javascript", "app.css": "text/css"}
 """The page's files, served from the package by name (a request never names a server path)."""
+SCHEMA_HINT = "see the schema at /api/openapi.json"
 YAML_BODY = {"application/yaml": {"schema": {"type": "string", "description": "the spec's YAML"}}}
 ERRORS: dict[int | str, dict[str, Any]] = {
     413: {"model": ErrorDocument, "description": "body or file too large"},
@@ -114,7 +115,7 @@ def _validation_line(exc: RequestValidationError) -> tuple[str, str]:
     """The first problem of a malformed body, as one line naming the field."""
     errors = exc.errors()
     if not errors:
-        return "request: the body is not valid; see the schema at /api/openapi.json [FP1101]", "FP1101"
+        return f"request: the body is not valid; {SCHEMA_HINT} [FP1101]", "FP1101"
     err = errors[0]
     loc = ".".join(str(p) for p in err.get("loc", ()) if p != "body")
     where = f"request: {loc}" if loc else "request body"
@@ -131,7 +132,7 @@ def _validation_line(exc: RequestValidationError) -> tuple[str, str]:
         problem = WebRequestError("FP1103", where, "is required", None, "add it to the request")
     else:
         message = str(err.get("msg", "is not valid")).lower()
-        problem = WebRequestError("FP1101", where, message, shown, "see the schema at /api/openapi.json")
+        problem = WebRequestError("FP1101", where, message, shown, SCHEMA_HINT)
     return problem.message, problem.code
 
 

@@ -50,6 +50,8 @@ class WebSettings(Frozen):
     )
     """GPUs per backend: the analytic model answers any size in well under a second; the flow
     level answers thousands of GPUs in seconds; the packet level is for a few hundred hosts."""
+    max_all_to_all_gpus: int = Field(default=1024, gt=0)
+    """GPUs of a flow-level all_to_all (its flows grow as the square: 1024 GPUs are ~1M flows)."""
     max_packet_size_bytes: int = Field(default=16 * 2**20, gt=0)
     """The largest message of a packet-level job (its run time grows with the bytes sent)."""
     max_run_s: float = Field(default=600.0, gt=0)
@@ -72,6 +74,19 @@ def check_gpus(settings: WebSettings, backend: str, gpus: int, origin: str) -> N
             f"use at most {limit} GPUs, or run `fabricplan simulate` on the command line"
             if backend != "analytic"
             else f"use at most {limit} GPUs",
+        )
+
+
+def check_all_to_all(settings: WebSettings, gpus: int, origin: str) -> None:
+    """FP1110 when an all_to_all has more GPUs than the server simulates (flows grow as n^2)."""
+    if gpus > settings.max_all_to_all_gpus:
+        raise WebRequestError(
+            "FP1110",
+            f"{origin}: cluster.gpus",
+            "above this server's limit for simulating all_to_all",
+            gpus,
+            f"use at most {settings.max_all_to_all_gpus} GPUs for this pattern, or run"
+            " `fabricplan simulate` on the command line",
         )
 
 

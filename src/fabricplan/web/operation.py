@@ -18,6 +18,7 @@ from fabricplan.web.job import Report, Work
 from fabricplan.web.limit import (
     WebRequestError,
     WebSettings,
+    check_all_to_all,
     check_file,
     check_gpus,
     check_packet_size,
@@ -261,6 +262,8 @@ def simulation_work(body: SimulateRequest, settings: WebSettings) -> tuple[str, 
             "use none, dcqcn or ib_cc, or backend packet",
         )
     valid = valid_spec(body.spec, settings, body.backend)
+    if body.pattern == "all_to_all":
+        check_all_to_all(settings, valid.spec.cluster.gpus, SPEC_ORIGIN)
     options = ScenarioOptions(
         pattern=body.pattern,
         size_bytes=body.size_bytes,
