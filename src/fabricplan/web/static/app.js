@@ -23,8 +23,8 @@ const GPU_SLIDER = { min: 64, max: 131072 };
 
 const state = {
   spec: structuredClone(DEFAULT_SPEC), answer: null, catalog: null, prices: {},
-  seq: 0, timer: null, yamlTimer: null, lintFiles: [], benchFiles: [], watched: new Set(),
-  shownJob: null, jobStatus: {},
+  timer: null, yamlTimer: null, lintFiles: [], benchFiles: [], watched: new Set(),
+  shownJob: null, jobStatus: {}, inFlight: false, pending: false, armed: false,
 };
 
 const $ = (id) => document.getElementById(id);
@@ -266,23 +266,29 @@ async function yamlEdited() {
 // ---------- compare ----------
 function scheduleCompare() {
   clearTimeout(state.timer);
-  state.timer = setTimeout(runCompare, DEBOUNCE_MS);
+  $("busy").hidden = false;  // stays up until the answer for the latest change is shown
+  state.armed = true;
+  state.timer = setTimeout(() => { state.armed = false; runCompare(); }, DEBOUNCE_MS);
 }
 
+// One compare in flight at a time: changes made meanwhile coalesce into one more run after it,
+// so dragging a slider never queues a pile of requests on the server.
 async function runCompare() {
-  const seq = ++state.seq;
+  if (state.inFlight) { state.pending = true; return; }
+  state.inFlight = true;
   $("busy").hidden = false;
   try {
-    const answer = await api("/api/compare", { spec: state.spec });
-    if (seq !== state.seq) return;
+    const answer = await api("/api/compare", { spec: structuredClone(state.spec) });
     state.answer = answer;
     showError("compare-error", null);
     render(answer);
     document.body.dataset.answers = String(Number(document.body.dataset.answers || 0) + 1);
   } catch (error) {
-    if (seq === state.seq) showError("compare-error", error);
+    showError("compare-error", error);
   } finally {
-    if (seq === state.seq) $("busy").hidden = true;
+    state.inFlight = false;
+    if (state.pending) { state.pending = false; runCompare(); }
+    else if (!state.armed) $("busy").hidden = true;
   }
 }
 
