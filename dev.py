@@ -38,7 +38,8 @@ def _ensure_venv() -> None:
         print(f"+ creating {VENV.name}", flush=True)
         venv.create(VENV, with_pip=True)
     _run(str(BIN / "python"), "-m", "pip", "install", "--quiet", "--upgrade", "pip")
-    _run(str(BIN / "python"), "-m", "pip", "install", "--quiet", "-e", ".[dev]")
+    print("+ installing fabricplan and its dependencies (a few minutes when new)", flush=True)
+    _run(str(BIN / "python"), "-m", "pip", "install", "--progress-bar", "on", "-e", ".[dev]")
     STAMP.write_text(wanted)
 
 

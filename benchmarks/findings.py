@@ -20,7 +20,14 @@ from fabricplan.model.scenario import TechnologyName
 from fabricplan.sim.flow.fluid import simulate
 from fabricplan.sim.flow.result import FlowSimResult
 from fabricplan.sim.flow.routing import bytes_per_us
-from fabricplan.sim.flow.traffic import (
+from fabricplan.sim.flow.transport import (
+    CongestionControl,
+    LinkFlowControl,
+    RoutingName,
+    TransportSpec,
+    transport_for,
+)
+from fabricplan.sim.traffic import (
     GpuLayout,
     StepSpec,
     Traffic,
@@ -31,13 +38,6 @@ from fabricplan.sim.flow.traffic import (
     incast,
     permutation,
     place_jobs,
-)
-from fabricplan.sim.flow.transport import (
-    CongestionControl,
-    LinkFlowControl,
-    RoutingName,
-    TransportSpec,
-    transport_for,
 )
 from fabricplan.spec import parse_spec
 from fabricplan.topology.designer import design_fabric

@@ -41,10 +41,10 @@ def run_case(case: str) -> dict[str, float | int | str]:
     import numpy as np
 
     from fabricplan.sim.flow.fluid import simulate
-    from fabricplan.sim.flow.pattern import PATTERNS, pattern_traffic
     from fabricplan.sim.flow.routing import flow_paths
-    from fabricplan.sim.flow.traffic import GpuLayout
     from fabricplan.sim.flow.transport import TransportSpec, transport_for
+    from fabricplan.sim.pattern import PATTERNS, pattern_traffic
+    from fabricplan.sim.traffic import GpuLayout
     from fabricplan.spec import parse_spec
     from fabricplan.topology.designer import design_fabric
     from fabricplan.topology.graph import FabricGraph, fabric_graph

@@ -26,8 +26,23 @@ import numpy as np
 from fabricplan.cli.guard import write_atomic
 from fabricplan.model.scenario import TechnologyName, ValidScenario
 from fabricplan.sim.flow.fluid import simulate
-from fabricplan.sim.flow.pattern import scenario_traffic
-from fabricplan.sim.flow.traffic import (
+from fabricplan.sim.flow.transport import (
+    CongestionControl,
+    LinkFlowControl,
+    RoutingName,
+    TransportSpec,
+)
+from fabricplan.sim.packet.compiled import drop_stale_cache
+from fabricplan.sim.packet.performance import network_for_graph
+from fabricplan.sim.packet.simulation import simulate_packet
+from fabricplan.sim.packet.spec import (
+    PacketCongestionControl,
+    PacketFlowControl,
+    PacketRouting,
+    packet_spec,
+)
+from fabricplan.sim.pattern import scenario_traffic
+from fabricplan.sim.traffic import (
     GpuLayout,
     StepSpec,
     Traffic,
@@ -36,20 +51,6 @@ from fabricplan.sim.flow.traffic import (
     incast,
     permutation,
     ring,
-)
-from fabricplan.sim.flow.transport import (
-    CongestionControl,
-    LinkFlowControl,
-    RoutingName,
-    TransportSpec,
-)
-from fabricplan.sim.packet.performance import network_for_graph
-from fabricplan.sim.packet.simulation import simulate_packet
-from fabricplan.sim.packet.spec import (
-    PacketCongestionControl,
-    PacketFlowControl,
-    PacketRouting,
-    packet_spec,
 )
 from fabricplan.spec import parse_spec
 from fabricplan.topology.designer import design_fabric
@@ -60,7 +61,7 @@ INTRO = """\
 Each scenario runs at both levels on the same designed fabric (a k = 8 three-tier fat tree of
 8-port 100 Gb/s switches, one GPU per node, 128 host ports; the oversubscribed case is a
 two-tier fabric of 16-port switches at 3:1), with the same traffic objects
-(`fabricplan.sim.flow.traffic`), the same ECMP seed and the same mechanisms. Variants: RoCEv2
+(`fabricplan.sim.traffic`), the same ECMP seed and the same mechanisms. Variants: RoCEv2
 with ECMP, PFC and DCQCN (ConnectX defaults); RoCEv2 with ECMP and PFC only; InfiniBand with
 adaptive routing, credits and IB CC. Completion is the last byte at its receiver; the flow
 error is (flow - packet) / packet; the issue's target is 10 %."""
@@ -264,6 +265,7 @@ def table(rows: list[Row]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
+    drop_stale_cache()  # a source checkout: forget machine code of changed kernels
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--write-doc", action="store_true", help=f"write {DOC}")
     args = parser.parse_args(argv)

@@ -1,7 +1,7 @@
 """Event-loop designs for the packet simulator, measured side by side.
 
-1. *Python heapq + callbacks*: :class:`fabricplan.sim.packet.engine.Engine`, the readable
-   reference (a heap of ``(time, priority, seq, callback)``).
+1. *Python heapq + callbacks*: :class:`CallbackEngine` below, the readable reference (a heap
+   of ``(time, priority, seq, callback)``), kept here as the baseline.
 2. *numba heap over a numpy table*: :func:`~fabricplan.sim.packet.engine.heap_push` /
    :func:`~fabricplan.sim.packet.engine.heap_pop` in a compiled dispatch loop, the design the
    simulator uses.
@@ -16,6 +16,7 @@ events per second with the networking inside.
 
 from __future__ import annotations
 
+import heapq
 import platform
 import sys
 import time
@@ -24,11 +25,12 @@ from collections.abc import Callable
 import numpy as np
 from numpy.typing import NDArray
 
-from fabricplan.sim.flow.traffic import GpuLayout, permutation
-from fabricplan.sim.packet.engine import EV_A, EV_TIME, Engine, event_heap, heap_pop, heap_push, jit
+from fabricplan.sim.packet.compiled import drop_stale_cache, jit
+from fabricplan.sim.packet.engine import EV_A, EV_TIME, event_heap, heap_pop, heap_push
 from fabricplan.sim.packet.network import network_from_graph
 from fabricplan.sim.packet.simulation import build_state, run_state
 from fabricplan.sim.packet.spec import packet_spec
+from fabricplan.sim.traffic import GpuLayout, permutation
 from fabricplan.spec import parse_spec
 from fabricplan.topology.designer import design_fabric
 from fabricplan.topology.graph import fabric_graph
@@ -41,9 +43,32 @@ JITTER_PS = 400_000
 LCG_A, LCG_C, LCG_M = 6364136223846793005, 1442695040888963407, 2**64
 
 
+class CallbackEngine:
+    """The readable reference: a heap of ``(time_ps, priority, seq, callback)``; ties by
+    priority, then scheduling order."""
+
+    def __init__(self) -> None:
+        self.now_ps = 0
+        self._seq = 0
+        self._heap: list[tuple[int, int, int, Callable[[], None]]] = []
+
+    def schedule(self, at_ps: int, callback: Callable[[], None], priority: int = 0) -> None:
+        self._seq += 1
+        heapq.heappush(self._heap, (at_ps, priority, self._seq, callback))
+
+    def run(self) -> int:
+        handled = 0
+        while self._heap:
+            at_ps, _, _, callback = heapq.heappop(self._heap)
+            self.now_ps = at_ps
+            callback()
+            handled += 1
+        return handled
+
+
 def python_heapq(events: int) -> float:
     """Events per second of the reference engine on the token workload."""
-    engine = Engine()
+    engine = CallbackEngine()
     state = {"x": 1, "left": events}
 
     def hop(link: int) -> Callable[[], None]:
@@ -134,6 +159,7 @@ def simulator_rate() -> tuple[int, float, float]:
 
 
 def main() -> int:
+    drop_stale_cache()  # a source checkout: forget machine code of changed kernels
     print(f"machine: {platform.machine()}, Python {platform.python_version()}")
     py = python_heapq(1_000_000)
     nb = numba_heap(10_000_000)

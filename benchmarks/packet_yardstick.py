@@ -27,10 +27,11 @@ from pathlib import Path
 
 import numpy as np
 
-from fabricplan.sim.flow.traffic import GpuLayout, StepSpec, Traffic, permutation
+from fabricplan.sim.packet.compiled import drop_stale_cache
 from fabricplan.sim.packet.network import PacketNetwork, network_from_graph
 from fabricplan.sim.packet.simulation import simulate_packet
 from fabricplan.sim.packet.spec import packet_spec
+from fabricplan.sim.traffic import GpuLayout, StepSpec, Traffic, permutation
 from fabricplan.spec import parse_spec
 from fabricplan.topology.designer import design_fabric
 from fabricplan.topology.graph import fabric_graph
@@ -135,6 +136,7 @@ def run_htsim(binary: Path, matrix: Path) -> dict[str, float]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    drop_stale_cache()  # a source checkout: forget machine code of changed kernels
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tm", type=Path, help="connection matrix (default: seeded permutation)")
     parser.add_argument("--htsim", type=Path, help="csg-htsim htsim_hpcc binary to run beside")

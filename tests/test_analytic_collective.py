@@ -8,11 +8,7 @@ from typing import Any
 import pytest
 
 from fabricplan.analytic.collective import (
-    NCCL_LL_BUSBW_CAP_GBPS_MULTI_DOMAIN,
-    NCCL_LL_BUSBW_CAP_GBPS_ONE_DOMAIN,
-    NCCL_LL_TUNER_BUSBW_CAP_GBPS_MANY_DOMAINS,
-    NCCL_PROTOCOL_BW_SHARE,
-    NCCL_TREE_CHANNEL_BUSBW_GBPS,
+    NCCL_TREE_BW_SHARE,
     NCCL_TREE_SEARCH_CHANNELS,
     SHARP_BW_EFFICIENCY,
     busbw_factor,
@@ -25,7 +21,7 @@ from fabricplan.analytic.traffic import group_for
 from fabricplan.errors import ModelError
 from fabricplan.model.results import CollectiveName, PerfRequest
 from fabricplan.units import gbps_to_GBps
-from test_analytic_fabric import leaf_spine, scenario
+from fabrics import cluster_scenario, designed_leaf_spine
 
 GIB = 2**30
 
@@ -38,8 +34,10 @@ def profile(
     nic_gbps: float = 400,
     **design: Any,
 ) -> FabricProfile:
-    valid = scenario(gpus, cluster={"gpus": gpus, "gpu": gpu, "nic_speed_gbps": nic_gbps})
-    return fabric_profile(valid, leaf_spine(valid, tech, **design), PerfRequest(**(request or {})))
+    valid = cluster_scenario(gpus, cluster={"gpus": gpus, "gpu": gpu, "nic_speed_gbps": nic_gbps})
+    return fabric_profile(
+        valid, designed_leaf_spine(valid, tech, **design), PerfRequest(**(request or {}))
+    )
 
 
 def point(
@@ -111,7 +109,7 @@ def test_one_node_ring_runs_at_nvlink_speed() -> None:
 def test_large_all_reduce_approaches_the_nic_goodput_bound() -> None:
     # DGX A100: 8 x 200G, no NVLS; RoCE: no SHARP. A plain ring, NIC-bound.
     prof = profile(gpus=256, tech="roce_v2", gpu="a100", nic_gbps=200)
-    valid = scenario(256, cluster={"gpus": 256, "gpu": "a100", "nic_speed_gbps": 200})
+    valid = cluster_scenario(256, cluster={"gpus": 256, "gpu": "a100", "nic_speed_gbps": 200})
     tech = valid.technologies["roce_v2"]
     line = valid.spec.cluster.nic_speed_gbps
     goodput = gbps_to_GBps(line) * tech.mtu_bytes / (tech.mtu_bytes + tech.header_bytes.value)
@@ -152,8 +150,9 @@ def test_tree_bandwidth_is_capped_by_the_channels_it_runs() -> None:
     # bandwidth, which is twice a tree's algbw.
     prof = profile(gpus=1024)
     tree = candidate(prof, 1024, "Tree/Simple", 8 * GIB)
-    network = 8 * prof.nic_goodput_GBps / 2 * NCCL_PROTOCOL_BW_SHARE[("Tree", "Simple")]
-    channels = NCCL_TREE_SEARCH_CHANNELS * NCCL_TREE_CHANNEL_BUSBW_GBPS["hopper"][2] / 2
+    network = 8 * prof.nic_goodput_GBps / 2 * NCCL_TREE_BW_SHARE["Simple"]
+    channels = NCCL_TREE_SEARCH_CHANNELS * prof.nccl.tree_channel_busbw_GBps["hopper"][2] / 2
+    assert prof.nccl.tree_channel_busbw_GBps["hopper"][2] == 36.0  # perChMaxTreeBws, 2.19-2.30
     assert channels < network
     assert tree.algbw_GBps == pytest.approx(channels * prof.collective_efficiency)
     assert NCCL_TREE_SEARCH_CHANNELS == 8  # 16 SMs, one per tree of each pair
@@ -193,8 +192,8 @@ def test_sendrecv_across_nodes_is_one_nic() -> None:
 
 def test_adaptive_routing_beats_ecmp_on_a_fat_tree() -> None:
     sections: dict[str, Any] = {"fabric": {"switch": {"roce_v2": "sn5600"}}}
-    valid = scenario(1024, **sections)
-    design = leaf_spine(valid, "roce_v2", rail_aligned=False)
+    valid = cluster_scenario(1024, **sections)
+    design = designed_leaf_spine(valid, "roce_v2", rail_aligned=False)
     ecmp = fabric_profile(valid, design)
     adaptive = fabric_profile(valid, design, PerfRequest(routing={"roce_v2": "adaptive"}))
     assert ecmp.routing == "ecmp" and adaptive.routing == "adaptive"
@@ -206,10 +205,12 @@ def test_adaptive_routing_beats_ecmp_on_a_fat_tree() -> None:
 
 
 def test_adaptive_routing_where_unavailable_is_an_error() -> None:
-    valid = scenario(1024, fabric={"technologies": ["roce_v1"]})
+    valid = cluster_scenario(1024, fabric={"technologies": ["roce_v1"]})
     with pytest.raises(ModelError) as err:
         fabric_profile(
-            valid, leaf_spine(valid, "roce_v1"), PerfRequest(routing={"roce_v1": "adaptive"})
+            valid,
+            designed_leaf_spine(valid, "roce_v1"),
+            PerfRequest(routing={"roce_v1": "adaptive"}),
         )
     assert err.value.code == "FP508"
 
@@ -273,7 +274,7 @@ def test_a_mid_size_tree_is_slower_than_its_alpha_beta_line() -> None:
     prof = profile(gpus=128, gpu="a100", nic_gbps=200)
     tree = candidate(prof, 128, "Tree/LL", 65536)
     nvlink = tree.pass_algbw_GBps
-    assert tree.algbw_GBps < nvlink <= NCCL_LL_BUSBW_CAP_GBPS_ONE_DOMAIN / 2
+    assert tree.algbw_GBps < nvlink <= prof.nccl.ll_one_node_busbw_GBps["ampere"] / 2
     stored_us = 8 * 4096 / (tree.algbw_GBps / 16 * 1e3)
     passed_us = 14 * 2048 / (nvlink / 16 * 1e3)
     assert tree.achieved_time_us(65536) == pytest.approx(tree.latency_us + stored_us + passed_us)
@@ -289,24 +290,42 @@ def test_the_tuner_corrects_a_trees_bandwidth_as_nccl_does() -> None:
         tuner_algbw = tree.tuner_algbw_GBps or tree.algbw_GBps
         expected = tree.latency_us + size / (tuner_algbw * factor * 1e3)
         assert tree.time_us(size) == pytest.approx(expected)
-    ring = candidate(prof, 128, "Ring/Simple", size)  # rings are rated on their line
-    assert ring.time_us(size) == pytest.approx(ring.latency_us + size / (ring.algbw_GBps * 1e3))
+    ring = candidate(prof, 128, "Ring/Simple", size)  # rings: their line, with the plateau
+    line = ring.latency_us * 1.4 + size / (ring.algbw_GBps * 1e3)
+    assert ring.time_us(size) == pytest.approx(line)
+
+
+def test_the_tuner_adds_the_ring_plateau_to_multi_node_simple_rings() -> None:
+    # ncclTopoGetAlgoTime: a Ring/Simple all-reduce on more than one node costs 1.4 x its latency
+    # (Ampere and later) once nBytes / (nChannels x nRanks) >= 64; 16 channels x 128 ranks x 64 B
+    # = 128 KiB. One node never; LL never; what the ring takes is not changed.
+    prof = profile()
+    threshold = 64 * 16 * 128
+    ring = candidate(prof, 128, "Ring/Simple", threshold)
+    below, at = threshold - 64, threshold
+    assert ring.time_us(below) == pytest.approx(ring.latency_us + below / (ring.algbw_GBps * 1e3))
+    assert ring.time_us(at) == pytest.approx(1.4 * ring.latency_us + at / (ring.algbw_GBps * 1e3))
+    assert ring.achieved_time_us(at) < ring.time_us(at)
+    volta_like = candidate(profile(gpus=1024, gpu="a100", nic_gbps=200), 128, "Ring/Simple", at)
+    assert volta_like.plateau_factor == 1.4  # compute capability 8.0: not below 80
+    one_node = candidate(prof, 8, "Ring/Simple", 8 * GIB)
+    assert one_node.plateau_min_bytes is None
+    assert candidate(prof, 128, "Ring/LL", at).plateau_min_bytes is None
 
 
 def test_the_tuner_expects_less_of_ll_beyond_two_nodes() -> None:
     # llMaxBws (Intel hosts): 39.0 GB/s of bus bandwidth on two nodes, 20.4 beyond. LL reaches
     # the two-node figure at any node count (CoreWeave's 16 nodes); only the tuner's view drops.
     prof = profile()
-    for domains, tuner_busbw in ((2, NCCL_LL_BUSBW_CAP_GBPS_MULTI_DOMAIN), (16, 20.4)):
+    two_nodes = prof.nccl.ll_busbw_GBps_intel[1]
+    assert prof.nccl.ll_busbw_GBps_intel == (39.0, 39.0, 20.4)  # llMaxBws[0], every release
+    for domains, tuner_busbw in ((2, two_nodes), (16, 20.4)):
         n = 8 * domains
         ring = candidate(prof, n, "Ring/LL")
         factor = busbw_factor("all_reduce", n)
-        assert ring.algbw_GBps * factor == pytest.approx(
-            NCCL_LL_BUSBW_CAP_GBPS_MULTI_DOMAIN * prof.collective_efficiency
-        )
+        assert ring.algbw_GBps * factor == pytest.approx(two_nodes * prof.collective_efficiency)
         tuner = ring.tuner_algbw_GBps or ring.algbw_GBps
         assert tuner * factor == pytest.approx(tuner_busbw * prof.collective_efficiency)
-    assert NCCL_LL_TUNER_BUSBW_CAP_GBPS_MANY_DOMAINS == 20.4
 
 
 def test_a_forced_algorithm_keeps_nccls_protocol_choice() -> None:
@@ -347,8 +366,8 @@ def test_collnet_chain_is_the_nvlink_chain_when_the_network_is_faster() -> None:
 
 
 def test_collnet_chain_is_the_network_when_the_network_is_slower() -> None:
-    valid = scenario(64, cluster={"gpus": 64, "nics_per_node": 1, "nic_speed_gbps": 400})
-    prof = fabric_profile(valid, leaf_spine(valid))
+    valid = cluster_scenario(64, cluster={"gpus": 64, "nics_per_node": 1, "nic_speed_gbps": 400})
+    prof = fabric_profile(valid, designed_leaf_spine(valid))
     chain = candidate(prof, 64, "CollNetChain/Simple", 8 * GIB)
     sharp = prof.nic_goodput_GBps * SHARP_BW_EFFICIENCY  # one NIC per node
     assert sharp < prof.nvlink_GBps / 2
@@ -364,9 +383,11 @@ def test_in_network_reduction_follows_the_request() -> None:
     }
     assert default.in_network_reduction and not off.in_network_reduction
     assert not labels & {"CollNetDirect", "CollNetChain"}
-    valid = scenario(1024)
+    valid = cluster_scenario(1024)
     with pytest.raises(ModelError) as err:  # an Ethernet fabric without SHARP cannot be asked
-        fabric_profile(valid, leaf_spine(valid, "roce_v2"), PerfRequest(in_network_reduction=True))
+        fabric_profile(
+            valid, designed_leaf_spine(valid, "roce_v2"), PerfRequest(in_network_reduction=True)
+        )
     assert err.value.code == "FP513"
 
 

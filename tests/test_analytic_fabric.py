@@ -1,8 +1,5 @@
-"""Fabric profile, link goodput, path latency and where traffic crosses tiers.
-
-Also holds the tiny hand-built fabrics the other ``test_analytic_*`` files use, so that the models
-are tested on designs whose every number is known here, not on the designer's choices.
-"""
+"""Fabric profile, link goodput, path latency and where traffic crosses tiers (on the tiny
+hand-built fabrics of ``tests/fabrics.py``)."""
 
 from __future__ import annotations
 
@@ -27,132 +24,10 @@ from fabricplan.analytic.traffic import (
     span_switch_hops,
 )
 from fabricplan.errors import ModelError
-from fabricplan.model.fabric import FabricDesign, LinkGroup, TierDesign
+from fabricplan.model.fabric import FabricDesign
 from fabricplan.model.results import PerfRequest
-from fabricplan.model.scenario import TechnologyName, ValidScenario
-from fabricplan.spec import parse_spec
-
-RADIX = 64
-
-
-def scenario(gpus: int = 1024, **sections: dict[str, Any]) -> ValidScenario:
-    """A resolved spec of H100 nodes with 8 x 400G NICs; ``sections`` add spec sections."""
-    return parse_spec({"cluster": {"gpus": gpus}, **sections})
-
-
-def leaf_spine(
-    valid: ValidScenario,
-    technology: TechnologyName = "infiniband",
-    *,
-    hosts_per_leaf: int = 32,
-    leaf_up: int = 32,
-    rail_aligned: bool = True,
-    planes: int = 1,
-) -> FabricDesign:
-    """A two-tier leaf-spine plane: ``hosts_per_leaf`` down, ``leaf_up`` up per leaf."""
-    cluster = valid.spec.cluster
-    ports = cluster.nodes * cluster.nics_per_node
-    leaves = -(-ports // hosts_per_leaf)
-    spines = max(1, leaves * leaf_up // RADIX)
-    return FabricDesign(
-        technology=technology,
-        topology="rail_optimized" if rail_aligned else "fat_tree",
-        switch_id=valid.switches[technology].id,
-        port_speed_gbps=cluster.nic_speed_gbps,
-        radix=RADIX,
-        tiers=2,
-        planes=planes,
-        spine_groups=1,
-        nodes=cluster.nodes,
-        gpus=cluster.gpus,
-        endpoints=ports,
-        hosts_per_leaf=hosts_per_leaf,
-        leaves_per_pod=leaves,
-        rail_aligned=rail_aligned,
-        tier_designs=(
-            TierDesign(
-                name="leaf",
-                switches=leaves,
-                radix=RADIX,
-                down_ports=hosts_per_leaf,
-                up_ports=leaf_up,
-                ports_used=hosts_per_leaf + leaf_up,
-                ports_free=RADIX - hosts_per_leaf - leaf_up,
-            ),
-            TierDesign(
-                name="spine",
-                switches=spines,
-                radix=RADIX,
-                down_ports=RADIX,
-                up_ports=0,
-                ports_used=RADIX,
-                ports_free=0,
-            ),
-        ),
-        link_groups=(
-            LinkGroup(
-                name="node_leaf", count=ports, speed_gbps=400, reach_m=3, cable_id="acc-400g"
-            ),
-            LinkGroup(
-                name="leaf_spine",
-                count=leaves * leaf_up,
-                speed_gbps=400,
-                reach_m=30,
-                cable_id="aoc-400g",
-            ),
-        ),
-        bisection_tbps=1.0,
-        worst_case_switch_hops=3,
-        max_endpoints=RADIX**2 // 2,
-        headroom_gpus=0,
-    )
-
-
-def three_tier(valid: ValidScenario, technology: TechnologyName = "infiniband") -> FabricDesign:
-    """A non-blocking three-tier rail-optimized fabric: 32 hosts and 32 uplinks per leaf,
-    32 leaves per pod (4 scalable units of 8 rails)."""
-    base = leaf_spine(valid, technology)
-    cluster = valid.spec.cluster
-    leaves = base.tier_designs[0].switches
-    return base.model_copy(
-        update={
-            "tiers": 3,
-            "leaves_per_pod": 32,
-            "worst_case_switch_hops": 5,
-            "tier_designs": (
-                base.tier_designs[0],
-                TierDesign(
-                    name="spine",
-                    switches=leaves,
-                    radix=RADIX,
-                    down_ports=32,
-                    up_ports=32,
-                    ports_used=RADIX,
-                    ports_free=0,
-                ),
-                TierDesign(
-                    name="core",
-                    switches=leaves // 2,
-                    radix=RADIX,
-                    down_ports=RADIX,
-                    up_ports=0,
-                    ports_used=RADIX,
-                    ports_free=0,
-                ),
-            ),
-            "link_groups": (
-                *base.link_groups,
-                LinkGroup(
-                    name="spine_core",
-                    count=leaves * 32,
-                    speed_gbps=400,
-                    reach_m=100,
-                    cable_id="optic-400g-dr4",
-                ),
-            ),
-            "nodes": cluster.nodes,
-        }
-    )
+from fabricplan.model.scenario import ValidScenario
+from fabrics import cluster_scenario, designed_leaf_spine, designed_three_tier
 
 
 def profile_of(valid: ValidScenario, design: FabricDesign, **request: Any) -> FabricProfile:
@@ -179,8 +54,8 @@ def test_wire_bytes_count_one_header_per_packet() -> None:
 
 @pytest.mark.parametrize("hops", [1, 3, 5])
 def test_path_latency_is_the_sum_of_its_parts(hops: int) -> None:
-    valid = scenario()
-    design = three_tier(valid, "roce_v2")
+    valid = cluster_scenario()
+    design = designed_three_tier(valid, "roce_v2")
     profile = fabric_profile(valid, design)
     nic_ns = valid.nics["roce_v2"].latency_ns.value
     switch_ns = valid.switches["roce_v2"].latency_ns.value
@@ -199,8 +74,8 @@ def test_path_latency_is_the_sum_of_its_parts(hops: int) -> None:
 
 
 def test_calibrated_latencies_replace_the_catalog() -> None:
-    valid = scenario()
-    design = leaf_spine(valid)
+    valid = cluster_scenario()
+    design = designed_leaf_spine(valid)
     base = fabric_profile(valid, design)
     calibrated = profile_of(
         valid, design, calibration={"nic_latency_ns": 1000.0, "switch_latency_ns": 500.0}
@@ -211,8 +86,8 @@ def test_calibrated_latencies_replace_the_catalog() -> None:
 
 
 def test_nic_efficiency_scales_goodput() -> None:
-    valid = scenario()
-    design = leaf_spine(valid)
+    valid = cluster_scenario()
+    design = designed_leaf_spine(valid)
     base = fabric_profile(valid, design)
     slower = profile_of(valid, design, calibration={"nic_bw_efficiency": 0.8})
     assert slower.nic_goodput_GBps == pytest.approx(0.8 * base.nic_goodput_GBps)
@@ -222,23 +97,23 @@ def test_nic_efficiency_scales_goodput() -> None:
 
 
 def test_rail_aligned_leaf_holds_one_rail_of_a_whole_unit() -> None:
-    valid = scenario()
-    rail = fabric_profile(valid, leaf_spine(valid, hosts_per_leaf=32, rail_aligned=True))
-    fat = fabric_profile(valid, leaf_spine(valid, hosts_per_leaf=32, rail_aligned=False))
+    valid = cluster_scenario()
+    rail = fabric_profile(valid, designed_leaf_spine(valid, hosts_per_leaf=32, rail_aligned=True))
+    fat = fabric_profile(valid, designed_leaf_spine(valid, hosts_per_leaf=32, rail_aligned=False))
     assert rail.nodes_per_leaf == 32 and rail.ports_per_leaf_per_node == 1
     assert fat.nodes_per_leaf == 32 / 8 and fat.ports_per_leaf_per_node == 8
 
 
 def test_pod_size_of_a_three_tier_rail_optimized_fabric() -> None:
-    valid = scenario(gpus=16384)
-    profile = fabric_profile(valid, three_tier(valid))
+    valid = cluster_scenario(gpus=16384)
+    profile = fabric_profile(valid, designed_three_tier(valid))
     # 32 leaves per pod over 8 rails = 4 scalable units of 32 nodes.
     assert profile.nodes_per_pod == 4 * 32
 
 
 def test_switch_hops_by_span() -> None:
-    valid = scenario(gpus=16384)
-    profile = fabric_profile(valid, three_tier(valid))
+    valid = cluster_scenario(gpus=16384)
+    profile = fabric_profile(valid, designed_three_tier(valid))
     assert span_switch_hops(profile, 2) == 1
     assert span_switch_hops(profile, 64) == 3
     assert span_switch_hops(profile, 1024) == 5
@@ -262,9 +137,9 @@ def test_all_to_all_share_leaving_the_leaf() -> None:
 
 
 def test_two_to_one_oversubscription_halves_cross_leaf_bandwidth() -> None:
-    valid = scenario()
-    flat = fabric_profile(valid, leaf_spine(valid, "infiniband", leaf_up=32))
-    over = fabric_profile(valid, leaf_spine(valid, "infiniband", leaf_up=16))
+    valid = cluster_scenario()
+    flat = fabric_profile(valid, designed_leaf_spine(valid, "infiniband", leaf_up=32))
+    over = fabric_profile(valid, designed_leaf_spine(valid, "infiniband", leaf_up=16))
     assert over.routing == "adaptive"  # no collisions: only capacity limits
     # Every NIC sends to a node under another leaf: all traffic crosses the spines.
     crossing = pair_pattern(64, flat.nodes_per_leaf, flat.nodes_per_pod)
@@ -274,9 +149,9 @@ def test_two_to_one_oversubscription_halves_cross_leaf_bandwidth() -> None:
 
 
 def test_ecmp_collisions_come_on_top_of_oversubscription() -> None:
-    valid = scenario()
-    flat = fabric_profile(valid, leaf_spine(valid, "roce_v2", leaf_up=32))
-    over = fabric_profile(valid, leaf_spine(valid, "roce_v2", leaf_up=16))
+    valid = cluster_scenario()
+    flat = fabric_profile(valid, designed_leaf_spine(valid, "roce_v2", leaf_up=32))
+    over = fabric_profile(valid, designed_leaf_spine(valid, "roce_v2", leaf_up=16))
     assert over.routing == "ecmp"
     crossing = pair_pattern(64, flat.nodes_per_leaf, flat.nodes_per_pod)
     assert pattern_throughput(flat, crossing, 128) < 1.0
@@ -284,15 +159,15 @@ def test_ecmp_collisions_come_on_top_of_oversubscription() -> None:
 
 
 def test_traffic_that_stays_under_the_leaf_ignores_oversubscription() -> None:
-    valid = scenario()
-    over = fabric_profile(valid, leaf_spine(valid, leaf_up=16))
+    valid = cluster_scenario()
+    over = fabric_profile(valid, designed_leaf_spine(valid, leaf_up=16))
     same_leaf = ring_pattern(16, 1, nodes_per_leaf=32, nodes_per_pod=128)
     assert pattern_throughput(over, same_leaf, 16) == 1.0
 
 
 def test_group_for_checks_the_sub_group() -> None:
-    valid = scenario()
-    profile = fabric_profile(valid, leaf_spine(valid))
+    valid = cluster_scenario()
+    profile = fabric_profile(valid, designed_leaf_spine(valid))
     assert group_for(profile, 8).domains == 1
     assert group_for(profile, 16).domains == 2
     assert group_for(profile, None).ranks == 1024

@@ -10,13 +10,13 @@ from fabricplan.analytic.profile import fabric_profile
 from fabricplan.backends import get_backend
 from fabricplan.errors import ModelError
 from fabricplan.model.results import PerfRequest
-from test_analytic_fabric import leaf_spine, scenario, three_tier
+from fabrics import cluster_scenario, designed_leaf_spine, designed_three_tier
 
 
 def test_a_100k_gpu_fabric_is_answered() -> None:
-    valid = scenario(100_000)
+    valid = cluster_scenario(100_000)
     for tech in ("infiniband", "roce_v2"):
-        result = analytic_performance(valid, three_tier(valid, tech), PerfRequest())
+        result = analytic_performance(valid, designed_three_tier(valid, tech), PerfRequest())
         assert result.backend == "analytic" and result.technology == tech
         assert len(result.collectives) == 3 * len(PerfRequest().sizes_bytes)
         assert result.step is not None and result.step.step_s > 0
@@ -24,11 +24,11 @@ def test_a_100k_gpu_fabric_is_answered() -> None:
 
 
 def test_requested_rows_in_order() -> None:
-    valid = scenario(256)
+    valid = cluster_scenario(256)
     request = PerfRequest(
         collectives=("all_gather", "broadcast"), sizes_bytes=(8, 2**20), p2p=False, step=False
     )
-    result = analytic_performance(valid, leaf_spine(valid), request)
+    result = analytic_performance(valid, designed_leaf_spine(valid), request)
     assert [(c.collective, c.size_bytes) for c in result.collectives] == [
         ("all_gather", 8),
         ("all_gather", 2**20),
@@ -39,8 +39,8 @@ def test_requested_rows_in_order() -> None:
 
 
 def test_gpus_selects_a_sub_group() -> None:
-    valid = scenario(1024)
-    design = leaf_spine(valid, "roce_v2")
+    valid = cluster_scenario(1024)
+    design = designed_leaf_spine(valid, "roce_v2")
     size = 2**30
 
     def row(gpus: int) -> str:
@@ -56,16 +56,16 @@ def test_gpus_selects_a_sub_group() -> None:
 
 
 def test_base_latency_crosses_the_worst_case_path() -> None:
-    valid = scenario(16384)
-    design = three_tier(valid, "roce_v2")
+    valid = cluster_scenario(16384)
+    design = designed_three_tier(valid, "roce_v2")
     result = analytic_performance(valid, design, PerfRequest(step=False, sizes_bytes=(8,)))
     profile = fabric_profile(valid, design)
     assert result.base_latency_us == pytest.approx(one_way_ns(profile, 5, 2) / 1000)
 
 
 def test_p2p_pair_spans_the_sub_group() -> None:
-    valid = scenario(16384)
-    design = three_tier(valid)
+    valid = cluster_scenario(16384)
+    design = designed_three_tier(valid)
     near = analytic_performance(
         valid, design, PerfRequest(gpus=16, sizes_bytes=(2,), collectives=(), step=False)
     )
@@ -77,27 +77,29 @@ def test_p2p_pair_spans_the_sub_group() -> None:
 
 
 def test_the_backend_seam_reaches_it() -> None:
-    valid = scenario(256)
-    result = get_backend("analytic").perform(valid, leaf_spine(valid), PerfRequest(step=False))
+    valid = cluster_scenario(256)
+    result = get_backend("analytic").perform(
+        valid, designed_leaf_spine(valid), PerfRequest(step=False)
+    )
     assert result.backend == "analytic"
     assert any("routing" in note for note in result.notes)
 
 
 def test_routing_override_is_said() -> None:
-    valid = scenario(256, fabric={"switch": {"roce_v2": "sn5600"}})
+    valid = cluster_scenario(256, fabric={"switch": {"roce_v2": "sn5600"}})
     result = analytic_performance(
         valid,
-        leaf_spine(valid, "roce_v2"),
+        designed_leaf_spine(valid, "roce_v2"),
         PerfRequest(step=False, routing={"roce_v2": "adaptive"}),
     )
     assert any("adaptive (asked for" in note for note in result.notes)
 
 
 def test_a_forced_algorithm_reaches_every_row_through_the_request() -> None:
-    valid = scenario(256)
+    valid = cluster_scenario(256)
     result = analytic_performance(
         valid,
-        leaf_spine(valid),
+        designed_leaf_spine(valid),
         PerfRequest(
             collectives=("all_reduce", "all_to_all"),
             sizes_bytes=(2**20, 2**33),
@@ -112,11 +114,13 @@ def test_a_forced_algorithm_reaches_every_row_through_the_request() -> None:
 
 
 def test_in_network_reduction_is_said_and_can_be_turned_off() -> None:
-    valid = scenario(256)
+    valid = cluster_scenario(256)
     request = PerfRequest(sizes_bytes=(2**33,), collectives=("all_reduce",), p2p=False, step=False)
-    on = analytic_performance(valid, leaf_spine(valid), request)
+    on = analytic_performance(valid, designed_leaf_spine(valid), request)
     off = analytic_performance(
-        valid, leaf_spine(valid), request.model_copy(update={"in_network_reduction": False})
+        valid,
+        designed_leaf_spine(valid),
+        request.model_copy(update={"in_network_reduction": False}),
     )
     assert any("in-network reduction: on" in note for note in on.notes)
     assert any("in-network reduction: off" in note for note in off.notes)

@@ -6,6 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from fabricplan.analytic.nccl_tuning import nccl_tuning
 from fabricplan.analytic.pipeline import (
     NCCL_LL128_BUFFER_BYTES,
     NCCL_LL_BUFFER_BYTES,
@@ -14,7 +15,6 @@ from fabricplan.analytic.pipeline import (
     channels_for,
     collnet_chain_piece_bytes,
     pipelined_time_us,
-    ring_network_steps,
     ring_shape,
     tree_levels,
     tree_ll128_piece_bytes,
@@ -101,12 +101,16 @@ def test_simple_stores_at_every_hop_ll_and_ll128_only_at_the_network() -> None:
     # A tree splits its threads between up and down: on average a hop passes half a trip.
     assert tree("LL").trip_bytes == 512 * 8 / 2
     assert tree("LL128").trip_bytes == 640 * 8 * 8 * 15 / 16 / 2
-    # A ring stores at the steps that cross the network (tuning.cc's count: 2D for all-reduce).
-    ll_ring = ring_shape("all_reduce", 32, "LL", 16, domains=4)
-    assert ll_ring is not None
-    assert ll_ring.stored_stages == 2 * 4 == ring_network_steps("all_reduce", 4)
-    assert ring_shape("all_gather", 32, "LL128", 16, domains=4).stored_stages == 3  # type: ignore[union-attr]
-    assert ring_network_steps("all_reduce", 1) == 0
+    # A ring stores at the steps that cross the network (tuning.cc's count, per release: 2D for
+    # all-reduce up to 2.22, 2(D - 1) from 2.23).
+    for version, steps in (("2.19", 2 * 4), ("2.23", 2 * (4 - 1))):
+        network = nccl_tuning(version).ring_net_steps("all_reduce", 4)
+        ll_ring = ring_shape("all_reduce", 32, "LL", 16, network)
+        assert ll_ring is not None
+        assert ll_ring.stored_stages == steps == network
+    gather = nccl_tuning("2.30").ring_net_steps("all_gather", 4)
+    assert ring_shape("all_gather", 32, "LL128", 16, gather).stored_stages == 3  # type: ignore[union-attr]
+    assert nccl_tuning("2.30").ring_net_steps("all_reduce", 1) == 0
 
 
 def test_a_line_by_line_hop_costs_one_trip_of_the_piece() -> None:

@@ -18,7 +18,7 @@ from fabricplan.model.results import CollectiveName, PerfRequest
 from fabricplan.model.scenario import TechnologyName
 from fabricplan.spec import parse_spec
 from fabricplan.topology.designer import design_fabric
-from test_analytic_fabric import leaf_spine, scenario
+from fabrics import cluster_scenario, designed_leaf_spine
 
 MIB = 2**20
 
@@ -57,9 +57,11 @@ lowest ``treeCorrectionFactor`` again."""
 @functools.cache
 def profile_of(gpu: str, tech: TechnologyName, in_network_reduction: bool | None) -> FabricProfile:
     cluster = CLUSTERS[gpu]
-    valid = scenario(cluster["gpus"], cluster=cluster, fabric={"technologies": list(TECHNOLOGIES)})
+    valid = cluster_scenario(
+        cluster["gpus"], cluster=cluster, fabric={"technologies": list(TECHNOLOGIES)}
+    )
     request = PerfRequest(in_network_reduction=in_network_reduction)
-    return fabric_profile(valid, leaf_spine(valid, tech), request)
+    return fabric_profile(valid, designed_leaf_spine(valid, tech), request)
 
 
 @st.composite

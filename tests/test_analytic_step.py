@@ -12,7 +12,7 @@ from fabricplan.analytic.workload import Workload, resolve_workload, workload_pr
 from fabricplan.errors import ModelError
 from fabricplan.model.results import PerfRequest, StepTimeResult
 from fabricplan.model.scenario import TechnologyName, WorkloadSpec
-from test_analytic_fabric import leaf_spine, scenario
+from fabrics import cluster_scenario, designed_leaf_spine
 
 
 def run(
@@ -22,8 +22,10 @@ def run(
     gpu: str = "h100",
     **workload: Any,
 ) -> tuple[StepTimeResult, Workload, FabricProfile]:
-    valid = scenario(gpus, cluster={"gpus": gpus, "gpu": gpu}, workload=workload)
-    prof = fabric_profile(valid, leaf_spine(valid, tech), PerfRequest(calibration=calibration))
+    valid = cluster_scenario(gpus, cluster={"gpus": gpus, "gpu": gpu}, workload=workload)
+    prof = fabric_profile(
+        valid, designed_leaf_spine(valid, tech), PerfRequest(calibration=calibration)
+    )
     job = resolve_workload(valid.spec.workload, gpus)
     return training_step(prof, job), job, prof
 

@@ -22,7 +22,7 @@ from fabricplan.catalog.loader import (
     parse_entries,
     parse_price_book,
 )
-from fabricplan.cli.app import _register, app
+from fabricplan.cli.app import create_app
 from fabricplan.errors import CatalogError
 from fabricplan.model.hardware import (
     Basis,
@@ -352,9 +352,11 @@ def test_duplicate_ids_and_dangling_nic_references_are_refused() -> None:
 # ---------------------------------------------------------------- the CLI
 
 
+app = create_app()
+
+
 @pytest.fixture(scope="module")
 def runner() -> CliRunner:
-    _register()
     return CliRunner()
 
 

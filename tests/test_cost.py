@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 from typing import Any
 
 import pytest
@@ -306,10 +305,6 @@ def test_tco_identity_holds_for_any_settings(
     assert cost.energy_usd_per_year == pytest.approx(cost.power_w / 1000 * pue * 8760 * price)
 
 
-@pytest.mark.skipif(
-    importlib.util.find_spec("fabricplan.topology.designer") is None,
-    reason="the designer is not there yet",
-)
 def test_cost_of_a_designed_fabric_is_consistent() -> None:
     from fabricplan.topology.designer import design_fabric
 

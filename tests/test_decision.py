@@ -3,7 +3,6 @@ scores (best / value for costs and times, value / best for the rest) and the pre
 
 from __future__ import annotations
 
-import importlib.util
 from collections.abc import Sequence
 from typing import Any
 
@@ -431,11 +430,6 @@ def test_the_price_flip_is_where_the_winner_changes(
         assert first(flip.change * (1 - 1e-6)) == winner
 
 
-@pytest.mark.skipif(
-    importlib.util.find_spec("fabricplan.lint.operations") is None
-    or importlib.util.find_spec("fabricplan.topology.designer") is None,
-    reason="the designer or the operations assessment is not there yet",
-)
 def test_recommend_on_designed_fabrics_explores_size_and_team() -> None:
     from fabricplan.evaluate import evaluate
     from fabricplan.recommend.decision import recommend

@@ -9,18 +9,21 @@ import pytest
 from typer.testing import CliRunner
 
 from fabricplan.backends import backend_names, get_backend
-from fabricplan.cli.app import _register, app
+from fabricplan.cli.app import create_app
 from fabricplan.model.results import PerfRequest
-from fabricplan.sim.flow.performance import simulated_sizes
+from fabricplan.sim.flow.performance import FLOW_SIZES_SIMULATED
+from fabricplan.sim.performance import simulated_sizes
 from fabricplan.spec import parse_spec
 from fabricplan.topology.designer import design_fabric
 
 SPEC = "cluster:\n  gpus: 128\nfabric:\n  technologies: [infiniband, roce_v2]\n"
 
 
+app = create_app()
+
+
 @pytest.fixture(scope="module")
 def runner() -> CliRunner:
-    _register()
     return CliRunner()
 
 
@@ -52,7 +55,11 @@ def test_flow_backend_is_registered_and_answers_like_the_analytic_one() -> None:
 
 
 def test_the_simulated_sizes_are_few_and_large() -> None:
-    assert simulated_sizes((8, 2**20, 2**22, 2**25, 2**30)) == (2**20, 2**25, 2**30)
+    assert simulated_sizes((8, 2**20, 2**22, 2**25, 2**30), FLOW_SIZES_SIMULATED) == (
+        2**20,
+        2**25,
+        2**30,
+    )
 
 
 def test_simulate_json_holds_the_issue_keys(runner: CliRunner, spec: Path) -> None:

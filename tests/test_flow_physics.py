@@ -6,11 +6,18 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from fabricplan.sim.flow.failure import fail_random_cables
+from fabricplan.sim.failure import fail_random_cables
 from fabricplan.sim.flow.fluid import simulate
 from fabricplan.sim.flow.result import FlowSimResult
 from fabricplan.sim.flow.routing import bytes_per_us, flow_paths
-from fabricplan.sim.flow.traffic import (
+from fabricplan.sim.flow.transport import (
+    CongestionControl,
+    LinkFlowControl,
+    RoutingName,
+    TransportSpec,
+    settle_time_us,
+)
+from fabricplan.sim.traffic import (
     GpuLayout,
     StepSpec,
     Traffic,
@@ -22,15 +29,8 @@ from fabricplan.sim.flow.traffic import (
     permutation,
     random_pairs,
 )
-from fabricplan.sim.flow.transport import (
-    CongestionControl,
-    LinkFlowControl,
-    RoutingName,
-    TransportSpec,
-    settle_time_us,
-)
 from fabricplan.topology.graph import LINK_TIERS, FabricGraph
-from test_flow_fabric import k_ary_fat_tree, leaf_spine
+from fabrics import k_ary_fat_tree, leaf_spine_graph
 
 B = float(bytes_per_us(100.0))  # the test fabrics' 100G links, in bytes per microsecond
 S = 1e6  # one flow's bytes
@@ -101,7 +101,7 @@ def test_incast_takes_at_least_n_s_over_b(senders: int) -> None:
 
 
 def test_flows_hashed_onto_one_link_share_it() -> None:
-    graph, _ = leaf_spine(leaves=2, spines=4, hosts_per_leaf=4)
+    graph, _ = leaf_spine_graph(leaves=2, spines=4, hosts_per_leaf=4)
     layout = one_gpu_per_node(8)
     traffic = gpu_flows(layout, np.arange(4), np.arange(4, 8), S, StepSpec("x", "x"))
     checked = 0
@@ -134,8 +134,8 @@ def test_a_two_to_one_leaf_halves_cross_leaf_all_to_all(routing: RoutingName) ->
     )
     layout = one_gpu_per_node(8)
     traffic = gpu_flows(layout, src, dst, S, StepSpec("cross", "cross"))
-    full, _ = leaf_spine(leaves=2, spines=2, hosts_per_leaf=4, up_ports=4)
-    half, _ = leaf_spine(leaves=2, spines=2, hosts_per_leaf=4, up_ports=2)
+    full, _ = leaf_spine_graph(leaves=2, spines=2, hosts_per_leaf=4, up_ports=4)
+    half, _ = leaf_spine_graph(leaves=2, spines=2, hosts_per_leaf=4, up_ports=2)
     t_full = run(full, traffic, routing).transfer_us
     t_half = run(half, traffic, routing).transfer_us
     assert t_full == pytest.approx(4 * S / B)
@@ -164,7 +164,7 @@ def test_same_seed_same_result_and_ecmp_collisions_vary_with_the_seed() -> None:
 
 def _victim_case() -> tuple[FabricGraph, Traffic, int]:
     """Seven hosts of leaves 1 and 2 send to host 0; host 7 (leaf 1) sends to host 13."""
-    graph, _ = leaf_spine(leaves=4, spines=2, hosts_per_leaf=4)
+    graph, _ = leaf_spine_graph(leaves=4, spines=2, hosts_per_leaf=4)
     layout = one_gpu_per_node(16)
     senders = np.array([4, 5, 6, 8, 9, 10, 11])
     culprits = gpu_flows(
@@ -226,7 +226,7 @@ def test_failed_cables_carry_nothing_and_the_traffic_still_completes() -> None:
 
 
 def test_background_traffic_offers_the_asked_load() -> None:
-    graph, _ = leaf_spine(leaves=2, spines=2, hosts_per_leaf=4)
+    graph, _ = leaf_spine_graph(leaves=2, spines=2, hosts_per_leaf=4)
     layout = one_gpu_per_node(8)
     window_us = 20_000.0
     traffic = background(layout, 0.3, window_us, B, seed=0)

@@ -9,13 +9,13 @@ from hypothesis import strategies as st
 
 from fabricplan.errors import ModelError
 from fabricplan.model.scenario import WorkloadSpec
-from fabricplan.sim.flow.pattern import (
+from fabricplan.sim.pattern import (
     PATTERNS,
     pattern_traffic,
     scenario_traffic,
     workload_traffic,
 )
-from fabricplan.sim.flow.traffic import (
+from fabricplan.sim.traffic import (
     WEBSEARCH_CDF,
     GpuLayout,
     StepSpec,

@@ -22,7 +22,7 @@ from fabricplan.topology.graph import (
     trunk_route,
     with_failures,
 )
-from test_flow_fabric import k_ary_fat_tree, leaf_spine
+from fabrics import k_ary_fat_tree, leaf_spine_graph
 
 
 def _check_paths(graph: FabricGraph, src: np.ndarray, dst: np.ndarray, paths: np.ndarray) -> None:
@@ -116,7 +116,7 @@ def test_dmodk_gives_a_shift_permutation_distinct_links() -> None:
 
 
 def test_ecmp_spreads_with_the_seed() -> None:
-    graph, _ = leaf_spine(leaves=2, spines=4, hosts_per_leaf=4)
+    graph, _ = leaf_spine_graph(leaves=2, spines=4, hosts_per_leaf=4)
     src, dst = np.zeros(64, dtype=np.int64), np.full(64, 4)
     key = np.arange(64, dtype=np.uint64)
     uplinks = {int(route(graph, src, dst, "hash", key, salt=s)[0, 1]) for s in range(16)}
@@ -141,7 +141,7 @@ def test_routes_avoid_failed_links_and_switches() -> None:
 
 
 def test_a_cut_off_host_is_unreachable() -> None:
-    graph, _ = leaf_spine()
+    graph, _ = leaf_spine_graph()
     broken = with_failures(graph, links=[int(graph.host_down_link[3])])
     with pytest.raises(ModelError) as err:
         route(broken, np.array([0]), np.array([3]), "dmodk")

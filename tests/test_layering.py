@@ -25,8 +25,8 @@ LAYER = {
     "recommend": 6,
     "sweep": 6,
     "report": 7,
-    "cli": 8,
     "web": 8,
+    "cli": 9,
 }
 EXEMPT = {"__init__", "__main__"}
 
@@ -66,6 +66,61 @@ def test_imports_only_lower_layers(path: Path) -> None:
         assert LAYER[other] < LAYER[own], (
             f"{path.relative_to(SRC)} (layer {LAYER[own]}) imports {other} (layer {LAYER[other]})"
         )
+
+
+SIM = SRC / "sim"
+SIM_FLOOR = sorted(p.stem for p in SIM.glob("*.py") if p.stem not in {"__init__", "run"})
+"""The shared floor both levels stand on."""
+SIM_LEVEL = {"floor": 0, "flow": 1, "packet": 1, "run": 2}
+"""Inside sim/: the floor, the two sibling levels over it, and the run seam over both."""
+
+
+def _sim_part(path: Path) -> str:
+    rel = path.relative_to(SIM).parts
+    if len(rel) > 1:
+        return rel[0]
+    return "run" if rel[0] == "run.py" else "floor"
+
+
+def _imported_sim_parts(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    parts: set[str] = set()
+    for node in ast.walk(tree):
+        names: list[str] = []
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names = [node.module]
+        for name in names:
+            bits = name.split(".")
+            if bits[:2] == ["fabricplan", "sim"] and len(bits) > 2:
+                parts.add(bits[2] if bits[2] in SIM_LEVEL else "floor")
+    return parts
+
+
+SIM_SOURCES = sorted(p for p in SIM.rglob("*.py") if p.stem != "__init__")
+
+
+@pytest.mark.parametrize("path", SIM_SOURCES, ids=lambda p: str(p.relative_to(SRC)))
+def test_sim_levels_stand_on_the_floor_and_not_on_each_other(path: Path) -> None:
+    own = _sim_part(path)
+    for other in _imported_sim_parts(path) - {own}:
+        assert SIM_LEVEL[other] < SIM_LEVEL[own], f"{path.relative_to(SRC)} ({own}) imports {other}"
+
+
+def test_the_floor_holds_the_shared_pieces() -> None:
+    assert {"traffic", "pattern", "mechanism", "path", "summary", "performance", "seed"} <= set(
+        SIM_FLOOR
+    )
+
+
+def test_the_sim_checker_sees_packet_importing_flow(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.py"
+    bad.write_text(
+        "from fabricplan.sim.flow.routing import flow_keys\nimport fabricplan.sim.traffic\n"
+    )
+    assert _imported_sim_parts(bad) == {"flow", "floor"}
+    assert not SIM_LEVEL["flow"] < SIM_LEVEL["packet"]
 
 
 def test_the_checker_sees_a_violation(tmp_path: Path) -> None:

@@ -9,7 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from fabricplan.backends import backend_names, get_backend
-from fabricplan.cli.app import _register, app
+from fabricplan.cli.app import create_app
 from fabricplan.errors import ModelError
 from fabricplan.model.results import PerfRequest
 from fabricplan.sim.packet.performance import packet_network_for
@@ -19,9 +19,11 @@ from fabricplan.topology.designer import design_fabric
 SPEC = "cluster:\n  gpus: 32\nfabric:\n  technologies: [infiniband, roce_v2]\n"
 
 
+app = create_app()
+
+
 @pytest.fixture(scope="module")
 def runner() -> CliRunner:
-    _register()
     return CliRunner()
 
 

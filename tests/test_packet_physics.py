@@ -13,7 +13,6 @@ import numpy as np
 import pytest
 
 from fabricplan.errors import ModelError
-from fabricplan.sim.flow.traffic import GpuLayout, StepSpec, Traffic, incast, permutation
 from fabricplan.sim.packet.dcqcn import DcqcnSpec
 from fabricplan.sim.packet.ecn import EcnSpec
 from fabricplan.sim.packet.network import dumbbell, network_from_graph, ring, star
@@ -22,6 +21,7 @@ from fabricplan.sim.packet.result import PacketSimResult
 from fabricplan.sim.packet.simulation import build_state, run_state, simulate_packet
 from fabricplan.sim.packet.spec import FaultSpec, PacketSpec, packet_spec
 from fabricplan.sim.packet.state import C_CNPS, F_RX_UNIQUE, PI_END, grown
+from fabricplan.sim.traffic import GpuLayout, StepSpec, Traffic, incast, permutation
 
 SPEED_GBPS = 100.0
 MTU = 4096

@@ -10,9 +10,9 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from fabricplan.cli.app import _register, app
+from fabricplan.cli.app import create_app
 
-_register()
+app = create_app()
 RUNNER = CliRunner()
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 MINIMAL = {

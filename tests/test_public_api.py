@@ -1,18 +1,125 @@
-"""The public API is pinned: removing or renaming one of these names is a breaking change."""
+"""The public API is pinned: removing or renaming one of these names is a breaking change.
+
+Each entry module's ``__all__`` is compared with the names below, and every name must exist;
+adding a public name means adding it here too, on purpose.
+"""
 
 from __future__ import annotations
 
-import fabricplan
-from fabricplan import backends, evaluate, spec
+import importlib
+
+import pytest
+
+PUBLIC: dict[str, set[str]] = {
+    "fabricplan": {"FabricPlanError", "__version__"},
+    "fabricplan.spec": {
+        "USER_SOURCE",
+        "load_spec",
+        "load_spec_file",
+        "parse_spec",
+        "read_spec",
+        "replace_spec",
+        "resolve",
+    },
+    "fabricplan.evaluate": {"evaluate", "evaluate_feasible", "evaluate_one"},
+    "fabricplan.backends": {
+        "BACKENDS",
+        "AnalyticBackend",
+        "Backend",
+        "FakeBackend",
+        "FlowBackend",
+        "PacketBackend",
+        "backend_names",
+        "get_backend",
+    },
+    "fabricplan.cli.app": {"HELP", "create_app", "main"},
+    "fabricplan.sim.run": {
+        "ANALYTIC_PATTERNS",
+        "LEVELS",
+        "PatternRun",
+        "RunOptions",
+        "RunProgress",
+        "SimLevel",
+        "run_pattern",
+        "simulated_backend",
+    },
+    "fabricplan.sim.flow": {
+        "PATTERNS",
+        "FlowSimResult",
+        "FlowSimStats",
+        "GpuLayout",
+        "StepSpec",
+        "Traffic",
+        "TransportSpec",
+        "all_to_all",
+        "background",
+        "combine",
+        "fail_random_cables",
+        "for_job",
+        "gpu_flows",
+        "incast",
+        "pattern_traffic",
+        "permutation",
+        "place_jobs",
+        "random_pairs",
+        "ring",
+        "scenario_traffic",
+        "simulate",
+        "switch_vertex",
+        "training_step",
+        "transport_for",
+        "tree_all_reduce",
+    },
+}
 
 
-def test_top_level_names() -> None:
-    assert set(fabricplan.__all__) == {"FabricPlanError", "__version__"}
+@pytest.mark.parametrize("module_name", sorted(PUBLIC))
+def test_entry_module_exports_exactly_the_pinned_names(module_name: str) -> None:
+    module = importlib.import_module(module_name)
+    exported = set(module.__all__)
+    assert exported == PUBLIC[module_name], (
+        f"{module_name}: added {sorted(exported - PUBLIC[module_name])},"
+        f" removed {sorted(PUBLIC[module_name] - exported)}"
+    )
+    missing = [name for name in exported if not hasattr(module, name)]
+    assert not missing, f"{module_name}.__all__ names what it does not define: {missing}"
 
 
-def test_entry_points_exist() -> None:
-    assert callable(spec.load_spec)
-    assert callable(spec.parse_spec)
-    assert callable(evaluate.evaluate)
-    assert callable(evaluate.evaluate_one)
-    assert {"analytic", "fake"} <= set(backends.backend_names())
+def test_the_backend_mapping_is_read_only() -> None:
+    from fabricplan import backends
+
+    assert backends.backend_names() == ["analytic", "fake", "flow", "packet"]
+    with pytest.raises(TypeError):
+        backends.BACKENDS["mine"] = backends.FakeBackend  # type: ignore[index]
+
+
+def test_two_apps_do_not_share_commands() -> None:
+    from fabricplan.cli.app import create_app
+
+    first, second = create_app(), create_app()
+    assert first is not second
+    names = [c.name for c in first.registered_commands]
+    assert names == [c.name for c in second.registered_commands]
+    assert len(names) == len(set(names))
+
+
+def test_spec_py_is_the_only_constructor_of_valid_scenarios() -> None:
+    import ast
+    from pathlib import Path
+
+    src = Path(__file__).resolve().parents[1] / "src" / "fabricplan"
+    builders = []
+    for path in sorted(src.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            called = node.func if isinstance(node, ast.Call) else None
+            if isinstance(called, ast.Name) and called.id == "ValidScenario":
+                builders.append(path.relative_to(src).as_posix())
+            if (
+                isinstance(called, ast.Attribute)
+                and called.attr in ("model_copy", "model_construct", "model_validate")
+                and path.name != "spec.py"
+                and "valid" in ast.unparse(called.value).lower()
+                and "spec" in ast.unparse(node)
+            ):
+                builders.append(path.relative_to(src).as_posix())
+    assert builders == ["spec.py"]

@@ -1,16 +1,22 @@
 """The one backend seam: ``analytic`` (instant), ``flow`` (fluid), ``packet`` (mechanisms).
 
 A backend turns a designed fabric into a :class:`~fabricplan.model.results.PerformanceResult`.
-``fake`` returns simple, predictable numbers so that everything above the seam (the decision,
-reports, the CLI) can be tested without a model.
+``flow`` and ``packet`` are the two simulation levels through one template
+(:func:`fabricplan.sim.run.simulated_backend`); ``fake`` returns simple, predictable numbers so
+that everything above the seam (the decision, reports, the CLI) can be tested without a model.
+The mapping of names to backends is fixed at import (:data:`BACKENDS`, read-only): two
+evaluations in one process always see the same backends.
 
 >>> get_backend("fake").name
 'fake'
+>>> backend_names()
+['analytic', 'fake', 'flow', 'packet']
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from types import MappingProxyType
 from typing import Protocol
 
 from fabricplan.errors import SpecError
@@ -23,6 +29,17 @@ from fabricplan.model.results import (
 )
 from fabricplan.model.scenario import ValidScenario
 from fabricplan.units import gbps_to_GBps, transfer_time_us
+
+__all__ = [
+    "BACKENDS",
+    "AnalyticBackend",
+    "Backend",
+    "FakeBackend",
+    "FlowBackend",
+    "PacketBackend",
+    "backend_names",
+    "get_backend",
+]
 
 
 class Backend(Protocol):
@@ -58,9 +75,25 @@ class FlowBackend:
     def perform(
         self, valid: ValidScenario, design: FabricDesign, request: PerfRequest
     ) -> PerformanceResult:
-        from fabricplan.sim.flow.performance import flow_performance
+        from fabricplan.sim.run import simulated_backend
 
-        return flow_performance(valid, design, request)
+        return simulated_backend("flow", valid, design, request)
+
+
+class PacketBackend:
+    """Packet-level simulation on the designed fabric (:mod:`fabricplan.sim.packet`): credits,
+    PFC, ECN/DCQCN, HPCC, IB CC and routing acting packet by packet; fabric sizes up to
+    :data:`fabricplan.sim.packet.performance.PACKET_MAX_HOSTS` host ports. Latencies,
+    perftest tables and the training step are the analytic model's."""
+
+    name = "packet"
+
+    def perform(
+        self, valid: ValidScenario, design: FabricDesign, request: PerfRequest
+    ) -> PerformanceResult:
+        from fabricplan.sim.run import simulated_backend
+
+        return simulated_backend("packet", valid, design, request)
 
 
 class FakeBackend:
@@ -105,27 +138,58 @@ class FakeBackend:
         )
 
 
-_BACKENDS: dict[str, Callable[[], Backend]] = {
-    "analytic": AnalyticBackend,
-    "fake": FakeBackend,
-    "flow": FlowBackend,
-}
+BACKENDS: Mapping[str, Callable[[], Backend]] = MappingProxyType(
+    {
+        "analytic": AnalyticBackend,
+        "fake": FakeBackend,
+        "flow": FlowBackend,
+        "packet": PacketBackend,
+    }
+)
+"""Every backend by name (read-only)."""
 
 
 def backend_names() -> list[str]:
-    """Names of the registered backends."""
-    return sorted(_BACKENDS)
+    """Names of the backends.
 
+    Returns
+    -------
+    list of str
+        Sorted names.
 
-def register_backend(name: str, factory: Callable[[], Backend]) -> None:
-    """Add a backend (the flow and packet simulators register themselves here)."""
-    _BACKENDS[name] = factory
+    Examples
+    --------
+    >>> "flow" in backend_names()
+    True
+    """
+    return sorted(BACKENDS)
 
 
 def get_backend(name: str) -> Backend:
-    """A backend by name; a :class:`SpecError` naming the choices otherwise."""
+    """A backend by name.
+
+    Parameters
+    ----------
+    name
+        One of :func:`backend_names`.
+
+    Returns
+    -------
+    Backend
+        A fresh instance.
+
+    Raises
+    ------
+    SpecError
+        FP117 naming the choices for an unknown name.
+
+    Examples
+    --------
+    >>> get_backend("analytic").name
+    'analytic'
+    """
     try:
-        return _BACKENDS[name]()
+        return BACKENDS[name]()
     except KeyError:
         raise SpecError(
             "FP117",
@@ -134,22 +198,3 @@ def get_backend(name: str) -> Backend:
             name,
             f"use one of {', '.join(backend_names())}",
         ) from None
-
-
-class PacketBackend:
-    """Packet-level simulation on the designed fabric (:mod:`fabricplan.sim.packet`): credits,
-    PFC, ECN/DCQCN, HPCC, IB CC and routing acting packet by packet; fabric sizes up to
-    :data:`fabricplan.sim.packet.performance.PACKET_MAX_HOSTS` host ports. Latencies,
-    perftest tables and the training step are the analytic model's."""
-
-    name = "packet"
-
-    def perform(
-        self, valid: ValidScenario, design: FabricDesign, request: PerfRequest
-    ) -> PerformanceResult:
-        from fabricplan.sim.packet.performance import packet_performance
-
-        return packet_performance(valid, design, request)
-
-
-register_backend("packet", PacketBackend)

@@ -16,6 +16,8 @@ from fabricplan.model.results import Evaluation, InfeasibleOption, PerformanceRe
 from fabricplan.model.scenario import TechnologyName, ValidScenario
 from fabricplan.topology.designer import design_fabric
 
+__all__ = ["evaluate", "evaluate_feasible", "evaluate_one"]
+
 
 def evaluate_one(
     valid: ValidScenario,

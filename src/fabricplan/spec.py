@@ -37,6 +37,16 @@ from fabricplan.model.scenario import (
 )
 from fabricplan.units import gbps_to_tbps
 
+__all__ = [
+    "USER_SOURCE",
+    "load_spec",
+    "load_spec_file",
+    "parse_spec",
+    "read_spec",
+    "replace_spec",
+    "resolve",
+]
+
 USER_SOURCE = "given in the cluster spec"
 
 
@@ -368,3 +378,37 @@ def parse_spec_text(text: str, origin: str = "spec") -> ValidScenario:
 def load_spec(path: str | os.PathLike[str]) -> ValidScenario:
     """Validate and resolve a spec file."""
     return resolve(load_spec_file(path), origin=str(path))
+
+
+def replace_spec(valid: ValidScenario, data: dict[str, Any], origin: str = "spec") -> ValidScenario:
+    """``valid`` with its spec replaced by ``data``, checked again; the resolved hardware,
+    prices and assumptions are kept (a what-if on size or team, not a new catalog choice).
+
+    Parameters
+    ----------
+    valid
+        A resolved scenario.
+    data
+        A whole spec document (e.g. ``valid.spec.model_dump()`` with a field changed).
+    origin
+        Where the data came from, for error messages.
+
+    Returns
+    -------
+    ValidScenario
+        The same hardware under the new spec.
+
+    Raises
+    ------
+    SpecError
+        FP1xx when ``data`` is not a valid spec.
+
+    Examples
+    --------
+    >>> valid = parse_spec({"cluster": {"gpus": 1024}})
+    >>> data = valid.spec.model_dump()
+    >>> data["cluster"]["gpus"] = 2048
+    >>> replace_spec(valid, data).spec.cluster.nodes
+    256
+    """
+    return valid.model_copy(update={"spec": read_spec(data, origin)})

@@ -27,11 +27,12 @@ ranks):
   C * perChMaxTreeBw / 2)`` with ``t = 1`` for two domains, ``2`` beyond (a node that is interior
   in one tree and a leaf in the other sends ``2 x size``); with two domains busbw can exceed the
   NIC rate (NVIDIA/nccl-tests #169, NVIDIA/nccl #1576). ``C`` tree channels each reach at most
-  NCCL's per-channel tree bandwidth (:data:`NCCL_TREE_CHANNEL_BUSBW_GBPS`). NCCL's tuner does not
+  NCCL's per-channel tree bandwidth (``perChMaxTreeBws``, per release). NCCL's tuner does not
   credit the two-domain saving (it halves every tree's bus bandwidth, ``t = 2``), so by default
   it runs the ring there; a forced tree gets the saving.
 - NVLS (NVLink SHARP, one domain): the switch reduces; each GPU moves ``size * (1 + 1/L)`` each
-  way, so algbw = ``B_nvl * L / (L + 1) * NVLS_REDUCTION_EFFICIENCY``.
+  way, so algbw = ``B_nvl * L / (L + 1) * e`` with the architecture's reduction efficiency
+  (:data:`NVLS_REDUCTION_EFFICIENCY`).
 - CollNet Direct (InfiniBand SHARP): the fabric's switches reduce, so each domain sends its
   buffer once and receives the result once: algbw = ``min(B_nvl * L / (2 (L - 1)), B_sharp)``.
   SHARP trees are immune to oversubscription and collisions (one stream per link); a switch
@@ -40,12 +41,17 @@ ranks):
   the switches' reduction tree and receives the result, which goes back down the chain. Every GPU
   sends the whole buffer over NVLink twice (up and down): algbw = ``min(B_nvl / 2, B_sharp)``.
 - NVLSTree / NVLS with SHARP: NVLS inside the domain, a tree or SHARP between domains.
+- PAT (NCCL 2.23+, one GPU per domain): all_gather / reduce_scatter on NCCL's tuner line.
+- Point to point (all_to_all, sendrecv): grouped sends; the proxy's posts overlap the data.
 - SHARP is used only when ``PerfRequest.in_network_reduction`` allows it (default: wherever the
   technology and the switch have it).
 
 Protocols: LL (8-byte flag per 8 bytes, lowest latency), LL128 (120 of 128 bytes) and Simple;
 their bandwidth shares come from ``tuning.cc``, every bound is then scaled by the calibrated
-collective efficiency.
+collective efficiency. LL128 runs across domains only where NCCL enables it (:func:`ll128_enabled`).
+
+Every latency, per-channel cap, LL ceiling and rule that changed between NCCL releases is read from
+the profile's tables (``FabricProfile.nccl``, :mod:`.nccl_tuning`), never branched on here.
 
 nccl-tests reports ``algbw = size / time`` and ``busbw = algbw * factor`` (nccl-tests
 ``doc/PERFORMANCE.md``): all_reduce ``2(n-1)/n``; all_gather, reduce_scatter, all_to_all
@@ -60,6 +66,7 @@ whole gathered buffer; for all_to_all it is what one rank sends in total.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -69,7 +76,6 @@ from fabricplan.analytic.pipeline import (
     PipelineShape,
     collnet_chain_shape,
     pipelined_time_us,
-    ring_network_steps,
     ring_shape,
     tree_levels,
     tree_shape,
@@ -91,65 +97,34 @@ from fabricplan.units import transfer_rate_GBps, transfer_time_us
 Protocol = str  # "LL" | "LL128" | "Simple"
 PROTOCOLS: tuple[Protocol, ...] = ("LL", "LL128", "Simple")
 
-# --- NCCL's tuning constants (NVIDIA/nccl src/graph/tuning.cc, v2.19-v2.21 era) -------------------
-NCCL_BASE_LATENCY_US: dict[tuple[str, Protocol], float] = {
-    ("Ring", "LL"): 6.6,
-    ("Ring", "LL128"): 14.0,
-    ("Ring", "Simple"): 8.4,
-    ("Tree", "LL"): 6.8,
-    ("Tree", "LL128"): 14.0,
-    ("Tree", "Simple"): 0.0,
-}
-"""``baseLat``: fixed cost of one collective (launch, synchronisation), us."""
+# --- NCCL's tuning constants ---------------------------------------------------------------------
+# The per-release tables (base and step latencies, per-channel caps, LL ceilings, the ring plateau,
+# PAT) are data: FabricProfile.nccl (:mod:`.nccl_tuning`, ``analytic/data/nccl_tuning.yaml``).
+# What follows is the same in every release modelled (2.19-2.30) or is not NCCL's tuner's.
 
-NCCL_NVLINK_STEP_US: dict[tuple[str, Protocol], float] = {
-    ("Ring", "LL"): 0.6,
-    ("Ring", "LL128"): 1.9,
-    ("Ring", "Simple"): 3.4,
-    ("Tree", "LL"): 0.6,
-    ("Tree", "LL128"): 1.25,
-    ("Tree", "Simple"): 28.0,
-    ("CollNetDirect", "Simple"): 3.7,
-    ("CollNetChain", "Simple"): 2.8,
-    ("NVLS", "Simple"): 23.0,
-    ("NVLSTree", "Simple"): 23.0,
-}
-"""``hwLat[NVLINK]``: cost of one step over NVLink, us."""
-
-NCCL_NET_STEP_US: dict[tuple[str, Protocol], float] = {
-    ("Ring", "LL"): 2.7,
-    ("Ring", "LL128"): 4.0,
-    ("Ring", "Simple"): 14.0,
-    ("Tree", "LL"): 5.0,
-    ("Tree", "LL128"): 8.5,
-    ("Tree", "Simple"): 28.0,
-    ("CollNetDirect", "Simple"): 31.0,
-    ("CollNetChain", "Simple"): 30.0,
-    ("NVLS", "Simple"): 18.0,
-    ("NVLSTree", "Simple"): 14.0,
-}
-"""``hwLat[NET]``: cost of one step over the network as NCCL measured it, path included, us."""
-
-NCCL_PATH_IN_NET_STEP_US = 1.5
-"""The network path inside :data:`NCCL_NET_STEP_US` (estimate: two ConnectX adapters at ~0.6 us
-and one switch hop on the InfiniBand clusters NCCL was tuned on). We subtract it and add the
-fabric's own path latency instead, so that adapters, hops and cables come from the catalog."""
+NCCL_PATH_IN_NET_STEP_US = (2 * 350.0 + 130.0) / 1000.0
+"""The network path inside NCCL's ``hwLat[NET]``, us (estimate: two ConnectX adapters at the
+catalog's 350 ns per side and one Quantum switch hop at 130 ns, on the InfiniBand clusters NCCL
+was tuned on). We subtract it and add the fabric's own path latency instead, so that adapters,
+hops and cables come from the catalog."""
 
 NCCL_NET_POST_OVERHEAD_US = 1.0
 """Proxy cost of posting one network operation (``getNetOverhead``: 1 us on Intel x86, 2 us on
 AMD); a multi-node ring step costs at least this, three times for Simple."""
 NCCL_SIMPLE_POST_MULTIPLIER = 3.0
+NCCL_P2P_NET_CHUNK_BYTES = 1 << 17
+"""Chunk of a point-to-point transfer across nodes (``NCCL_P2P_NET_CHUNKSIZE``, 128 KiB,
+``src/init.cc`` v2.19-v2.30): each chunk to each peer is one network operation the proxy posts
+(at :data:`NCCL_NET_POST_OVERHEAD_US` each)."""
 
-NCCL_PROTOCOL_BW_SHARE: dict[tuple[str, Protocol], float] = {
-    ("Ring", "LL"): 1.0 / 4.0,
-    ("Ring", "LL128"): 0.92,
-    ("Ring", "Simple"): 1.0,
-    ("Tree", "LL"): 0.92 / 3.8,
-    ("Tree", "LL128"): 0.92 * 120.0 / 128.0,
-    ("Tree", "Simple"): 0.92,
+NCCL_TREE_BW_SHARE: dict[Protocol, float] = {
+    "LL": 0.92 / 3.8,
+    "LL128": 0.92 * 120.0 / 128.0,
+    "Simple": 0.92,
 }
-"""Share of the algorithm's bandwidth each protocol reaches (LL: 4 flag bytes per 4 data bytes and
-a store per line; LL128: 120 of 128 bytes; trees lose a further 8 %)."""
+"""Share of the tree's bandwidth each protocol reaches (``tuning.cc`` 2.19-2.30: a tree's
+``busBw * .92``, then LL ``* 1.0/3.8``, LL128 ``* 120.0/128.0`` across nodes). The ring's shares
+are per release (``NcclTuning.ring_ll_bw_share``, ...); Simple rings reach 1."""
 
 # fmt: off
 NCCL_TREE_CORRECTION: dict[Protocol, tuple[float, ...]] = {
@@ -162,28 +137,40 @@ NCCL_TREE_CORRECTION: dict[Protocol, tuple[float, ...]] = {
                0.5, 0.5, 0.5, 0.6, 0.7, 0.8, 0.7, 0.7, 0.8, 0.9, 0.9),
 }
 # fmt: on
-"""``treeCorrectionFactor`` (``tuning.cc``, v2.19-v2.27): NCCL's tuner multiplies a tree's bandwidth
+"""``treeCorrectionFactor`` (``tuning.cc``, v2.19-v2.30): NCCL's tuner multiplies a tree's bandwidth
 by entry ``log2(size / 64)`` (64 B to 256 MiB; 1 outside), because "trees are not perfectly sticking
 to the model for medium sizes" -- the pipeline fill that :mod:`.pipeline` models."""
 
-NCCL_LL_BUSBW_CAP_GBPS_ONE_DOMAIN = 87.7
-"""LL bandwidth ceiling inside one node (``llMaxBws``, Ampere/Hopper, one node), GB/s."""
-NCCL_LL_BUSBW_CAP_GBPS_MULTI_DOMAIN = 39.0
-"""LL bandwidth ceiling across nodes (``llMaxBws``, Intel hosts, two nodes), GB/s. What LL reaches
-across any number of domains: with it the pipeline gives CoreWeave's 128 A100 GPUs (16 nodes)
-1 KiB and 64 KiB all_reduce within 10 % (docs/validation.md)."""
-NCCL_LL_TUNER_BUSBW_CAP_GBPS_MANY_DOMAINS = 20.4
-"""What NCCL's tuner expects of LL beyond two nodes (``llMaxBws``, Intel hosts, more than two
-nodes, v2.19-v2.27), GB/s: it leaves LL for LL128 at smaller sizes on many nodes."""
+NCCL_LL_CLASS_FOR_UNKNOWN_GPU = "ampere"
+"""GPU class whose one-node LL ceiling a GPU of unknown class gets (the Ampere row, which 2.19's
+table also gave Hopper)."""
 
 NCCL_COLLNET_ARITY_LATENCY_US = 0.4
 """CollNet Direct's per-local-rank serialisation latency (tuning.cc), us."""
 
-NVLS_REDUCTION_EFFICIENCY = 0.836
-"""Share of the NVLS traffic bound ``B_nvl * L / (L + 1)`` the NVSwitch reduction sustains.
+NVLS_REDUCTION_EFFICIENCY_HOPPER = 0.836
+"""Share of the NVLS traffic bound ``B_nvl * L / (L + 1)`` the Hopper NVSwitch reduction sustains.
 NCCL maintainers: 8 x H100 NVLS all_reduce peaks at busbw ~480 GB/s, algbw ~275 GB/s
 (NVIDIA/nccl-tests #212); 275 / (450 * 0.865 * 0.95 * 8/9) = 0.836. The same constant gives the
-258 GB/s algbw reported at 5 GPUs (NVIDIA/nccl #1455)."""
+258 GB/s reported at 5 GPUs (NVIDIA/nccl #1455)."""
+NCCL_NVLS_EFFICIENCY: dict[str, float] = {"hopper": 0.85, "blackwell": 0.74}
+"""NCCL's NVLS efficiency per architecture (``nvlsEfficiency``, ``src/graph/tuning.cc`` @
+v2.28.9-1, unchanged to v2.30.7-1): a property of the NVSwitch generation, so it is used for every
+release modelled."""
+NVLS_REDUCTION_EFFICIENCY: dict[str, float] = {
+    gpu: NVLS_REDUCTION_EFFICIENCY_HOPPER * share / NCCL_NVLS_EFFICIENCY["hopper"]
+    for gpu, share in NCCL_NVLS_EFFICIENCY.items()
+}
+"""The measured Hopper share scaled per architecture by NCCL's ratio (Blackwell: 0.836 x 0.74 /
+0.85 = 0.728); a GPU of unknown class gets Hopper's."""
+
+LL128_NIC_PATHS: dict[str, tuple[str, ...]] = {
+    "pre_hopper": ("pix", "pxb"),
+    "hopper_and_later": ("pix", "pxb", "p2c", "pxn"),
+}
+"""GPU-NIC paths over which NCCL enables LL128 across nodes (``tuning.cc`` 2.19-2.30: ``typeInter
+<= PATH_PXB``, or ``<= PATH_PXN`` on compute capability 9.0+ -- with ``NCCL_LL128_C2C=1``, the
+default, since 2.27); the intra-node path must also be NVLink (``typeIntra <= PATH_NVB``)."""
 
 SHARP_BW_EFFICIENCY = 0.9
 """CollNet (SHARP) bandwidth factor in NCCL's tuning model (tuning.cc, NCCL 2.7-2.12:
@@ -193,22 +180,6 @@ SHARP_MAX_TREES_PER_SWITCH = 2
 """Streaming-aggregation trees one switch can carry; NCCL opens one per HCA rail, so SHARP needs
 rail-aligned leaves (NVIDIA SHARP v3 docs, reference catalog D)."""
 
-NCCL_TREE_CHANNEL_BUSBW_GBPS: dict[str, tuple[float, float, float]] = {
-    "volta": (26.5, 18.5, 10.0),
-    "ampere": (24.0, 23.6, 17.8),
-    "hopper": (38.7, 41.4, 36.0),
-    "blackwell": (70.0, 42.8, 24.0),
-}
-"""Most bus bandwidth one tree channel reaches, GB/s, for 1, 2 and more nodes (``perChMaxTreeBws``,
-``tuning.cc``): a channel is one thread block on one SM, which both reduces up and broadcasts down
-the tree. NCCL caps the tree's bus bandwidth at ``channels x`` this."""
-NCCL_TREE_LL128_CHANNEL_BUSBW_GBPS: dict[str, tuple[float, float, float]] = {
-    "volta": (20.0, 20.0, 20.0),
-    "ampere": (20.0, 20.0, 20.0),
-    "hopper": (36.7, 36.7, 29.0),
-    "blackwell": (55.6, 31.67, 20.0),
-}
-"""The same for the tree's LL128 protocol (``perChMaxTreeLL128Bws``, ``tuning.cc``)."""
 NCCL_TREE_SEARCH_CHANNELS = NCCL_NET_CHANNELS // 2
 """Tree channels the per-channel caps count: NCCL searches one channel per tree pair and runs each
 twice, once per tree of the double binary tree (``connectTrees``, ``src/graph/connect.cc``), so 16
@@ -281,19 +252,31 @@ class Candidate:
     """How the data is pipelined; ``None``: one stage, the alpha-beta line."""
     pass_algbw_GBps: float | None = None  # noqa: N815
     """Bandwidth of the line-by-line (NVLink) stages when it is not ``algbw_GBps`` (LL)."""
+    plateau_min_bytes: float | None = None
+    """Size from which NCCL's tuner multiplies the latency by ``plateau_factor`` (the ring
+    plateau); ``None``: never."""
+    plateau_factor: float = 1.0
+    post_us: float = 0.0
+    """Time the proxy spends posting network operations (grouped sends); it overlaps the data,
+    so the transfer takes the longer of the two after the first step."""
 
     def time_us(self, size_bytes: float) -> float:
         """What NCCL's tuner expects: ``latency + size / algbw`` (GB/s = 1e3 bytes/us), a tree's
-        algbw times :func:`tree_correction`."""
+        algbw times :func:`tree_correction`, a multi-node Simple ring's latency times the
+        plateau factor (``ncclTopoGetAlgoTime``)."""
         algbw = self.algbw_GBps if self.tuner_algbw_GBps is None else self.tuner_algbw_GBps
         if self.algorithm == "Tree":
             algbw *= tree_correction(self.protocol, size_bytes)
-        return self.latency_us + transfer_time_us(size_bytes, algbw)
+        latency = self.latency_us
+        if self.plateau_min_bytes is not None and size_bytes >= self.plateau_min_bytes:
+            latency *= self.plateau_factor
+        return latency + max(self.post_us, transfer_time_us(size_bytes, algbw))
 
     def achieved_time_us(self, size_bytes: float) -> float:
         """What the pair takes: the pipeline (:func:`.pipeline.pipelined_time_us`)."""
         if self.shape is None:
-            return self.latency_us + transfer_time_us(size_bytes, self.algbw_GBps)
+            transfer = transfer_time_us(size_bytes, self.algbw_GBps)
+            return self.latency_us + max(self.post_us, transfer)
         return pipelined_time_us(
             size_bytes,
             self.latency_us,
@@ -321,21 +304,61 @@ class GroupBandwidth:
 def _group_bandwidth(profile: FabricProfile, group: CommGroup) -> GroupBandwidth:
     return GroupBandwidth(
         nvlink=profile.nvlink_GBps,
-        net=profile.nic_goodput_GBps * group.nics_per_domain(profile.nics_per_node),
+        net=profile.nic_goodput_GBps * group.nics_per_domain(profile.rank_nics_per_node),
     )
 
 
-def _software_step_us(
-    profile: FabricProfile,
-    table: dict[tuple[str, Protocol], float],
-    key: tuple[str, Protocol],
-    net: bool,
-) -> float:
+def _nvlink_step_us(profile: FabricProfile, key: tuple[str, Protocol]) -> float:
+    """NCCL's cost of one NVLink step (``hwLat[NVLINK]``), or the calibrated one."""
     if profile.step_software_us is not None:
         return profile.step_software_us
-    if net:
-        return max(0.0, table[key] - NCCL_PATH_IN_NET_STEP_US)
-    return table[key]
+    return profile.nccl.nvlink_step_us[key[0]][key[1]]
+
+
+def _net_step_us(profile: FabricProfile, group: CommGroup, key: tuple[str, Protocol]) -> float:
+    """NCCL's software cost of one network step (``hwLat[NET]`` without the path inside it).
+
+    From 2.23, "with ppn=1 latencies are fully exposed": one rank per node takes the tree's
+    network latency for every algorithm (``tuning.cc``)."""
+    if profile.step_software_us is not None:
+        return profile.step_software_us
+    algorithm, protocol = key
+    if group.local_ranks == 1 and profile.nccl.one_rank_per_node_tree_net_latency:
+        algorithm = "Tree"
+    return max(0.0, profile.nccl.net_step_us[algorithm][protocol] - NCCL_PATH_IN_NET_STEP_US)
+
+
+def _base_latency_us(profile: FabricProfile, key: tuple[str, Protocol]) -> float:
+    """``baseLat``: the fixed cost of one collective (Tree and Ring; 0 for the others)."""
+    return profile.nccl.base_latency_us.get(key[0], {}).get(key[1], 0.0)
+
+
+def ll128_enabled(profile: FabricProfile, group: CommGroup) -> bool:
+    """Whether NCCL enables LL128 here: inside one domain always (NVLink); across domains only
+    when the GPU-NIC path allows it (:data:`LL128_NIC_PATHS`).
+
+    >>> from fabricplan.analytic.profile import fabric_profile
+    >>> from fabricplan.analytic.traffic import group_for
+    >>> from fabricplan.spec import parse_spec
+    >>> from fabricplan.topology.designer import design_fabric
+    >>> spec = {"cluster": {"gpus": 16, "gpu": "a100", "nic_speed_gbps": 200,
+    ...         "host": {"gpu_nic_path": "phb"}}, "fabric": {"technologies": ["roce_v2"]}}
+    >>> valid = parse_spec(spec)
+    >>> profile = fabric_profile(valid, design_fabric(valid, "roce_v2"))
+    >>> [ll128_enabled(profile, group_for(profile, gpus)) for gpus in (16, 8)]
+    [False, True]
+    """
+    if group.domains < 2:
+        return True
+    later = profile.gpu_class in ("hopper", "blackwell")
+    allowed = LL128_NIC_PATHS["hopper_and_later" if later else "pre_hopper"]
+    return profile.gpu_nic_path in allowed
+
+
+def _protocols(profile: FabricProfile, group: CommGroup) -> tuple[Protocol, ...]:
+    if ll128_enabled(profile, group):
+        return PROTOCOLS
+    return tuple(p for p in PROTOCOLS if p != "LL128")
 
 
 def _packet(profile: FabricProfile, size_bytes: float) -> float:
@@ -343,13 +366,21 @@ def _packet(profile: FabricProfile, size_bytes: float) -> float:
     return min(size_bytes, float(profile.mtu_bytes))
 
 
-def _ll_cap(busbw: float, protocol: Protocol, domains: int, tuner: bool = False) -> float:
-    """LL's bus-bandwidth ceiling: what LL reaches, or (``tuner``) what NCCL's tuner expects."""
+def _ll_cap(
+    profile: FabricProfile, busbw: float, protocol: Protocol, domains: int, tuner: bool = False
+) -> float:
+    """LL's bus-bandwidth ceiling (``llMaxBws``): inside one domain the GPU class's row; across
+    domains the Intel-host row's two-node figure, which is what LL reaches across any number of
+    domains (with it the pipeline gives CoreWeave's 128 A100 GPUs 1 KiB and 64 KiB all_reduce
+    within 10 %, docs/validation.md); ``tuner``: beyond two domains NCCL's tuner expects the
+    lower many-node figure and leaves LL for LL128 at smaller sizes."""
     if protocol != "LL":
         return busbw
-    cap = NCCL_LL_BUSBW_CAP_GBPS_ONE_DOMAIN if domains == 1 else NCCL_LL_BUSBW_CAP_GBPS_MULTI_DOMAIN
-    if tuner and domains > 2:
-        cap = NCCL_LL_TUNER_BUSBW_CAP_GBPS_MANY_DOMAINS
+    tuning = profile.nccl
+    if domains == 1:
+        cap = tuning.ll_one_node_busbw_GBps[profile.gpu_class or NCCL_LL_CLASS_FOR_UNKNOWN_GPU]
+    else:
+        cap = tuning.ll_busbw_GBps_intel[2 if tuner and domains > 2 else 1]
     return min(busbw, cap)
 
 
@@ -373,27 +404,29 @@ def _ring_candidates(
         busbw = min(net, nvlink_busbw) if local > 1 else net
     factor = busbw_factor(collective, n)
     steps = 2 * (n - 1) if collective == "all_reduce" else n - 1
-    inter = min(steps, ring_network_steps(collective, domains))
+    inter = min(steps, profile.nccl.ring_net_steps(collective, domains))
     hop_us = ring_hop_latency_us(profile, group, _packet(profile, size_bytes / max(1, steps)))
-    for protocol in PROTOCOLS:
+    for protocol in _protocols(profile, group):
         key = ("Ring", protocol)
-        intra = _software_step_us(profile, NCCL_NVLINK_STEP_US, key, net=False)
+        intra = _nvlink_step_us(profile, key)
         if domains > 1 and profile.step_software_us is None:
             post = NCCL_NET_POST_OVERHEAD_US
             post *= NCCL_SIMPLE_POST_MULTIPLIER if protocol == "Simple" else 1.0
             intra = max(intra, post)
-        net_step = _software_step_us(profile, NCCL_NET_STEP_US, key, net=True) + hop_us
-        base = NCCL_BASE_LATENCY_US[key]
+        net_step = _net_step_us(profile, group, key) + hop_us
+        base = _base_latency_us(profile, key)
         latency = base + (steps - inter) * intra + inter * net_step
-        share = NCCL_PROTOCOL_BW_SHARE[key]
+        share = _ring_share(profile, group, collective, protocol)
         to_algbw = profile.collective_efficiency / factor  # η, and bus to algorithm bandwidth
-        algbw = _ll_cap(busbw * share, protocol, domains) * to_algbw
-        tuner = _ll_cap(busbw * share, protocol, domains, tuner=True) * to_algbw
+        algbw = _ll_cap(profile, busbw * share, protocol, domains) * to_algbw
+        tuner = _ll_cap(profile, busbw * share, protocol, domains, tuner=True) * to_algbw
         # LL's cross-domain ceiling comes from its network steps; its NVLink steps run at the
         # one-domain ceiling.
         nvlink = algbw
         if protocol == "LL":
-            nvlink = _ll_cap(nvlink_busbw * share, protocol, 1) * to_algbw
+            nvlink = _ll_cap(profile, nvlink_busbw * share, protocol, 1) * to_algbw
+        plateau = collective == "all_reduce" and protocol == "Simple" and domains > 1
+        channels = _max_channels(group)
         yield Candidate(
             "Ring",
             protocol,
@@ -402,8 +435,59 @@ def _ring_candidates(
             base_us=base,
             tuner_algbw_GBps=tuner if tuner != algbw else None,
             pass_algbw_GBps=nvlink if nvlink != algbw else None,
-            shape=ring_shape(collective, n, protocol, _max_channels(group), domains),
+            shape=ring_shape(collective, n, protocol, channels, inter),
+            plateau_min_bytes=profile.nccl.ring_plateau_min_bytes * channels * n
+            if plateau
+            else None,
+            plateau_factor=_by_class(profile, profile.nccl.ring_plateau_factor),
         )
+
+
+def _ring_share(
+    profile: FabricProfile, group: CommGroup, collective: CollectiveName, protocol: Protocol
+) -> float:
+    """Share of the ring's bandwidth a protocol reaches (per release, ``tuning.cc``)."""
+    if protocol == "LL":
+        if group.domains == 1 and collective != "all_reduce":
+            return profile.nccl.ring_ll_one_node_gather_bw_share
+        return profile.nccl.ring_ll_bw_share
+    if protocol == "LL128":
+        if group.local_ranks == 1:
+            return profile.nccl.ring_ll128_one_rank_per_node_bw_share
+        return profile.nccl.ring_ll128_bw_share
+    return 1.0
+
+
+def _by_class(profile: FabricProfile, table: dict[str, float]) -> float:
+    """A per-GPU-class constant; a GPU of unknown class takes the Ampere row."""
+    return table[profile.gpu_class or NCCL_LL_CLASS_FOR_UNKNOWN_GPU]
+
+
+def _pat_candidate(
+    profile: FabricProfile, group: CommGroup, collective: CollectiveName, size_bytes: float
+) -> Candidate | None:
+    """PAT (2.23+): all-gather / reduce-scatter with one GPU per node, as NCCL's tuner rates it
+    (``tuning.cc``): ``base + log2i(nNodes) * interLat / 3.5 + nRanks * 2.8`` us, and the ring's
+    bus bandwidth times ``bw_share`` as the algorithm bandwidth (NCCL does not convert PAT's).
+    The network latency ``interLat`` is the tree's (one rank per node) with this fabric's path;
+    PAT is timed on that line (no pipeline model)."""
+    pat = profile.nccl.pat
+    if pat is None or group.local_ranks != 1 or group.domains < 2:
+        return None
+    if collective not in ("all_gather", "reduce_scatter"):
+        return None
+    bw = _group_bandwidth(profile, group)
+    pattern = ring_pattern(
+        group.domains, group.nodes_per_domain, profile.nodes_per_leaf, profile.nodes_per_pod
+    )
+    busbw = bw.net * pattern_throughput(profile, pattern, group.span_nodes)
+    path_us = group_path_latency_us(profile, group, _packet(profile, size_bytes))
+    inter = _net_step_us(profile, group, ("Tree", "Simple")) + path_us
+    log_nodes = max(1, group.domains).bit_length() - 1  # log2i
+    latency = pat.base_us + log_nodes * inter / pat.log_latency_divisor
+    latency += group.ranks * pat.per_rank_us
+    algbw = busbw * pat.bw_share * profile.collective_efficiency
+    return Candidate("PAT", "Simple", latency, algbw, base_us=pat.base_us)
 
 
 def _tree_net_bandwidth(profile: FabricProfile, group: CommGroup, sends: float) -> float:
@@ -442,7 +526,11 @@ def tree_channel_algbw_GBps(  # noqa: N802 - GB/s
     >>> tree_channel_algbw_GBps(profile, group_for(profile, 1024), "Simple")   # 8 x 36.0 / 2
     144.0
     """
-    table = {"Simple": NCCL_TREE_CHANNEL_BUSBW_GBPS, "LL128": NCCL_TREE_LL128_CHANNEL_BUSBW_GBPS}
+    tuning = profile.nccl
+    table = {
+        "Simple": tuning.tree_channel_busbw_GBps,
+        "LL128": tuning.tree_ll128_channel_busbw_GBps,
+    }
     if profile.gpu_class is None or protocol not in table:
         return None
     per_channel = table[protocol][profile.gpu_class][_nodes_class(group.domains)]
@@ -460,17 +548,16 @@ def _tree_algbw(
     """One protocol's tree algbw from a network bound: NVLink chain, protocol share, caps, η;
     ``tuner``: what NCCL's tuner expects of it; ``ll_domains``: the domain count LL's cap is
     taken at (1 for the NVLink hops)."""
-    key = ("Tree", protocol)
     algbw = net_algbw
     if group.local_ranks > 1:
         algbw = min(algbw, profile.nvlink_GBps / 2.0)  # a chain: every GPU sends up and down
-    algbw *= NCCL_PROTOCOL_BW_SHARE[key]
+    algbw *= NCCL_TREE_BW_SHARE[protocol]
     channel_cap = tree_channel_algbw_GBps(profile, group, protocol)
     if channel_cap is not None:
         algbw = min(algbw, channel_cap)
     factor = busbw_factor("all_reduce", group.ranks)
     domains = group.domains if ll_domains is None else ll_domains
-    algbw = _ll_cap(algbw * factor, protocol, domains, tuner) / factor
+    algbw = _ll_cap(profile, algbw * factor, protocol, domains, tuner) / factor
     return algbw * profile.collective_efficiency
 
 
@@ -483,11 +570,11 @@ def _tree_candidates(
     tuner_net = _tree_net_bandwidth(profile, group, 2.0)
     levels = tree_levels(domains)
     path_us = group_path_latency_us(profile, group, _packet(profile, size_bytes))
-    for protocol in PROTOCOLS:
+    for protocol in _protocols(profile, group):
         key = ("Tree", protocol)
-        intra = _software_step_us(profile, NCCL_NVLINK_STEP_US, key, net=False)
-        inter = _software_step_us(profile, NCCL_NET_STEP_US, key, net=True) + path_us
-        base = NCCL_BASE_LATENCY_US[key]
+        intra = _nvlink_step_us(profile, key)
+        inter = _net_step_us(profile, group, key) + path_us
+        base = _base_latency_us(profile, key)
         latency = base + 2 * ((local - 1) * intra + levels * inter)
         algbw = _tree_algbw(profile, group, achieved_net, protocol)
         tuner = _tree_algbw(profile, group, tuner_net, protocol, tuner=True)
@@ -505,7 +592,9 @@ def _tree_candidates(
 
 
 def _nvls_bandwidth(profile: FabricProfile, local: int) -> float:
-    return profile.nvlink_GBps * local / (local + 1) * NVLS_REDUCTION_EFFICIENCY
+    gpu = profile.gpu_class if profile.gpu_class in NVLS_REDUCTION_EFFICIENCY else "hopper"
+    efficiency = NVLS_REDUCTION_EFFICIENCY[gpu or "hopper"]
+    return profile.nvlink_GBps * local / (local + 1) * efficiency
 
 
 def _sharp_bandwidth(profile: FabricProfile, group: CommGroup) -> float:
@@ -520,28 +609,24 @@ def _in_switch_candidates(
     local, domains = group.local_ranks, group.domains
     eff = profile.collective_efficiency
     simple = "Simple"
-    nvls_intra = _software_step_us(profile, NCCL_NVLINK_STEP_US, ("NVLS", simple), net=False)
+    nvls_intra = _nvlink_step_us(profile, ("NVLS", simple))
     path_us = group_path_latency_us(profile, group, _packet(profile, size_bytes))
     if profile.nvls and local > 1 and domains == 1:
         yield Candidate("NVLS", simple, nvls_intra, _nvls_bandwidth(profile, local) * eff)
     if profile.nvls and local > 1 and domains > 1:
         levels = tree_levels(domains)
-        inter = (
-            _software_step_us(profile, NCCL_NET_STEP_US, ("NVLSTree", simple), net=True) + path_us
-        )
+        inter = _net_step_us(profile, group, ("NVLSTree", simple)) + path_us
         net = _tree_net_bandwidth(profile, group, _tree_sends(domains))
         algbw = min(_nvls_bandwidth(profile, local), net)
         yield Candidate("NVLSTree", simple, nvls_intra + 2 * levels * inter, algbw * eff)
     if profile.in_network_reduction and domains > 1:
         sharp = _sharp_bandwidth(profile, group)
         if profile.nvls and local > 1:
-            inter = _software_step_us(profile, NCCL_NET_STEP_US, ("NVLS", simple), net=True)
+            inter = _net_step_us(profile, group, ("NVLS", simple))
             algbw = min(_nvls_bandwidth(profile, local), sharp)
             yield Candidate("NVLS", simple, nvls_intra + inter + path_us, algbw * eff)
-        intra = _software_step_us(
-            profile, NCCL_NVLINK_STEP_US, ("CollNetDirect", simple), net=False
-        )
-        inter = _software_step_us(profile, NCCL_NET_STEP_US, ("CollNetDirect", simple), net=True)
+        intra = _nvlink_step_us(profile, ("CollNetDirect", simple))
+        inter = _net_step_us(profile, group, ("CollNetDirect", simple))
         latency = (
             2 * (min(1, local - 1) * intra + (local - 1) * NCCL_COLLNET_ARITY_LATENCY_US)
             + inter
@@ -563,8 +648,8 @@ def _collnet_chain_candidate(
     """
     local = group.local_ranks
     key = ("CollNetChain", "Simple")
-    intra = _software_step_us(profile, NCCL_NVLINK_STEP_US, key, net=False)
-    inter = _software_step_us(profile, NCCL_NET_STEP_US, key, net=True) + path_us
+    intra = _nvlink_step_us(profile, key)
+    inter = _net_step_us(profile, group, key) + path_us
     latency = 2 * (local - 1) * intra + inter
     algbw = min(profile.nvlink_GBps / 2.0, sharp) if local > 1 else sharp
     return Candidate(
@@ -576,17 +661,29 @@ def _collnet_chain_candidate(
     )
 
 
-def _p2p_latency_us(
-    profile: FabricProfile, group: CommGroup, size_bytes: float, remote_peers: int
-) -> float:
+def _p2p_latency_us(profile: FabricProfile, group: CommGroup, size_bytes: float) -> float:
+    """One send's latency: launch, one step, the path (NVLink only inside one domain)."""
     key = ("Ring", "Simple")
-    base = NCCL_BASE_LATENCY_US[key]
+    base = _base_latency_us(profile, key)
     if group.domains == 1:
-        return base + _software_step_us(profile, NCCL_NVLINK_STEP_US, key, net=False)
-    step = _software_step_us(profile, NCCL_NET_STEP_US, key, net=True) + group_path_latency_us(
+        return base + _nvlink_step_us(profile, key)
+    step = _net_step_us(profile, group, key) + group_path_latency_us(
         profile, group, _packet(profile, size_bytes)
     )
-    return base + step + max(0, remote_peers - 1) * NCCL_NET_POST_OVERHEAD_US
+    return base + step
+
+
+def p2p_posts(bytes_per_peer: float, remote_peers: int) -> int:
+    """Network operations one rank's proxy posts for a grouped send to ``remote_peers``: each
+    peer's data goes in chunks of :data:`NCCL_P2P_NET_CHUNK_BYTES`.
+
+    >>> p2p_posts(65536, 248), p2p_posts(262144, 248)
+    (248, 496)
+    """
+    if remote_peers <= 0:
+        return 0
+    chunks = max(1, math.ceil(bytes_per_peer / NCCL_P2P_NET_CHUNK_BYTES))
+    return remote_peers * chunks
 
 
 def _all_to_all_candidate(profile: FabricProfile, group: CommGroup, size_bytes: float) -> Candidate:
@@ -606,13 +703,14 @@ def _all_to_all_candidate(profile: FabricProfile, group: CommGroup, size_bytes: 
         )
         net = bw.net * pattern_throughput(profile, pattern, group.span_nodes)
         seconds_per_byte = local * (n - local) / n / net
-        nics = group.nics_per_domain(profile.nics_per_node)
+        nics = group.nics_per_domain(profile.rank_nics_per_node)
         nvlink_bytes += (n - local) / n * max(0.0, 1.0 - 1.0 / max(1.0, nics))
     if local > 1:
         seconds_per_byte = max(seconds_per_byte, nvlink_bytes / bw.nvlink)
     algbw = profile.collective_efficiency / seconds_per_byte
-    latency = _p2p_latency_us(profile, group, size_bytes / max(1, n), n - local)
-    return Candidate("P2P", "Simple", latency, algbw)
+    latency = _p2p_latency_us(profile, group, size_bytes / max(1, n))
+    posts = p2p_posts(size_bytes / max(1, n), n - local) if group.domains > 1 else 0
+    return Candidate("P2P", "Simple", latency, algbw, post_us=posts * NCCL_NET_POST_OVERHEAD_US)
 
 
 def _sendrecv_candidate(profile: FabricProfile, group: CommGroup, size_bytes: float) -> Candidate:
@@ -625,7 +723,7 @@ def _sendrecv_candidate(profile: FabricProfile, group: CommGroup, size_bytes: fl
             group.domains, group.nodes_per_domain, profile.nodes_per_leaf, profile.nodes_per_pod
         )
         algbw = profile.nic_goodput_GBps * pattern_throughput(profile, pattern, group.span_nodes)
-    latency = _p2p_latency_us(profile, group, size_bytes, 1)
+    latency = _p2p_latency_us(profile, group, size_bytes)
     return Candidate("P2P", "Simple", latency, algbw * profile.collective_efficiency)
 
 
@@ -638,6 +736,9 @@ def collective_candidates(
     if collective == "sendrecv":
         return [_sendrecv_candidate(profile, group, size_bytes)]
     candidates = list(_ring_candidates(profile, group, collective, size_bytes))
+    pat = _pat_candidate(profile, group, collective, size_bytes)
+    if pat is not None:
+        candidates.append(pat)
     if collective == "all_reduce":
         if group.domains > 1:
             candidates += list(_tree_candidates(profile, group, size_bytes))

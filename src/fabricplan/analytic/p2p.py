@@ -4,9 +4,18 @@ Latency tests (``t_typical``, one QP, one message in flight):
 
 - ``write_lat`` and ``send_lat`` report half the round trip, i.e. the one-way time
   (:func:`~.profile.path_latency_ns`: both adapters, the switch hops, the cables and the message's
-  wire bytes at the link rate); ``send_lat`` adds the receiver's consumption of a posted receive
-  (:data:`RECEIVE_COMPLETION_OVERHEAD_NS`).
-- ``read_lat`` reports the whole read: a request packet one way, the data back.
+  wire bytes at the link rate). Each adapter's catalog latency is its side of the host: the
+  sender's CPU writes the doorbell and the work request into the NIC (a posted PCIe write), the
+  receiving NIC writes the data into memory (another), each NIC's pipeline in between.
+- A message up to perftest's inline size (:data:`PERFTEST_INLINE_BYTES`: 220 B for
+  ``write_lat``, 236 B for ``send_lat``) travels inside the work request. A larger one must be
+  fetched by the sending NIC from host memory first: one PCIe read round trip
+  (:data:`PCIE_READ_ROUND_TRIP_NS`) plus the payload at the slot's rate.
+- ``send_lat`` takes the same path as ``write_lat``: the receive work request is prefetched, and
+  the receiver polls a completion entry instead of the buffer's last byte, which the NIC writes
+  right after the data.
+- ``read_lat`` reports the whole read: a request packet one way, the responder NIC's read of the
+  data from its host memory (a PCIe round trip and the payload), the data back.
 
 Bandwidth tests (``BW average``, ``--report_gbits``, one QP, ``tx_depth`` messages in flight):
 every message takes ``max(wire_bytes / (link rate * NIC efficiency), size / host goodput,
@@ -33,10 +42,18 @@ READ_OUTSTANDING = 16
 """RDMA reads one QP keeps in flight (``max_rd_atomic``; perftest prints ``Outstand reads: 16``
 on ConnectX adapters)."""
 
-RECEIVE_COMPLETION_OVERHEAD_NS = 100.0
-"""Extra one-way time of a SEND over an RDMA WRITE: the receiver fetches a posted receive WQE and
-writes a completion (estimate: ``ib_send_lat`` typically reads ~0.1 us above ``ib_write_lat`` on
-ConnectX; no vendor figure)."""
+PERFTEST_INLINE_BYTES: dict[str, int] = {"write_lat": 220, "send_lat": 236}
+"""Largest message perftest sends inline in its latency tests on ConnectX (``DEF_INLINE_WRITE``
+220, ``DEF_INLINE_SEND_RC_UC_XRC`` 236, ``src/perftest_parameters.h``, linux-rdma/perftest
+@00b55b6; ``ctx_set_max_inline``). GPU memory (``--use_cuda``) disables inline."""
+
+PCIE_READ_ROUND_TRIP_NS = 500.0
+"""A NIC's DMA read of host memory: the read request up the PCIe link, the root complex's access
+to the cache or memory, the completion back (estimate: a PCIe read is a non-posted round trip;
+pcie-bench, Neugebauer et al., "Understanding PCIe performance for end host networking",
+SIGCOMM 2018, characterises small DMA reads on Xeon hosts at several hundred ns; 500 ns is
+taken, not a re-read figure). The adapter latencies in the catalog hold half of it per side (a
+posted write crosses the link once)."""
 
 P2P_TESTS: tuple[P2PTest, ...] = (
     "write_lat",
@@ -56,10 +73,38 @@ def one_way_ns(profile: FabricProfile, switch_hops: int, size_bytes: float) -> f
     return path_latency_ns(profile, switch_hops, size_bytes)
 
 
+def host_fetch_ns(profile: FabricProfile, size_bytes: float) -> float:
+    """A NIC's DMA read of ``size_bytes`` from its host: one PCIe round trip and the payload at
+    the host interface's payload rate (:func:`~.profile.host_goodput_gbps`), ns.
+
+    >>> from fabricplan.analytic.profile import fabric_profile
+    >>> from fabricplan.spec import parse_spec
+    >>> from fabricplan.topology.designer import design_fabric
+    >>> valid = parse_spec({"cluster": {"gpus": 16}})
+    >>> profile = fabric_profile(valid, design_fabric(valid, "infiniband"))
+    >>> round(host_fetch_ns(profile, 4096), 1)   # 500 + 4096 B at PCIe Gen5 x16's payload rate
+    571.1
+    """
+    if profile.host_goodput_gbps is None:
+        return PCIE_READ_ROUND_TRIP_NS
+    return PCIE_READ_ROUND_TRIP_NS + serialization_ns(size_bytes, profile.host_goodput_gbps)
+
+
+def send_ns(profile: FabricProfile, test: P2PTest, switch_hops: int, size_bytes: float) -> float:
+    """``ib_write_lat`` / ``ib_send_lat``: the one-way time, with the sender NIC's fetch of the
+    payload when it is above the inline size, ns."""
+    latency = path_latency_ns(profile, switch_hops, size_bytes)
+    if size_bytes > PERFTEST_INLINE_BYTES[test]:
+        latency += host_fetch_ns(profile, size_bytes)
+    return latency
+
+
 def read_ns(profile: FabricProfile, switch_hops: int, size_bytes: float) -> float:
-    """``ib_read_lat``: a request one way and the data back, ns."""
-    return path_latency_ns(profile, switch_hops, _REQUEST_BYTES) + path_latency_ns(
-        profile, switch_hops, size_bytes
+    """``ib_read_lat``: a request one way, the responder's fetch of the data, the data back, ns."""
+    return (
+        path_latency_ns(profile, switch_hops, _REQUEST_BYTES)
+        + host_fetch_ns(profile, size_bytes)
+        + path_latency_ns(profile, switch_hops, size_bytes)
     )
 
 
@@ -110,9 +155,7 @@ def p2p_point(profile: FabricProfile, test: P2PTest, size_bytes: int, switch_hop
         if test == "read_lat":
             latency_ns = read_ns(profile, switch_hops, size_bytes)
         else:
-            latency_ns = one_way_ns(profile, switch_hops, size_bytes)
-            if test == "send_lat":
-                latency_ns += RECEIVE_COMPLETION_OVERHEAD_NS
+            latency_ns = send_ns(profile, test, switch_hops, size_bytes)
         return P2PPoint(
             test=test,
             size_bytes=size_bytes,

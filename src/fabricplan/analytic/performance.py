@@ -77,7 +77,9 @@ def _algorithm_note(request: PerfRequest) -> str:
         )
     return (
         "NCCL tuner: the pair of Ring/Tree/NVLS/NVLSTree/CollNetDirect/CollNetChain x"
-        " LL/LL128/Simple NCCL's alpha-beta model rates fastest per size; PAT is not modelled"
+        " LL/LL128/Simple (and PAT for one GPU per node, NCCL 2.23+) NCCL's alpha-beta model"
+        " rates fastest per size, with the release's tuning tables; LL128 only where NCCL"
+        " enables it (GPU-NIC path)"
     )
 
 

@@ -227,18 +227,18 @@ def pipelined_time_us(
 
 
 def ring_shape(
-    collective: str, ranks: int, protocol: str, max_channels: int, domains: int = 1
+    collective: str, ranks: int, protocol: str, max_channels: int, network_steps: int = 0
 ) -> PipelineShape | None:
-    """NCCL's ring for one collective and protocol over ``domains`` NVLink domains; ``None`` for
-    collectives it does not run.
+    """NCCL's ring for one collective and protocol with ``network_steps`` of its steps crossing
+    the network (``NcclTuning.ring_net_steps``); ``None`` for collectives it does not run.
 
     Simple stores every slice at every step; LL and LL128 only at the steps that cross the network
-    (:func:`ring_network_steps`) and pass the rest on line by line.
+    and pass the rest on line by line.
 
     >>> ring_shape("all_reduce", 8, "Simple", 24).stages
     14
-    >>> ring_shape("all_reduce", 16, "LL", 16, domains=2).stored_stages
-    4
+    >>> ring_shape("all_reduce", 16, "LL", 16, network_steps=2).stored_stages
+    2
     """
     if collective == "all_reduce":
         stages, link_stages, share = 2 * (ranks - 1), 2 * (ranks - 1), 1.0 / ranks
@@ -274,21 +274,9 @@ def ring_shape(
         step,
         threshold,
         max_channels,
-        stored_stages=min(stages, ring_network_steps(collective, domains)),
+        stored_stages=min(stages, network_steps),
         trip_bytes=_trip_data_bytes(protocol),
     )
-
-
-def ring_network_steps(collective: str, domains: int) -> int:
-    """Steps of a ring (or a broadcast chain) that cross the network, as ``tuning.cc`` counts them
-    (v2.19: ``2 nNodes`` for all-reduce, ``nNodes - 1`` otherwise; none in one domain).
-
-    >>> ring_network_steps("all_reduce", 4), ring_network_steps("all_gather", 4)
-    (8, 3)
-    """
-    if domains < 2:
-        return 0
-    return 2 * domains if collective == "all_reduce" else domains - 1
 
 
 def tree_levels(domains: int) -> int:

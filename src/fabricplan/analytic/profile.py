@@ -25,8 +25,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from fabricplan.analytic.nccl_tuning import NcclTuning, nccl_tuning
 from fabricplan.errors import ModelError
 from fabricplan.model.fabric import FabricDesign, LinkGroupName
+from fabricplan.model.hardware import NodeSpec, PcieLinkSpec
 from fabricplan.model.results import CalibrationProfile, PerfRequest, RoutingName
 from fabricplan.model.scenario import ValidScenario
 from fabricplan.units import gbps_to_GBps, serialization_ns
@@ -51,6 +53,26 @@ token (with the sequence number), a 16-byte header (4 DW, 64-bit address) and a 
 Express Base Specification 3.0-5.0: framing tokens, TLP header formats, LCRC). Read completions
 carry a 12-byte header (20 bytes in all); the writes of the receiving side are the tighter bound.
 DLLPs (acks, flow-control updates) are not counted."""
+
+PCIE_TRANSFER_RATE_GT_PER_LANE: dict[int, float] = {
+    1: 2.5,
+    2: 5.0,
+    3: 8.0,
+    4: 16.0,
+    5: 32.0,
+    6: 64.0,
+}
+"""Transfer rate of one PCIe lane per generation, GT/s (PCI Express Base Specification 1.0-6.0)."""
+PCIE_ENCODING_EFFICIENCY: dict[int, float] = {
+    1: 8 / 10,
+    2: 8 / 10,
+    3: 128 / 130,
+    4: 128 / 130,
+    5: 128 / 130,
+    6: 236 / 256,
+}
+"""Data share of the line after coding: 8b/10b (Gen1-2), 128b/130b (Gen3-5), and for Gen6's
+256-byte FLITs 236 TLP bytes (6 DLP, 8 CRC, 6 FEC bytes) (PCI Express Base Specification)."""
 
 DEFAULT_COLLECTIVE_EFFICIENCY = 0.95
 """Share of the algorithm's bandwidth bound NCCL's Simple protocol reaches on large messages.
@@ -111,11 +133,70 @@ class FabricProfile:
     collective_efficiency: float
     step_software_us: float | None
     """Calibrated software cost per collective step; ``None`` keeps NCCL's tuning constants."""
+    nccl: NcclTuning
+    """NCCL's tuning tables for the spec's ``nccl.version``."""
+    gpu_nic_path: str
+    """NCCL path type from a GPU to its closest NIC (``pix`` ... ``sys``)."""
+    rank_nics_per_node: float
+    """NICs the node's ranks use: those on their own PCIe switches (NCCL picks the closest
+    NICs), so one GPU of an 8-GPU server uses its switch's NICs, not all of them."""
     notes: tuple[str, ...] = ()
 
     @property
     def gpus(self) -> int:
         return self.nodes * self.gpus_per_node
+
+
+def pcie_link_gbps(link: PcieLinkSpec) -> float:
+    """Data rate of a PCIe link after line coding, Gb/s.
+
+    >>> round(pcie_link_gbps(PcieLinkSpec(generation=3, lanes=8)), 2)   # below a 100G port
+    63.02
+    >>> round(pcie_link_gbps(PcieLinkSpec(generation=4, lanes=16)), 2)
+    252.06
+    """
+    rate = PCIE_TRANSFER_RATE_GT_PER_LANE[link.generation]
+    return rate * link.lanes * PCIE_ENCODING_EFFICIENCY[link.generation]
+
+
+def nvlink_domain_gpus(node: NodeSpec, gpus_per_node: int) -> int:
+    """GPUs of one NVLink domain when each server holds ``gpus_per_node`` of the job's GPUs.
+
+    A domain spans ``node.nvlink_domain_gpus / node.gpus_per_node`` servers: one for an HGX
+    board (its NVSwitches are inside the server), 18 compute trays for a GB200 NVL72. Two
+    HGX servers are two domains however few of their GPUs a job uses.
+
+    >>> from fabricplan.catalog.loader import load_catalog
+    >>> catalog = load_catalog()
+    >>> nvlink_domain_gpus(catalog.get_typed("h100", NodeSpec, "x"), 1)
+    1
+    >>> nvlink_domain_gpus(catalog.get_typed("gb200-nvl72", NodeSpec, "x"), 4)
+    72
+    """
+    if node.nvlink_domain_gpus % node.gpus_per_node:
+        return gpus_per_node
+    return node.nvlink_domain_gpus // node.gpus_per_node * gpus_per_node
+
+
+def rank_nics_per_node(node: NodeSpec, gpus_per_node: int, nics_per_node: int) -> float:
+    """NICs the ranks of one server use: the NICs on the PCIe switches of the GPUs they run on.
+
+    GPUs are taken in order (GPU 0, 1, ...), so ``gpus_per_node`` of them sit on
+    ``ceil(gpus_per_node / gpus per switch)`` switches; each switch carries
+    ``nics_per_node / pcie_switches`` NICs (at least one: NCCL always finds a NIC). A node with
+    no PCIe switch data, or a job on all its GPUs, uses every NIC.
+
+    >>> from fabricplan.catalog.loader import load_catalog
+    >>> h100 = load_catalog().get_typed("h100", NodeSpec, "x")
+    >>> rank_nics_per_node(h100, 1, 4), rank_nics_per_node(h100, 8, 8)
+    (1.0, 8.0)
+    """
+    if node.pcie_switches is None or gpus_per_node >= node.gpus_per_node:
+        return float(nics_per_node)
+    switches = min(node.pcie_switches, node.gpus_per_node)
+    gpus_per_switch = node.gpus_per_node / switches
+    used = math.ceil(gpus_per_node / gpus_per_switch - 1e-9)
+    return min(float(nics_per_node), max(1.0, used * nics_per_node / switches))
 
 
 def goodput_gbps(speed_gbps: float, mtu_bytes: int, header_bytes: float) -> float:
@@ -201,8 +282,8 @@ def path_latency_ns(profile: FabricProfile, switch_hops: int, size_bytes: float)
     >>> from fabricplan.topology.designer import design_fabric
     >>> valid = parse_spec({"cluster": {"gpus": 1024}})
     >>> profile = fabric_profile(valid, design_fabric(valid, "infiniband"))
-    >>> round(path_latency_ns(profile, 1, 2), 2)   # 2 x 600 + 130 + 2 x 3 m x 4.5 + 28 B at 400G
-    1357.56
+    >>> round(path_latency_ns(profile, 1, 2), 2)   # 2 x 350 + 130 + 2 x 3 m x 4.5 + 28 B at 400G
+    857.56
     """
     cables = switch_hops_cables(switch_hops)
     propagation = sum(n * ns for n, ns in zip(cables, profile.cable_ns, strict=True))
@@ -338,13 +419,14 @@ def fabric_profile(
     nic_efficiency = calibration.nic_bw_efficiency or DEFAULT_NIC_BW_EFFICIENCY
     goodput = gbps_to_GBps(goodput_gbps(link_speed, tech.mtu_bytes, header)) * nic_efficiency
     host = None if nic.host_interface_gbps is None else nic.host_interface_gbps.value
+    slot = cluster.host.nic_slot or node.nic_slot
+    if slot is not None:  # the NIC runs at the slower of its own interface and its slot
+        host = pcie_link_gbps(slot) if host is None else min(host, pcie_link_gbps(slot))
     host_goodput = None if host is None else host_goodput_gbps(host)
     if host_goodput is not None:
         goodput = min(goodput, gbps_to_GBps(host_goodput))
     nvlink_efficiency = calibration.nvlink_bw_efficiency or DEFAULT_NVLINK_BW_EFFICIENCY
-    domain = node.nvlink_domain_gpus
-    if domain % cluster.gpus_per_node:
-        domain = cluster.gpus_per_node
+    domain = nvlink_domain_gpus(node, cluster.gpus_per_node)
     routing, routing_notes = _effective_routing(valid, design, request)
 
     ports_per_node = cluster.nics_per_node / design.planes
@@ -359,6 +441,11 @@ def fabric_profile(
         reach.spine_core_m * _cable_ns_per_m(valid, design, "spine_core"),
     )
     sharp, sharp_notes = _in_network_reduction(valid, design, request)
+    tuning = nccl_tuning(valid.spec.nccl.version)
+    nccl_note = (
+        f"NCCL {valid.spec.nccl.version}: tuning tables of the {tuning.line} line"
+        f" ({tuning.covers}; src/graph/tuning.cc @ {tuning.tag})"
+    )
     return FabricProfile(
         technology=tech_name,
         nic_latency_ns=calibration.nic_latency_ns or nic.latency_ns.value,
@@ -391,5 +478,8 @@ def fabric_profile(
         gpu_class=nccl_gpu_class(node.gpu),
         collective_efficiency=calibration.collective_efficiency or DEFAULT_COLLECTIVE_EFFICIENCY,
         step_software_us=calibration.collective_latency_us,
-        notes=(*routing_notes, *sharp_notes),
+        nccl=tuning,
+        gpu_nic_path=cluster.host.gpu_nic_path or node.gpu_nic_path,
+        rank_nics_per_node=rank_nics_per_node(node, cluster.gpus_per_node, cluster.nics_per_node),
+        notes=(*routing_notes, *sharp_notes, nccl_note),
     )

@@ -34,9 +34,6 @@ from __future__ import annotations
 import math
 
 from fabricplan.analytic.collective import (
-    NCCL_BASE_LATENCY_US,
-    NCCL_NET_STEP_US,
-    NCCL_NVLINK_STEP_US,
     NCCL_PATH_IN_NET_STEP_US,
     collective_point,
 )
@@ -108,19 +105,19 @@ def _pipeline_send_s(profile: FabricProfile, job: Workload, size_bytes: float) -
     """One activation send between neighbouring stages (each TP rank sends its share at once)."""
     stage_gpus = job.tp * job.dp
     distance_nodes = stage_gpus / profile.gpus_per_node
-    key = ("Ring", "Simple")
     software = profile.step_software_us
     if stage_gpus < profile.nvlink_domain_gpus:  # the next stage shares the NVLink domain
-        step = NCCL_NVLINK_STEP_US[key] if software is None else software
+        step = profile.nccl.nvlink_step_us["Ring"]["Simple"] if software is None else software
         rate = profile.nvlink_GBps
-        latency_us = NCCL_BASE_LATENCY_US[key] + step
+        latency_us = profile.nccl.base_latency_us["Ring"]["Simple"] + step
     else:
         pattern = pair_pattern(distance_nodes, profile.nodes_per_leaf, profile.nodes_per_pod)
         rate = profile.nic_goodput_GBps * pattern_throughput(profile, pattern, 2 * distance_nodes)
         hops = span_switch_hops(profile, distance_nodes + 1)
-        step = NCCL_NET_STEP_US[key] - NCCL_PATH_IN_NET_STEP_US if software is None else software
+        net_step = profile.nccl.net_step_us["Ring"]["Simple"]
+        step = net_step - NCCL_PATH_IN_NET_STEP_US if software is None else software
         latency_us = (
-            NCCL_BASE_LATENCY_US[key]
+            profile.nccl.base_latency_us["Ring"]["Simple"]
             + step
             + ns_to_us(path_latency_ns(profile, hops, profile.mtu_bytes))
         )

@@ -61,7 +61,7 @@ class CommGroup:
         """Consecutive servers the group occupies."""
         return self.domains * self.nodes_per_domain
 
-    def nics_per_domain(self, nics_per_node: int) -> float:
+    def nics_per_domain(self, nics_per_node: float) -> float:
         """NICs the group's ranks in one domain own (their GPUs' share of the node's NICs)."""
         return nics_per_node * self.local_ranks / self.gpus_per_node
 

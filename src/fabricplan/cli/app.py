@@ -1,31 +1,58 @@
-"""The ``fabricplan`` command. Each command group lives in its own module and registers here."""
+"""The ``fabricplan`` command, built by :func:`create_app`.
+
+Each command group lives in its own module with a ``register(app)`` function;
+:func:`fabricplan.cli.commands.register` lists them. Every call of :func:`create_app` builds a
+new application (nothing is registered on a module-level object), so tests and embedders get
+one with each command exactly once.
+"""
 
 from __future__ import annotations
 
 import typer
 
-app = typer.Typer(
-    name="fabricplan",
-    help="Plan GPU-cluster networks: design, price, model and compare InfiniBand and RoCE.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-)
+__all__ = ["HELP", "create_app", "main"]
+
+HELP = "Plan GPU-cluster networks: design, price, model and compare InfiniBand and RoCE."
 
 
-@app.callback()
-def _root() -> None:
-    """Plan GPU-cluster networks: design, price, model and compare InfiniBand and RoCE."""
+def create_app() -> typer.Typer:
+    """A new ``fabricplan`` application with every command registered once.
 
+    Returns
+    -------
+    typer.Typer
+        The application; call it to run the command line.
 
-def _register() -> None:
+    Examples
+    --------
+    >>> app = create_app()
+    >>> names = [c.name for c in app.registered_commands]
+    >>> "simulate" in names, len(names) == len(set(names))
+    (True, True)
+    """
     # Imported here so that `fabricplan --help` stays fast and each module stays independent.
     from fabricplan.cli import commands
 
+    app = typer.Typer(
+        name="fabricplan",
+        help=HELP,
+        no_args_is_help=True,
+        add_completion=False,
+        pretty_exceptions_enable=False,
+    )
+
+    @app.callback()
+    def _root() -> None:
+        """Plan GPU-cluster networks: design, price, model and compare InfiniBand and RoCE."""
+
     commands.register(app)
+    return app
 
 
 def main() -> None:
     """Entry point of the ``fabricplan`` console script."""
-    _register()
-    app()
+    create_app()()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,10 +1,8 @@
 """``fabricplan simulate SPEC``: one traffic pattern on every technology's designed fabric.
 
-The flow backend runs the pattern through the flow-level simulator and reports completion,
-flow completion times, link utilisation per tier, the busiest links and the time links spent
-paused; the analytic (and, once registered, packet) backend answers the collective patterns
-through the performance seam. Without ``--pattern`` the spec's ``workload`` is simulated as one
-training step.
+Options and rendering only: :func:`fabricplan.sim.run.run_pattern` designs each fabric and runs
+the pattern at the chosen level (flow, packet or the analytic model) with seeds, jobs and
+failures. Without ``--pattern`` the spec's ``workload`` is simulated as one training step.
 """
 
 from __future__ import annotations
@@ -18,35 +16,17 @@ from typing import Annotated, Any, cast
 
 import typer
 
-from fabricplan.backends import get_backend
 from fabricplan.cli.guard import guarded
 from fabricplan.errors import ModelError
-from fabricplan.model.results import CollectiveName, PerfRequest
-from fabricplan.model.scenario import TechnologyName, ValidScenario
 from fabricplan.sim.flow.fluid import DEFAULT_TOLERANCE
-from fabricplan.sim.flow.pattern import PATTERNS, PatternName
-from fabricplan.sim.flow.transport import (
-    CONGESTION_CONTROLS,
-    ROUTING_NAMES,
-    CongestionControl,
-    RoutingName,
-)
-from fabricplan.sim.run import ScenarioOptions, flow_record, packet_record
+from fabricplan.sim.mechanism import CONGESTION_CONTROLS, ROUTING_NAMES, RoutingName
+from fabricplan.sim.pattern import PATTERNS, PatternName
+from fabricplan.sim.run import RunCongestionControl, RunOptions, SimLevel, run_pattern
 from fabricplan.spec import load_spec
-from fabricplan.topology.designer import design_fabric
 from fabricplan.units import parse_size
 
 PROGRESS_AFTER_S = 2.0
 """A progress bar appears once a run has taken this long."""
-
-ANALYTIC_PATTERNS: dict[str, CollectiveName] = {
-    "all_to_all": "all_to_all",
-    "ring_all_reduce": "all_reduce",
-    "tree_all_reduce": "all_reduce",
-    "all_gather": "all_gather",
-    "reduce_scatter": "reduce_scatter",
-}
-"""Patterns the performance seam (analytic, packet) can answer, and their collective."""
 
 
 class Backend(StrEnum):
@@ -72,13 +52,12 @@ def register(app: typer.Typer) -> None:
 class LateProgress:
     """A rich progress bar on stderr that shows itself only after :data:`PROGRESS_AFTER_S`."""
 
-    def __init__(self, label: str) -> None:
-        self.label = label
+    def __init__(self) -> None:
         self.started = time.perf_counter()
         self.bar: Any = None
-        self.task: Any = None
+        self.tasks: dict[str, Any] = {}
 
-    def __call__(self, done: float) -> None:
+    def __call__(self, label: str, done: float) -> None:
         if self.bar is None:
             if time.perf_counter() - self.started < PROGRESS_AFTER_S or not sys.stderr.isatty():
                 return
@@ -87,30 +66,13 @@ class LateProgress:
 
             self.bar = Progress(console=Console(stderr=True), transient=True)
             self.bar.start()
-            self.task = self.bar.add_task(self.label, total=1.0)
-        self.bar.update(self.task, completed=done)
+        if label not in self.tasks:
+            self.tasks[label] = self.bar.add_task(label, total=1.0)
+        self.bar.update(self.tasks[label], completed=done)
 
     def close(self) -> None:
         if self.bar is not None:
             self.bar.stop()
-
-
-class LateProgressPerRun:
-    """One :class:`LateProgress` per run (technology and seed), closed when the next one starts."""
-
-    def __init__(self) -> None:
-        self.current: LateProgress | None = None
-
-    def __call__(self, label: str, done: float) -> None:
-        if self.current is None or self.current.label != label:
-            self.close()
-            self.current = LateProgress(label)
-        self.current(done)
-
-    def close(self) -> None:
-        if self.current is not None:
-            self.current.close()
-            self.current = None
 
 
 def _choice(value: str | None, allowed: tuple[str, ...], option: str) -> str | None:
@@ -123,49 +85,6 @@ def _choice(value: str | None, allowed: tuple[str, ...], option: str) -> str | N
             f"use one of {', '.join(allowed)}",
         )
     return value
-
-
-def _seam_record(
-    valid: ValidScenario,
-    tech: TechnologyName,
-    backend: str,
-    pattern: PatternName,
-    size: int | None,
-    seed: int,
-) -> dict[str, Any]:
-    if pattern not in ANALYTIC_PATTERNS:
-        raise ModelError(
-            "FP535",
-            "--pattern",
-            f"has no {backend} model",
-            pattern,
-            f"use --backend flow or one of {', '.join(ANALYTIC_PATTERNS)}",
-        )
-    if size is None:
-        raise ModelError(
-            "FP533", "--size", f"pattern {pattern} needs a size", None, "give --size, e.g. 64M"
-        )
-    op = ANALYTIC_PATTERNS[pattern]
-    wall0 = time.perf_counter()
-    result = get_backend(backend).perform(
-        valid,
-        design_fabric(valid, tech),
-        PerfRequest(collectives=(op,), sizes_bytes=(size,), p2p=False, step=False, seed=seed),
-    )
-    point = result.collectives[0]
-    return {
-        "backend": backend,
-        "technology": tech,
-        "pattern": pattern,
-        "size_bytes": size,
-        "completion_us": point.time_us,
-        "fct_us": None,
-        "flows": None,
-        "wall_s": time.perf_counter() - wall0,
-        "algorithm": point.algorithm,
-        "busbw_GBps": point.busbw_GBps,
-        "notes": list(result.notes),
-    }
 
 
 def _table(record: dict[str, Any]) -> str:
@@ -201,7 +120,7 @@ def _table(record: dict[str, Any]) -> str:
         f"  busiest: {b['name']} ({b['tier']}) {b['utilisation']:.1%}"
         for b in record["busiest_links"][:3]
     ]
-    if "events" in record:  # packet backend
+    if record["backend"] == "packet":
         lines.append(
             f"  status {record['status']}, {record['events']} events, pauses {record['pauses']},"
             f" drops {record['drops']}, retransmits {record['retransmits']},"
@@ -237,7 +156,10 @@ def simulate_command(
     seeds: Annotated[
         int,
         typer.Option(
-            "--seeds", help="Runs with seeds seed..seed+N-1; the report gives the spread.", min=1
+            "--seeds",
+            help="Runs, each with a child of --seed (numpy SeedSequence); the report gives"
+            " the spread.",
+            min=1,
         ),
     ] = 1,
     routing: Annotated[
@@ -290,17 +212,18 @@ def simulate_command(
     allowed_cc: tuple[str, ...] = CONGESTION_CONTROLS
     if backend is Backend.packet:  # the packet backend also runs HPCC
         allowed_cc = (*CONGESTION_CONTROLS, "hpcc")
-    congestion = cast(CongestionControl | None, _choice(cc, allowed_cc, "--cc"))
+    congestion = cast(RunCongestionControl | None, _choice(cc, allowed_cc, "--cc"))
     size_bytes = None
     if size is not None:
         try:
             size_bytes = parse_size(size)
         except ValueError:
             raise ModelError("FP533", "--size", "not a size", size, "use e.g. 64M") from None
-    options = ScenarioOptions(
+    options = RunOptions(
         pattern=chosen,
         size_bytes=size_bytes,
-        seeds=list(range(seed, seed + seeds)),
+        seed=seed,
+        seeds=seeds,
         routing=mode,
         congestion_control=congestion,
         senders=senders,
@@ -310,20 +233,17 @@ def simulate_command(
         background_load=background,
         background_us=background_us,
         fail_links=fail_links,
-        fail_switches=fail_switch or [],
+        fail_switches=tuple(fail_switch or ()),
         tolerance=tolerance,
     )
     valid = load_spec(spec)
-    records = []
-    progress = LateProgressPerRun()
+    level: SimLevel = backend.value
+    progress = LateProgress()
     try:
-        for tech in valid.spec.fabric.technologies:
-            if backend is Backend.flow:
-                records.append(flow_record(valid, tech, options, progress))
-            elif backend is Backend.packet:
-                records.append(packet_record(valid, tech, options, progress))
-            else:
-                records.append(_seam_record(valid, tech, backend.value, chosen, size_bytes, seed))
+        records = [
+            run_pattern(valid, tech, level, options, progress).record()
+            for tech in valid.spec.fabric.technologies
+        ]
     finally:
         progress.close()
     if fmt is Format.json:

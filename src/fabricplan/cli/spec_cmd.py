@@ -20,6 +20,8 @@ cluster:
   nic_speed_gbps: 400
   gpu: h100                 # node model: a100 | h100 | h200 | b200 (see `fabricplan catalog list`)
   nic: auto                 # NIC catalog id, auto, or figures {speed_gbps, latency_ns, power_w}
+  host: {}                  # where servers differ from the node's catalog entry:
+                            #   {nic_slot: {generation: 4, lanes: 16}, gpu_nic_path: pxb}
 fabric:
   technologies: [infiniband, roce_v2]   # also: roce_v1 (one L2 domain)
   topology: rail_optimized  # or fat_tree
@@ -49,6 +51,8 @@ workload:
   tp: 8
   pp: 1
   mfu: 0.4
+nccl:
+  version: "2.30"           # NCCL release whose tuning tables the model uses (2.19 or later)
 """
 
 

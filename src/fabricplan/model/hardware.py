@@ -117,6 +117,20 @@ class CableSpec(Entry):
     """Propagation delay per metre."""
 
 
+GpuNicPath = Literal["pix", "pxb", "p2c", "pxn", "phb", "sys"]
+"""How far a GPU is from its closest NIC, in NCCL's path types (``src/graph/topo.h``, nearest
+first): one PCIe switch (``pix``), several (``pxb``), through the GPU's C2C link and its CPU
+(``p2c``, Grace), through another GPU over NVLink (``pxn``), through a CPU root complex (``phb``),
+across CPU sockets (``sys``)."""
+
+
+class PcieLinkSpec(Frozen):
+    """One PCIe link: generation and lane count (the slot a NIC sits in)."""
+
+    generation: int = Field(ge=1, le=6)
+    lanes: Literal[1, 2, 4, 8, 16, 32]
+
+
 class NodeSpec(Entry):
     """A GPU server model (GPUs, their compute and their NVLink domain)."""
 
@@ -134,6 +148,16 @@ class NodeSpec(Entry):
     default_nic: str
     nvls: bool = False
     """NVLink SHARP (in-switch reduction in the NVLink domain)."""
+    nic_slot: PcieLinkSpec | None = None
+    """The PCIe link each scale-out NIC sits on; ``None``: the NIC's own host interface."""
+    pcie_switches: int | None = Field(default=None, gt=0)
+    """PCIe switches that each join an equal share of the GPUs to an equal share of the NICs; a
+    GPU uses the NICs on its own switch (NCCL picks the closest NICs). ``None``: every GPU
+    reaches every NIC equally."""
+    gpu_nic_path: GpuNicPath = "pxb"
+    """Path from a GPU to its closest NIC (decides whether NCCL enables LL128 across nodes)."""
+    host_source: str = ""
+    """Where ``nic_slot``, ``pcie_switches`` and ``gpu_nic_path`` come from."""
 
 
 class TechnologySpec(Entry):

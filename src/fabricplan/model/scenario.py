@@ -14,15 +14,18 @@ catalog ids happens in :mod:`fabricplan.catalog.resolve`, which returns a :class
 
 from __future__ import annotations
 
+import re
 from typing import Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from fabricplan.model.base import Frozen
 from fabricplan.model.hardware import (
     CableSpec,
+    GpuNicPath,
     NicSpec,
     NodeSpec,
+    PcieLinkSpec,
     PriceEntry,
     SwitchSpec,
     TechnologySpec,
@@ -53,9 +56,19 @@ class GenericNicSpec(Frozen):
     """A NIC given by its figures."""
 
     speed_gbps: float = Field(gt=0)
-    latency_ns: float = Field(default=600.0, gt=0)
+    latency_ns: float = Field(default=350.0, gt=0)
     power_w: float | None = Field(default=None, ge=0)
     price_usd: float | None = Field(default=None, ge=0)
+
+
+class HostSpec(Frozen):
+    """The servers' insides where they differ from the node's catalog entry."""
+
+    nic_slot: PcieLinkSpec | None = None
+    """PCIe link each NIC sits on (e.g. ``{generation: 3, lanes: 8}``); overrides the node's."""
+    gpu_nic_path: GpuNicPath | None = None
+    """Path from a GPU to its closest NIC (``pix``, ``pxb``, ``p2c``, ``pxn``, ``phb``, ``sys``
+    as ``nvidia-smi topo -m`` / NCCL print it); overrides the node's."""
 
 
 class ClusterSpec(Frozen):
@@ -69,6 +82,7 @@ class ClusterSpec(Frozen):
     """Node model id in the catalog (``a100``, ``h100``, ``h200``, ``b200``)."""
     nic: str | GenericNicSpec = "auto"
     """NIC catalog id, ``auto`` (the node's default NIC at ``nic_speed_gbps``), or figures."""
+    host: HostSpec = HostSpec()
 
     @model_validator(mode="after")
     def _check_counts(self) -> ClusterSpec:
@@ -220,6 +234,34 @@ class WorkloadSpec(Frozen):
     """Share of data-parallel communication hidden behind compute."""
 
 
+class NcclSpec(Frozen):
+    """The NCCL the cluster runs (its tuning tables change between releases)."""
+
+    version: str = "2.30"
+    """NCCL release, ``major.minor[.patch]`` (``"2.27"``); the analytic model uses the tuning
+    tables of the newest stored release line not after it
+    (:mod:`fabricplan.analytic.nccl_tuning`)."""
+
+    @field_validator("version", mode="before")
+    @classmethod
+    def _quoted(cls, value: object) -> object:
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            raise ValueError(
+                f"nccl.version: is a number ({value}), which loses trailing zeros (2.30 reads"
+                f' as 2.3); quote it, e.g. "{value}"'
+            )
+        return value
+
+    @model_validator(mode="after")
+    def _check_version(self) -> NcclSpec:
+        if re.fullmatch(r"\d+\.\d+(\.\d+)?", self.version.strip()) is None:
+            raise ValueError(
+                f"nccl.version: is not an NCCL release number ({self.version!r});"
+                ' give major.minor or major.minor.patch, e.g. "2.27"'
+            )
+        return self
+
+
 class ScenarioSpec(Frozen):
     """The whole cluster spec (what a YAML file holds)."""
 
@@ -231,6 +273,7 @@ class ScenarioSpec(Frozen):
     deployment: Deployment = "on_premises"
     priorities: PriorityPreset | PriorityWeights = "balanced"
     workload: WorkloadSpec = WorkloadSpec()
+    nccl: NcclSpec = NcclSpec()
 
 
 class ValidScenario(Frozen):

@@ -39,7 +39,6 @@ from fabricplan.model.results import (
 from fabricplan.model.scenario import (
     Criterion,
     Experience,
-    ScenarioSpec,
     TeamSpec,
     ValidScenario,
 )
@@ -56,6 +55,7 @@ from fabricplan.recommend.score import (
     weighted_totals,
 )
 from fabricplan.recommend.weights import CRITERIA, criterion_weights, priorities_label
+from fabricplan.spec import replace_spec
 
 CLUSTER_SIZE_STEPS = 3
 """Doublings (and halvings) of the cluster tried when looking for a size that flips the choice."""
@@ -418,12 +418,14 @@ def scenario_with_gpus(valid: ValidScenario, gpus: int) -> ValidScenario:
     """
     data = valid.spec.model_dump()
     data["cluster"]["gpus"] = gpus
-    return valid.model_copy(update={"spec": ScenarioSpec.model_validate(data)})
+    return replace_spec(valid, data, "cluster size")
 
 
 def scenario_with_team(valid: ValidScenario, team: TeamSpec) -> ValidScenario:
-    """``valid`` with another team experience."""
-    return valid.model_copy(update={"spec": valid.spec.model_copy(update={"team": team})})
+    """``valid`` with another team experience (checked again)."""
+    data = valid.spec.model_dump()
+    data["team"] = team.model_dump()
+    return replace_spec(valid, data, "team")
 
 
 def recommend(

@@ -1,185 +1,359 @@
-"""One named traffic pattern on a technology's designed fabric, at the flow or packet level.
+"""One named traffic pattern on one technology's designed fabric, at a chosen level.
 
-``fabricplan simulate`` and the web app's simulation jobs both run scenarios through here: the
-fabric is designed, failures applied (random cables drawn from each seed, named switches), the
-pattern built for every seed and simulated; the record is the first seed's summary plus the spread
-of completion times over the seeds.
+:func:`run_pattern` is what ``fabricplan simulate`` (and any other caller: backends, sweeps,
+the web app) runs: it designs the fabric, applies failed switches, runs the pattern once per
+seed (children of one :class:`numpy.random.SeedSequence`, :func:`~fabricplan.sim.seed.
+spawn_seeds`), each with its own random failed cables, at the ``flow`` or ``packet`` level,
+or answers a collective pattern from the ``analytic`` model, and returns a
+:class:`PatternRun` whose :meth:`~PatternRun.record` is the JSON the command prints.
+
+:func:`simulated_backend` gives the flow or packet level's answer to the performance seam
+(:mod:`fabricplan.sim.performance`), for :mod:`fabricplan.backends`.
+
+The packet level (numba kernels) is imported only when a packet run is asked for.
+
+>>> from fabricplan.spec import parse_spec
+>>> valid = parse_spec({"cluster": {"gpus": 32}, "fabric": {"technologies": ["roce_v2"]}})
+>>> run = run_pattern(valid, "roce_v2", "flow", RunOptions(pattern="permutation",
+...     size_bytes=2**20, seeds=2))
+>>> len(run.seeds), run.record()["backend"], run.record()["flows"]
+(2, 'flow', 32)
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, Literal, get_args
 
 import numpy as np
 
+from fabricplan.analytic.performance import analytic_performance
+from fabricplan.errors import ModelError
+from fabricplan.model.fabric import FabricDesign
+from fabricplan.model.results import CollectiveName, PerformanceResult, PerfRequest
 from fabricplan.model.scenario import TechnologyName, ValidScenario
-from fabricplan.sim.flow.failure import fail_random_cables, switch_vertex
-from fabricplan.sim.flow.fluid import simulate
-from fabricplan.sim.flow.pattern import PatternName, scenario_traffic
-from fabricplan.sim.flow.routing import bytes_per_us
-from fabricplan.sim.flow.traffic import GpuLayout, Placement
-from fabricplan.sim.flow.transport import CongestionControl, RoutingName, transport_for
+from fabricplan.sim.failure import fail_random_cables, switch_vertex
+from fabricplan.sim.flow.fluid import DEFAULT_TOLERANCE, simulate
+from fabricplan.sim.flow.performance import flow_performance
+from fabricplan.sim.flow.transport import transport_for
+from fabricplan.sim.mechanism import CONGESTION_CONTROLS, CongestionControl, RoutingName
+from fabricplan.sim.pattern import PatternName, scenario_traffic
+from fabricplan.sim.seed import spawn_seeds
+from fabricplan.sim.traffic import GpuLayout, Placement, Traffic
 from fabricplan.topology.designer import design_fabric
-from fabricplan.topology.graph import fabric_graph, with_failures
+from fabricplan.topology.graph import FabricGraph, fabric_graph, with_failures
+from fabricplan.units import gbps_to_bytes_per_us
+
+SimLevel = Literal["flow", "packet", "analytic"]
+LEVELS: tuple[SimLevel, ...] = get_args(SimLevel)
+
+RunCongestionControl = Literal["none", "dcqcn", "ib_cc", "hpcc"]
+"""Congestion controls a run may ask for; ``hpcc`` only at the packet level."""
+
+ANALYTIC_PATTERNS: dict[str, CollectiveName] = {
+    "all_to_all": "all_to_all",
+    "ring_all_reduce": "all_reduce",
+    "tree_all_reduce": "all_reduce",
+    "all_gather": "all_gather",
+    "reduce_scatter": "reduce_scatter",
+}
+"""Patterns the analytic model answers, and their collective."""
 
 RunProgress = Callable[[str, float], None]
-"""Told ``(label of the run, share of its bytes delivered)`` as each seed's run goes; it may raise
-to stop the run (the web app cancels a job so)."""
-
-
-def _labelled(progress: RunProgress | None, label: str) -> Callable[[float], None] | None:
-    if progress is None:
-        return None
-    return lambda done: progress(label, done)
+"""Called with a run's label and the share of its bytes delivered so far."""
 
 
 @dataclass(frozen=True)
-class ScenarioOptions:
-    """What the flow backend runs, from the command line."""
+class RunOptions:
+    """What to run: the pattern and its parameters, seeds, jobs and failures."""
 
-    pattern: PatternName
-    size_bytes: int | None
-    seeds: list[int]
-    routing: RoutingName | None
-    congestion_control: CongestionControl | None
-    senders: int | None
-    jobs: int
-    placement: Placement
-    qps: int
-    background_load: float
-    background_us: float
-    fail_links: int
-    fail_switches: list[str]
-    tolerance: float
+    pattern: PatternName = "training_step"
+    size_bytes: int | None = None
+    """Per rank for collectives, per flow for permutation/incast/random, gradient bytes per
+    rank for ``training_step`` (``None``: the workload's own)."""
+    seed: int = 0
+    """Parent of the runs' seeds."""
+    seeds: int = 1
+    """Runs, each with its own child seed; the record gives the spread."""
+    routing: RoutingName | None = None
+    congestion_control: RunCongestionControl | None = None
+    senders: int | None = None
+    jobs: int = 1
+    placement: Placement = "packed"
+    qps: int = 1
+    background_load: float = 0.0
+    background_us: float = 1000.0
+    fail_links: int = 0
+    """Random leaf-spine cables down in each run (drawn from that run's seed)."""
+    fail_switches: tuple[str, ...] = field(default_factory=tuple)
+    tolerance: float = DEFAULT_TOLERANCE
+    """Completion batching of the flow level (0 = exact)."""
 
 
-def flow_record(
-    valid: ValidScenario,
-    tech: TechnologyName,
-    options: ScenarioOptions,
-    progress: RunProgress | None = None,
-) -> dict[str, Any]:
-    """One technology's flow-level run of the options' pattern over every seed (``simulate``'s
-    JSON record)."""
-    design = design_fabric(valid, tech)
-    graph = fabric_graph(design, valid)
+@dataclass(frozen=True, eq=False)
+class PatternRun:
+    """The runs of one pattern on one technology at one level."""
+
+    level: SimLevel
+    technology: TechnologyName
+    options: RunOptions
+    seeds: tuple[int, ...]
+    results: tuple[Any, ...]
+    """One :class:`~fabricplan.sim.flow.result.FlowSimResult` or
+    :class:`~fabricplan.sim.packet.result.PacketSimResult` per seed (none at the analytic
+    level)."""
+    analytic: PerformanceResult | None = None
+    wall_s: float = 0.0
+
+    @property
+    def completions_us(self) -> np.ndarray:
+        """Completion of every run (nan for a packet run that did not finish)."""
+        return np.array([r.completion_us for r in self.results], dtype=np.float64)
+
+    def record(self) -> dict[str, Any]:
+        """The JSON record: the first run's summary, the spread over seeds, jobs and failures."""
+        options = self.options
+        if self.analytic is not None:
+            point = self.analytic.collectives[0]
+            return {
+                "backend": "analytic",
+                "technology": self.technology,
+                "pattern": options.pattern,
+                "size_bytes": options.size_bytes,
+                "completion_us": point.time_us,
+                "fct_us": None,
+                "flows": None,
+                "wall_s": self.wall_s,
+                "algorithm": point.algorithm,
+                "busbw_GBps": point.busbw_GBps,
+                "notes": list(self.analytic.notes),
+            }
+        done = self.completions_us
+        return {
+            "pattern": options.pattern,
+            "size_bytes": options.size_bytes,
+            **self.results[0].stats().model_dump(),
+            "seeds": {
+                "parent": options.seed,
+                "seeds": list(self.seeds),
+                "completion_us": {
+                    "min": float(np.nanmin(done)),
+                    "p50": float(np.nanpercentile(done, 50)),
+                    "max": float(np.nanmax(done)),
+                },
+            },
+            "jobs": {"count": options.jobs, "placement": options.placement},
+            "failed": {"cables": options.fail_links, "switches": list(options.fail_switches)},
+        }
+
+
+def _graph(valid: ValidScenario, technology: TechnologyName, options: RunOptions) -> FabricGraph:
+    graph = fabric_graph(design_fabric(valid, technology), valid)
     if options.fail_switches:
-        graph = with_failures(
-            graph, switches=[switch_vertex(graph, name) for name in options.fail_switches]
-        )
+        switches = [switch_vertex(graph, name) for name in options.fail_switches]
+        graph = with_failures(graph, switches=switches)
+    return graph
+
+
+def _traffic(valid: ValidScenario, options: RunOptions, seed: int, payload_share: float) -> Traffic:
     cluster = valid.spec.cluster
-    layout = GpuLayout(cluster.gpus, cluster.gpus_per_node, cluster.nics_per_node)
-    transport = transport_for(
-        valid.technologies[tech],
-        valid.switches[tech],
-        routing=options.routing,
-        congestion_control=options.congestion_control,
+    return scenario_traffic(
+        options.pattern,
+        GpuLayout(cluster.gpus, cluster.gpus_per_node, cluster.nics_per_node),
+        options.size_bytes,
+        seed,
+        jobs=options.jobs,
+        placement=options.placement,
+        senders=options.senders,
+        workload=valid.spec.workload,
+        qps=options.qps,
+        background_load=options.background_load,
+        background_us=options.background_us,
+        nic_bytes_per_us=gbps_to_bytes_per_us(cluster.nic_speed_gbps) * payload_share,
     )
-    nic_rate = float(bytes_per_us(cluster.nic_speed_gbps)) * transport.payload_share
-    runs = []
-    for seed in options.seeds:
-        fabric = (
-            fail_random_cables(graph, options.fail_links, seed) if options.fail_links else graph
-        )
-        traffic = scenario_traffic(
-            options.pattern,
-            layout,
-            options.size_bytes,
-            seed,
-            jobs=options.jobs,
-            placement=options.placement,
-            senders=options.senders,
-            workload=valid.spec.workload,
-            qps=options.qps,
-            background_load=options.background_load,
-            background_us=options.background_us,
-            nic_bytes_per_us=nic_rate,
-        )
-        runs.append(
-            simulate(
-                fabric,
-                traffic,
-                transport,
-                seed,
-                options.tolerance,
-                progress=_labelled(progress, f"{tech} {options.pattern} seed {seed}"),
-            )
-        )
-    stats = runs[0].stats()
-    record: dict[str, Any] = {
-        "pattern": options.pattern,
-        "size_bytes": options.size_bytes,
-        **stats.model_dump(),
-    }
-    completions = np.array([r.completion_us for r in runs])
-    record["seeds"] = {
-        "seeds": options.seeds,
-        "completion_us": {
-            "min": float(completions.min()),
-            "p50": float(np.percentile(completions, 50)),
-            "max": float(completions.max()),
-        },
-    }
-    record["jobs"] = {"count": options.jobs, "placement": options.placement}
-    record["failed"] = {"cables": options.fail_links, "switches": options.fail_switches}
-    return record
 
 
-def packet_record(
+def _analytic(
+    valid: ValidScenario, technology: TechnologyName, options: RunOptions
+) -> PerformanceResult:
+    pattern = options.pattern
+    if pattern not in ANALYTIC_PATTERNS:
+        raise ModelError(
+            "FP535",
+            "--pattern",
+            "has no analytic model",
+            pattern,
+            f"use --backend flow or one of {', '.join(ANALYTIC_PATTERNS)}",
+        )
+    if options.size_bytes is None:
+        raise ModelError(
+            "FP533", "--size", f"pattern {pattern} needs a size", None, "give --size, e.g. 64M"
+        )
+    request = PerfRequest(
+        collectives=(ANALYTIC_PATTERNS[pattern],),
+        sizes_bytes=(options.size_bytes,),
+        p2p=False,
+        step=False,
+        seed=options.seed,
+    )
+    return analytic_performance(valid, design_fabric(valid, technology), request)
+
+
+def _flow_congestion(options: RunOptions) -> CongestionControl | None:
+    cc = options.congestion_control
+    if cc is None:
+        return None
+    for allowed in CONGESTION_CONTROLS:
+        if cc == allowed:
+            return allowed
+    raise ModelError(
+        "FP537",
+        "--cc",
+        "is not one of the allowed values",
+        cc,
+        f"use one of {', '.join(CONGESTION_CONTROLS)}",
+    )
+
+
+def run_pattern(
     valid: ValidScenario,
-    tech: TechnologyName,
-    options: ScenarioOptions,
+    technology: TechnologyName,
+    level: SimLevel,
+    options: RunOptions,
     progress: RunProgress | None = None,
-) -> dict[str, Any]:
-    """The same scenario as :func:`flow_record`, packet by packet."""
-    from fabricplan.sim.packet.scenario import packet_scenario
+) -> PatternRun:
+    """Run ``options.pattern`` on ``technology``'s designed fabric at ``level``.
 
-    graph = fabric_graph(design_fabric(valid, tech), valid)
-    if options.fail_switches:
-        graph = with_failures(
-            graph, switches=[switch_vertex(graph, name) for name in options.fail_switches]
+    Parameters
+    ----------
+    valid
+        The validated scenario (cluster, workload, catalog entries).
+    technology
+        One of the scenario's technologies.
+    level
+        ``flow`` (fluid), ``packet`` (mechanisms packet by packet) or ``analytic``
+        (collective patterns only, one answer).
+    options
+        Pattern, size, seeds, jobs, overrides and failures.
+    progress
+        Told each run's label and share of bytes delivered.
+
+    Returns
+    -------
+    PatternRun
+        One result per seed; :meth:`PatternRun.record` is the JSON summary.
+
+    Raises
+    ------
+    ModelError
+        FP533/FP535/FP537 for options the level cannot run; FP544 for a fabric too large
+        for the packet level.
+
+    Examples
+    --------
+    >>> from fabricplan.spec import parse_spec
+    >>> valid = parse_spec({"cluster": {"gpus": 16}, "fabric": {"technologies": ["roce_v2"]}})
+    >>> r = run_pattern(valid, "roce_v2", "analytic",
+    ...     RunOptions(pattern="ring_all_reduce", size_bytes=2**20))
+    >>> r.record()["backend"], r.results
+    ('analytic', ())
+    """
+    started = time.perf_counter()
+    if level == "analytic":
+        result = _analytic(valid, technology, options)
+        wall = time.perf_counter() - started
+        return PatternRun(level, technology, options, (options.seed,), (), result, wall)
+    seeds = spawn_seeds(options.seed, options.seeds)
+    graph = _graph(valid, technology, options)
+    if level == "packet":
+        from fabricplan.sim.packet.performance import (
+            check_size,
+            network_for_graph,
+            packet_spec_for_design,
         )
-    runs = []
-    for seed in options.seeds:
+        from fabricplan.sim.packet.simulation import simulate_packet
+
+        check_size(graph)
+        spec = packet_spec_for_design(
+            valid, technology, options.routing, options.congestion_control
+        )
+        share = spec.mtu_bytes / (spec.mtu_bytes + spec.header_bytes)
+    else:
+        transport = transport_for(
+            valid.technologies[technology],
+            valid.switches[technology],
+            routing=options.routing,
+            congestion_control=_flow_congestion(options),
+        )
+        share = transport.payload_share
+    results: list[Any] = []
+    for seed in seeds:
+        label = f"{technology} {options.pattern} seed {seed} ({level})"
+
+        def told(done: float, label: str = label) -> None:
+            if progress is not None:
+                progress(label, done)
+
         fabric = (
             fail_random_cables(graph, options.fail_links, seed) if options.fail_links else graph
         )
-        label = f"{tech} {options.pattern} seed {seed} (packet)"
-        runs.append(
-            packet_scenario(
-                valid,
-                tech,
-                fabric,
-                options.pattern,
-                options.size_bytes,
-                seed,
-                routing=options.routing,
-                congestion_control=options.congestion_control,
-                senders=options.senders,
-                jobs=options.jobs,
-                placement=options.placement,
-                qps=options.qps,
-                background_load=options.background_load,
-                background_us=options.background_us,
-                progress=_labelled(progress, label),
+        traffic = _traffic(valid, options, seed, share)
+        if level == "packet":
+            network = network_for_graph(fabric, valid, technology)
+            results.append(simulate_packet(network, traffic, spec, seed=seed, progress=told))
+        else:
+            results.append(
+                simulate(fabric, traffic, transport, seed, options.tolerance, progress=told)
             )
-        )
-    record: dict[str, Any] = {
-        "pattern": options.pattern,
-        "size_bytes": options.size_bytes,
-        **runs[0].stats().model_dump(),
-    }
-    completions = np.array([r.completion_us for r in runs])
-    record["seeds"] = {
-        "seeds": options.seeds,
-        "completion_us": {
-            "min": float(np.nanmin(completions)),
-            "p50": float(np.nanpercentile(completions, 50)),
-            "max": float(np.nanmax(completions)),
-        },
-    }
-    record["jobs"] = {"count": options.jobs, "placement": options.placement}
-    record["failed"] = {"cables": options.fail_links, "switches": options.fail_switches}
-    return record
+    wall = time.perf_counter() - started
+    return PatternRun(level, technology, options, seeds, tuple(results), None, wall)
+
+
+def simulated_backend(
+    level: Literal["flow", "packet"],
+    valid: ValidScenario,
+    design: FabricDesign,
+    request: PerfRequest,
+) -> PerformanceResult:
+    """The performance seam's answer of the flow or packet level.
+
+    Parameters
+    ----------
+    level
+        ``flow`` or ``packet``.
+    valid, design, request
+        As :meth:`fabricplan.backends.Backend.perform` receives them.
+
+    Returns
+    -------
+    PerformanceResult
+        nccl-tests-like tables (:func:`fabricplan.sim.performance.simulated_performance`).
+
+    Examples
+    --------
+    >>> from fabricplan.spec import parse_spec
+    >>> valid = parse_spec({"cluster": {"gpus": 16}, "fabric": {"technologies": ["roce_v2"]}})
+    >>> design = design_fabric(valid, "roce_v2")
+    >>> simulated_backend("flow", valid, design, PerfRequest(collectives=("all_reduce",),
+    ...     sizes_bytes=(2**20,), p2p=False, step=False)).backend
+    'flow'
+    """
+    if level == "packet":
+        from fabricplan.sim.packet.performance import packet_performance
+
+        return packet_performance(valid, design, request)
+    return flow_performance(valid, design, request)
+
+
+__all__ = [
+    "ANALYTIC_PATTERNS",
+    "LEVELS",
+    "PatternRun",
+    "RunOptions",
+    "RunProgress",
+    "SimLevel",
+    "run_pattern",
+    "simulated_backend",
+]

@@ -248,7 +248,7 @@ def calibrate(body: CalibrateRequest, settings: WebSettings) -> dict[str, Any]:
 def simulation_work(body: SimulateRequest, settings: WebSettings) -> tuple[str, Work]:
     """Check a simulation request now (422 before anything is queued) and return the job's
     label and work: ``simulate --format json``'s document, with progress over every run."""
-    from fabricplan.sim.run import ScenarioOptions, flow_record, packet_record
+    from fabricplan.sim.run import RunOptions, run_pattern
 
     check_run_time(settings, body.time_limit_s)
     if body.backend == "packet":
@@ -264,12 +264,13 @@ def simulation_work(body: SimulateRequest, settings: WebSettings) -> tuple[str, 
     valid = valid_spec(body.spec, settings, body.backend)
     if body.pattern == "all_to_all":
         check_all_to_all(settings, valid.spec.cluster.gpus, SPEC_ORIGIN)
-    options = ScenarioOptions(
+    options = RunOptions(
         pattern=body.pattern,
         size_bytes=body.size_bytes,
-        seeds=list(range(body.seed, body.seed + body.seeds)),
+        seed=body.seed,
+        seeds=body.seeds,
         routing=body.routing,
-        congestion_control=body.congestion_control,  # type: ignore[arg-type]  # hpcc: packet only
+        congestion_control=body.congestion_control,
         senders=body.senders,
         jobs=body.jobs,
         placement=body.placement,
@@ -277,12 +278,12 @@ def simulation_work(body: SimulateRequest, settings: WebSettings) -> tuple[str, 
         background_load=body.background_load,
         background_us=body.background_us,
         fail_links=body.fail_links,
-        fail_switches=list(body.fail_switches),
+        fail_switches=tuple(body.fail_switches),
         tolerance=body.tolerance,
     )
     technologies = list(valid.spec.fabric.technologies)
-    runs = len(technologies) * len(options.seeds)
-    record = packet_record if body.backend == "packet" else flow_record
+    runs = len(technologies) * options.seeds
+    level = body.backend
 
     def work(report: Report) -> dict[str, Any]:
         labels: list[str] = []
@@ -295,7 +296,7 @@ def simulation_work(body: SimulateRequest, settings: WebSettings) -> tuple[str, 
         records = []
         for tech in technologies:
             report(len(labels) / runs, f"{tech}: designing and building the traffic")
-            records.append(record(valid, tech, options, progress))
+            records.append(run_pattern(valid, tech, level, options, progress).record())
         return {"backend": body.backend, "results": records}
 
     from fabricplan.units import format_size

@@ -26,8 +26,9 @@ from fabricplan.model.results import (
 )
 from fabricplan.model.results import RoutingName as PerfRoutingName
 from fabricplan.model.scenario import TechnologyName
-from fabricplan.sim.flow.pattern import PatternName
-from fabricplan.sim.flow.transport import RoutingName as SimRoutingName
+from fabricplan.sim.mechanism import RoutingName as SimRoutingName
+from fabricplan.sim.pattern import PatternName
+from fabricplan.sim.run import RunCongestionControl
 
 MAX_SIZES = 64
 """Message sizes one ``perf`` request may ask for (nccl-tests' 8 B-8 GiB sweep has 31)."""
@@ -82,7 +83,7 @@ class SimulateRequest(SpecRequest):
     seed: int = Field(default=0, ge=0, le=MAX_SEED)
     seeds: int = Field(default=1, ge=1, le=8)
     routing: SimRoutingName | None = None
-    congestion_control: Literal["none", "dcqcn", "ib_cc", "hpcc"] | None = None
+    congestion_control: RunCongestionControl | None = None
     senders: int | None = Field(default=None, ge=1, le=4096)
     jobs: int = Field(default=1, ge=1, le=64)
     placement: Literal["packed", "fragmented"] = "packed"

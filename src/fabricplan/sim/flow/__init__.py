@@ -1,7 +1,9 @@
 """The flow-level simulator: fluid max-min rates on every link of the designed fabric.
 
-Build a :class:`~fabricplan.topology.graph.FabricGraph`, some :class:`Traffic` and a
-:class:`TransportSpec`, then :func:`simulate`; see docs/models.md, "Flow-level simulator".
+Build a :class:`~fabricplan.topology.graph.FabricGraph`, some :class:`Traffic` (the shared
+floor's, :mod:`fabricplan.sim.traffic`) and a :class:`TransportSpec`, then :func:`simulate`;
+see docs/models.md, "Flow-level simulator". The traffic builders are re-exported here for
+callers written against this package.
 
 >>> from fabricplan.spec import parse_spec
 >>> from fabricplan.topology.designer import design_fabric
@@ -17,11 +19,12 @@ Build a :class:`~fabricplan.topology.graph.FabricGraph`, some :class:`Traffic` a
 
 from __future__ import annotations
 
-from fabricplan.sim.flow.failure import fail_random_cables, switch_vertex
+from fabricplan.sim.failure import fail_random_cables, switch_vertex
 from fabricplan.sim.flow.fluid import simulate
-from fabricplan.sim.flow.pattern import PATTERNS, pattern_traffic, scenario_traffic
 from fabricplan.sim.flow.result import FlowSimResult, FlowSimStats
-from fabricplan.sim.flow.traffic import (
+from fabricplan.sim.flow.transport import TransportSpec, transport_for
+from fabricplan.sim.pattern import PATTERNS, pattern_traffic, scenario_traffic
+from fabricplan.sim.traffic import (
     GpuLayout,
     StepSpec,
     Traffic,
@@ -38,7 +41,6 @@ from fabricplan.sim.flow.traffic import (
     training_step,
     tree_all_reduce,
 )
-from fabricplan.sim.flow.transport import TransportSpec, transport_for
 
 __all__ = [
     "PATTERNS",

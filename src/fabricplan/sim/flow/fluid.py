@@ -16,7 +16,7 @@ every completion exactly.
 >>> from fabricplan.spec import parse_spec
 >>> from fabricplan.topology.designer import design_fabric
 >>> from fabricplan.topology.graph import fabric_graph
->>> from fabricplan.sim.flow.traffic import GpuLayout, incast
+>>> from fabricplan.sim.traffic import GpuLayout, incast
 >>> from fabricplan.sim.flow.transport import transport_for
 >>> valid = parse_spec({"cluster": {"gpus": 64}, "fabric": {"technologies": ["roce_v2"]}})
 >>> graph = fabric_graph(design_fabric(valid, "roce_v2"), valid)
@@ -41,8 +41,8 @@ from fabricplan.errors import ModelError
 from fabricplan.sim.flow.result import FlowSimResult
 from fabricplan.sim.flow.routing import bytes_per_us, flow_paths, resources_for
 from fabricplan.sim.flow.solver import add_along_paths, maxmin_rates
-from fabricplan.sim.flow.traffic import Traffic
 from fabricplan.sim.flow.transport import TransportSpec, settle_time_us
+from fabricplan.sim.traffic import Traffic
 from fabricplan.topology.graph import FabricGraph, path_latency_ns
 from fabricplan.units import ns_to_us
 
@@ -110,7 +110,7 @@ def simulate(
     graph
         The fabric (failed links and switches already applied).
     traffic
-        Flows in steps (:mod:`fabricplan.sim.flow.traffic`).
+        Flows in steps (:mod:`fabricplan.sim.traffic`).
     transport
         Routing, flow control, congestion control and payload share.
     seed
@@ -128,7 +128,9 @@ def simulate(
     wall0 = time.perf_counter()
     n = traffic.flows
     hops = graph.max_hops
-    resources = resources_for(graph, transport.routing, transport.payload_share)
+    resources = resources_for(
+        graph, transport.routing, transport.payload_share, transport.adaptive_efficiency
+    )
     cap = resources.capacity_bytes_per_us
     res_paths = np.full((n, hops), -1, dtype=np.int32)
     latency_us = np.zeros(n)

@@ -1,15 +1,13 @@
 """Paths of flows as each routing mechanism picks them, and the resources the solver shares.
 
-- ``static``: destination-based tables (D-mod-K), :func:`fabricplan.topology.graph.route`.
-- ``ecmp``: every switch hashes the flow's 5-tuple. The key is built from the source and
-  destination ports and the flow's UDP source port; RoCEv2 NICs draw the source port per queue
-  pair, so the model draws it per flow from the seed (a different seed is a different set of
-  QP numbers). The switches' hash seeds also come from the seed.
+- ``static`` and ``ecmp``: the pinned paths both levels share (:mod:`fabricplan.sim.path`).
 - ``adaptive`` and ``spray``: the flow is split over all its equal-cost paths in the
   proportions that balance the load, so each *trunk* (all the uplinks of a leaf, all the links
-  into a leaf, ...) acts as one pooled resource. This is ideal per-packet adaptive routing;
-  per-packet spraying equals it on a symmetric fabric (see docs/models.md for where both
-  deviate).
+  into a leaf, ...) acts as one pooled resource. Per-packet spraying equals that ideal split on
+  a symmetric fabric; a real adaptive-routing implementation delivers only a share of a
+  multi-link trunk (``adaptive_efficiency``, :func:`fabricplan.sim.mechanism.
+  adaptive_routing_of`): its switches choose from their own queues and packets still meet on
+  the fixed way down (see docs/models.md).
 
 A pinned flow keeps its path for its whole life.
 
@@ -30,16 +28,12 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from fabricplan.sim.flow.transport import RoutingName
-from fabricplan.topology.graph import FabricGraph, mix64, route, trunk_route
+from fabricplan.sim.mechanism import RoutingName
+from fabricplan.sim.path import flow_keys, pinned_paths
+from fabricplan.topology.graph import FabricGraph, route, trunk_route
 from fabricplan.units import gbps_to_bytes_per_us
 
-ROCE_UDP_DST_PORT = 4791
-"""RoCEv2 UDP destination port (IBTA Annex A17); part of the hashed 5-tuple."""
-ROCE_UDP_SRC_PORT_MIN = 0xC000
-ROCE_UDP_SRC_PORT_COUNT = 0x4000
-"""RoCEv2 UDP source ports come from the ephemeral range 0xC000-0xFFFF (Linux
-``IB_ROCE_UDP_ENCAP_VALID_PORT_MIN/MAX``; reference catalog B.5)."""
+__all__ = ["ResourceSet", "bytes_per_us", "flow_keys", "flow_paths", "resources_for"]
 
 
 def bytes_per_us(speed_gbps: NDArray[np.float64] | float) -> NDArray[np.float64]:
@@ -69,38 +63,29 @@ class ResourceSet:
         return int(self.capacity_bytes_per_us.size)
 
 
-def resources_for(graph: FabricGraph, routing: RoutingName, payload_share: float) -> ResourceSet:
-    """The resources of ``graph`` under ``routing``, with payload capacities."""
+def resources_for(
+    graph: FabricGraph, routing: RoutingName, payload_share: float, adaptive_efficiency: float = 1.0
+) -> ResourceSet:
+    """The resources of ``graph`` under ``routing``, with payload capacities.
+
+    Under pooled routing a trunk of several links (a choice of paths) offers
+    ``adaptive_efficiency`` of its capacity; a single-link trunk (a host link) offers all of it.
+    """
     live = np.where(graph.link_alive, graph.link_speed_gbps, 0.0)
     if routing in ("adaptive", "spray"):
         trunk = graph.trunk_of_link.astype(np.int64)
+        links_per_trunk = np.bincount(trunk, minlength=graph.trunks)
+        efficiency = np.where(links_per_trunk > 1, adaptive_efficiency, 1.0)
         cap_gbps = graph.trunk_capacity_gbps()
         share = np.divide(live, cap_gbps[trunk], out=np.zeros_like(live), where=cap_gbps[trunk] > 0)
-        return ResourceSet(True, bytes_per_us(cap_gbps) * payload_share, trunk, share)
+        usable = bytes_per_us(cap_gbps * efficiency) * payload_share
+        return ResourceSet(True, usable, trunk, share)
     return ResourceSet(
         False,
         bytes_per_us(live) * payload_share,
         np.arange(graph.links, dtype=np.int64),
         np.ones(graph.links),
     )
-
-
-def flow_keys(
-    src: NDArray[np.int64], dst: NDArray[np.int64], flow_id: NDArray[np.int64], seed: int
-) -> NDArray[np.uint64]:
-    """The hashed 5-tuple of each flow: ports as addresses, UDP source port per flow (seeded).
-
-    >>> import numpy as np
-    >>> a = flow_keys(np.array([0]), np.array([1]), np.array([0]), seed=0)
-    >>> b = flow_keys(np.array([0]), np.array([1]), np.array([0]), seed=1)
-    >>> bool(a[0] != b[0])
-    True
-    """
-    qp = mix64(flow_id.astype(np.uint64) ^ mix64(np.full(flow_id.shape, seed, dtype=np.uint64)))
-    sport = ROCE_UDP_SRC_PORT_MIN + (qp % np.uint64(ROCE_UDP_SRC_PORT_COUNT))
-    key = mix64(src.astype(np.uint64) << np.uint64(32) | dst.astype(np.uint64))
-    key = mix64(key ^ (sport << np.uint64(16) | np.uint64(ROCE_UDP_DST_PORT)))
-    return key
 
 
 def flow_paths(
@@ -113,10 +98,7 @@ def flow_paths(
 ) -> tuple[NDArray[np.int32], NDArray[np.int32]]:
     """(resource path, link path) of each flow; for pooled routing the link path is the
     D-mod-K one, used only for its latency (every equal-cost path is as long)."""
-    if routing == "static":
-        links = route(graph, src, dst, "dmodk")
-        return links, links
-    if routing == "ecmp":
-        links = route(graph, src, dst, "hash", flow_keys(src, dst, flow_id, seed), salt=seed)
+    if routing == "static" or routing == "ecmp":
+        links = pinned_paths(graph, routing, src, dst, flow_id, seed)
         return links, links
     return trunk_route(graph, src, dst), route(graph, src, dst, "dmodk")

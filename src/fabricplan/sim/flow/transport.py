@@ -23,16 +23,29 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Literal, get_args
 
 from fabricplan.model.hardware import SwitchSpec, TechnologySpec
+from fabricplan.sim.mechanism import (
+    CONGESTION_CONTROLS,
+    ROUTING_NAMES,
+    CongestionControl,
+    LinkFlowControl,
+    RoutingName,
+    adaptive_routing_of,
+    default_routing,
+)
 
-RoutingName = Literal["static", "ecmp", "adaptive", "spray"]
-CongestionControl = Literal["none", "dcqcn", "ib_cc"]
-LinkFlowControl = Literal["credit", "pfc", "none"]
-
-ROUTING_NAMES: tuple[RoutingName, ...] = get_args(RoutingName)
-CONGESTION_CONTROLS: tuple[CongestionControl, ...] = get_args(CongestionControl)
+__all__ = [
+    "CONGESTION_CONTROLS",
+    "ROUTING_NAMES",
+    "CongestionControl",
+    "LinkFlowControl",
+    "RoutingName",
+    "TransportSpec",
+    "default_routing",
+    "settle_time_us",
+    "transport_for",
+]
 
 DCQCN_DECREASE_PERIOD_US = 4.0
 """Shortest time between two rate cuts of a DCQCN reaction point: ConnectX
@@ -67,33 +80,21 @@ class TransportSpec:
     routing: RoutingName
     """``static``: destination-based forwarding tables (D-mod-K); ``ecmp``: per-flow 5-tuple
     hash at every switch; ``adaptive``: per-packet adaptive routing, which the fluid model
-    treats as an ideal split over the equal-cost paths; ``spray``: per-packet (or flowlet)
-    spraying over the equal-cost paths."""
+    treats as a split over the equal-cost paths that delivers ``adaptive_efficiency`` of each
+    multi-link trunk; ``spray``: per-packet (or flowlet) spraying over the equal-cost paths,
+    an ideal split on a symmetric fabric."""
     link_flow_control: LinkFlowControl
     congestion_control: CongestionControl
     payload_share: float
     """MTU / (MTU + header bytes): the share of the line rate that carries payload."""
+    adaptive_efficiency: float = 1.0
+    """Share of a loaded multi-link trunk that adaptive routing delivers
+    (:func:`fabricplan.sim.mechanism.adaptive_routing_of`); 1 for the other routings."""
 
     @property
     def lossless(self) -> bool:
         """Hop-by-hop back-pressure (credits or PFC) instead of drops."""
         return self.link_flow_control != "none"
-
-
-def default_routing(tech: TechnologySpec, switch: SwitchSpec) -> RoutingName:
-    """The technology's routing, unless it is adaptive and the switch cannot route adaptively:
-    then what the technology's scope forwards with (ECMP for routed IP, static tables else).
-
-    >>> from fabricplan.spec import parse_spec
-    >>> valid = parse_spec({"cluster": {"gpus": 256}})
-    >>> [default_routing(valid.technologies[t], valid.switches[t]) for t in valid.technologies]
-    ['adaptive', 'ecmp']
-    """
-    if tech.routing == "adaptive" and not (
-        switch.adaptive_routing and tech.adaptive_routing_available
-    ):
-        return "ecmp" if tech.scope == "routed_ip" else "static"
-    return tech.routing
 
 
 def transport_for(
@@ -109,13 +110,18 @@ def transport_for(
     >>> t = transport_for(valid.technologies["roce_v2"], valid.switches["roce_v2"])
     >>> t.routing, t.congestion_control, round(t.payload_share, 3)
     ('ecmp', 'dcqcn', 0.98)
+    >>> ib = transport_for(valid.technologies["infiniband"], valid.switches["infiniband"])
+    >>> ib.routing, ib.adaptive_efficiency
+    ('adaptive', 0.77)
     """
     share = tech.mtu_bytes / (tech.mtu_bytes + tech.header_bytes.value)
+    chosen = routing or default_routing(tech, switch)
     return TransportSpec(
-        routing=routing or default_routing(tech, switch),
+        routing=chosen,
         link_flow_control=tech.link_flow_control,
         congestion_control=congestion_control or tech.congestion_control,
         payload_share=share,
+        adaptive_efficiency=adaptive_routing_of(switch).efficiency if chosen == "adaptive" else 1.0,
     )
 
 

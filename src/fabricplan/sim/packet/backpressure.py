@@ -3,8 +3,8 @@ watchdog does not override) or, under IB credits, too few credits for the packet
 
 from __future__ import annotations
 
+from fabricplan.sim.packet.compiled import jit
 from fabricplan.sim.packet.credit import has_credit
-from fabricplan.sim.packet.engine import jit
 from fabricplan.sim.packet.pfc import paused
 from fabricplan.sim.packet.state import FC_CREDIT, FC_PFC, PI_FC, SimState
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from fabricplan.sim.packet.engine import jit
+from fabricplan.sim.packet.compiled import jit
 from fabricplan.sim.packet.event import EV_CREDIT, now_ps, schedule
 from fabricplan.sim.packet.state import L_DELAY_PS, L_REV, PI_CREDIT_BLOCK, Q_CREDITS, SimState
 from fabricplan.units import BITS_PER_BYTE

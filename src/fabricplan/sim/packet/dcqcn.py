@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from fabricplan.sim.packet.engine import jit
+from fabricplan.sim.packet.compiled import jit
 from fabricplan.sim.packet.event import EV_DCQCN_TIMER, now_ps, schedule
 from fabricplan.sim.packet.rate import set_rate
 from fabricplan.sim.packet.state import (

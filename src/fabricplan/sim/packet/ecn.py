@@ -14,7 +14,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from fabricplan.sim.packet.engine import jit, uniform01
+from fabricplan.sim.packet.compiled import jit
+from fabricplan.sim.packet.splitmix import uniform01
 from fabricplan.sim.packet.state import PF_ECN_KMAX, PF_ECN_KMIN, PF_ECN_PMAX, SimState
 
 ECN_KMIN_BYTES = 150_000

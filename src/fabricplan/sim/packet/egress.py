@@ -8,9 +8,9 @@ sender; a lossy class frees shared-pool bytes.
 
 from __future__ import annotations
 
+from fabricplan.sim.packet.compiled import jit
 from fabricplan.sim.packet.credit import return_credit
 from fabricplan.sim.packet.ecn import ecn_mark
-from fabricplan.sim.packet.engine import jit
 from fabricplan.sim.packet.pfc import pfc_release
 from fabricplan.sim.packet.state import (
     C_ECN_MARKS,

@@ -1,136 +1,32 @@
-"""The event engine: integer-picosecond time and callbacks, nothing about networks.
+"""The event engine: integer-picosecond time and event kinds, nothing about networks.
 
-Two forms of one idea live here.
-
-- :class:`Engine` is the readable reference: a binary heap of ``(time_ps, priority, seq,
-  callback)``; :meth:`Engine.run` pops the earliest entry and calls it. Ties are broken by
-  ``priority`` and then by the order of scheduling (``seq``), so a run is deterministic. It is
-  what the components would look like as Python objects, and the baseline that
-  ``benchmarks/packet_engine.py`` measures the fast form against.
-- The fast form is the same heap as rows of one numpy table (:func:`event_heap`) with
-  :func:`heap_push` / :func:`heap_pop` compiled by numba. A "callback" is an event *kind*
-  (a small integer) plus three arguments; the packet simulator's dispatch loop
-  (:mod:`fabricplan.sim.packet.kernel`) maps each kind to the component function that handles
-  it. Numba is the optional ``fast`` extra: without it the same functions run as plain Python
-  (slowly, but with the same results).
+Pending events are rows of one ``int64`` table kept as a binary min-heap on ``(time, key)``
+(:func:`event_heap`), pushed and popped by compiled :func:`heap_push` / :func:`heap_pop`. An
+event is a *kind* (a small integer) plus three arguments; the packet simulator's dispatch loop
+(:mod:`fabricplan.sim.packet.kernel`) maps each kind to the component function that handles it.
+Ties are broken by priority and then by the order of scheduling, so a run is deterministic.
 
 Life cycle of an event: scheduled (pushed with a time not before *now*), pending in the heap,
 popped in ``(time, priority, seq)`` order, handled once. Nothing cancels an event; components
 that need to forget one keep an epoch number and ignore stale events when they fire.
 
->>> engine = Engine()
->>> seen = []
->>> engine.schedule(2_000, lambda: seen.append(("b", engine.now_ps)))
->>> engine.schedule(1_000, lambda: seen.append(("a", engine.now_ps)))
->>> engine.run()
-2
->>> seen
-[('a', 1000), ('b', 2000)]
+>>> rows, meta = event_heap(4)
+>>> heap_push(rows, meta, 2_000, 0, 7, 0, 0, 0)
+>>> heap_push(rows, meta, 1_000, 0, 8, 0, 0, 0)
+>>> [int(rows[heap_pop(rows, meta), EV_KIND]) for _ in range(2)], int(meta[HEAP_NOW])
+([8, 7], 2000)
 """
 
 from __future__ import annotations
 
-import hashlib
-import heapq
-from collections.abc import Callable
-from pathlib import Path
-from typing import Any, TypeVar, cast
-
 import numpy as np
 from numpy.typing import NDArray
 
-F = TypeVar("F", bound=Callable[..., Any])
-
-
-def _drop_stale_cache() -> None:
-    """Numba's disk cache notices a change only in a function's own file; the dispatch loop
-    links code from every module of this package. Forget the package's cached machine code
-    whenever any of its sources changes."""
-    here = Path(__file__).resolve().parent
-    digest = hashlib.sha256()
-    for source in sorted(here.glob("*.py")):
-        digest.update(source.name.encode())
-        digest.update(source.read_bytes())
-    cache = here / "__pycache__"
-    stamp = cache / "numba-sources.sha256"
-    try:
-        if stamp.exists() and stamp.read_text() == digest.hexdigest():
-            return
-        for stale in (*cache.glob("*.nbi"), *cache.glob("*.nbc")):
-            stale.unlink(missing_ok=True)
-        cache.mkdir(exist_ok=True)
-        stamp.write_text(digest.hexdigest())
-    except OSError:  # a read-only install keeps what it has
-        return
-
-
-_drop_stale_cache()
-
-try:  # numba is the optional "fast" extra; without it the same code runs as plain Python.
-    from numba import njit as _numba_njit
-
-    HAVE_NUMBA = True
-
-    # Nothing is allocated inside compiled code, so it runs without the runtime's reference
-    # counting (``_nrt=False``): with it, passing the run's arrays between functions cost
-    # 40 % of the time in atomic increments.
-    _OPTIONS: dict[str, Any] = {"cache": True, "nogil": True, "_nrt": False}
-
-    def jit(func: F) -> F:
-        """Compile ``func`` with numba (cached on disk), or leave it as Python."""
-        return cast(F, _numba_njit(**_OPTIONS)(func))
-
-except ImportError:  # pragma: no cover - exercised only where numba is missing
-    HAVE_NUMBA = False
-
-    def jit(func: F) -> F:
-        """Compile ``func`` with numba (cached on disk), or leave it as Python."""
-        return func
-
+from fabricplan.sim.packet.compiled import jit
 
 SEQ_BITS = 40
 """Bits of the tie-break key given to the scheduling sequence number (2**40 events a run); the
 bits above hold the event's priority."""
-
-
-class Engine:
-    """A minimal discrete-event engine: time in integer picoseconds, callbacks, no networking.
-
-    Examples
-    --------
-    >>> e = Engine()
-    >>> order = []
-    >>> for name in "xyz":
-    ...     e.schedule(5, lambda n=name: order.append(n))   # same time: scheduling order
-    >>> e.run(), order
-    (3, ['x', 'y', 'z'])
-    """
-
-    def __init__(self) -> None:
-        self.now_ps = 0
-        self._seq = 0
-        self._heap: list[tuple[int, int, int, Callable[[], None]]] = []
-
-    def schedule(self, at_ps: int, callback: Callable[[], None], priority: int = 0) -> None:
-        """Call ``callback`` at ``at_ps`` (not before now)."""
-        if at_ps < self.now_ps:
-            raise ValueError(f"cannot schedule in the past ({at_ps} < {self.now_ps})")
-        self._seq += 1
-        heapq.heappush(self._heap, (at_ps, priority, self._seq, callback))
-
-    def run(self, until_ps: int | None = None) -> int:
-        """Handle events in time order until none is left (or the next is after ``until_ps``);
-        returns the number handled."""
-        handled = 0
-        heap = self._heap
-        while heap:
-            if until_ps is not None and heap[0][0] > until_ps:
-                break
-            at_ps, _, _, callback = heapq.heappop(heap)
-            self.now_ps = at_ps
-            callback()
-            handled += 1
-        return handled
 
 
 EV_TIME, EV_KEY, EV_KIND, EV_A, EV_B, EV_C = range(6)
@@ -233,30 +129,3 @@ def heap_pop(rows: NDArray[np.int64], meta: NDArray[np.int64]) -> int:
     rows[i, EV_B] = b
     rows[i, EV_C] = c
     return int(n)
-
-
-SPLITMIX_GAMMA = np.uint64(0x9E3779B97F4A7C15)
-SPLITMIX_MIX1 = np.uint64(0xBF58476D1CE4E5B9)
-SPLITMIX_MIX2 = np.uint64(0x94D049BB133111EB)
-
-
-@jit
-def uniform01(rng: NDArray[np.uint64]) -> float:
-    """The next uniform draw in [0, 1) from a SplitMix64 stream held in ``rng[0]``.
-
-    The state lives in the run's arrays (no global generator), so two simulations in one
-    process never share randomness. Reference: Steele, Lea, Flood, "Fast splittable
-    pseudorandom number generators", OOPSLA 2014.
-
-    >>> import numpy as np
-    >>> state = np.array([42], dtype=np.uint64)
-    >>> a, b = uniform01(state), uniform01(state)
-    >>> 0.0 <= a < 1.0 and a != b
-    True
-    """
-    x = rng[0] + SPLITMIX_GAMMA
-    rng[0] = x
-    x = (x ^ (x >> np.uint64(30))) * SPLITMIX_MIX1
-    x = (x ^ (x >> np.uint64(27))) * SPLITMIX_MIX2
-    x = x ^ (x >> np.uint64(31))
-    return float(x >> np.uint64(11)) * (1.0 / 9007199254740992.0)

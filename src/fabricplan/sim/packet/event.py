@@ -9,7 +9,8 @@ is already latched when the transmitter looks).
 
 from __future__ import annotations
 
-from fabricplan.sim.packet.engine import HEAP_NOW, heap_push, jit
+from fabricplan.sim.packet.compiled import jit
+from fabricplan.sim.packet.engine import HEAP_NOW, heap_push
 from fabricplan.sim.packet.state import SimState, int64
 
 EV_TX_DONE = int64(1)

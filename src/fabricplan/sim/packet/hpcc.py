@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from fabricplan.sim.packet.engine import jit
+from fabricplan.sim.packet.compiled import jit
 from fabricplan.sim.packet.rate import set_rate
 from fabricplan.sim.packet.state import (
     F_HP_HOPS,

@@ -27,8 +27,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from fabricplan.sim.packet.compiled import jit
 from fabricplan.sim.packet.credit import has_credit
-from fabricplan.sim.packet.engine import jit
 from fabricplan.sim.packet.event import EV_IBCC_TIMER, now_ps, schedule
 from fabricplan.sim.packet.rate import set_rate
 from fabricplan.sim.packet.state import (

@@ -9,6 +9,7 @@ call is reached, the pool or heap needs room, or nothing has been delivered for
 
 from __future__ import annotations
 
+from fabricplan.sim.packet.compiled import jit
 from fabricplan.sim.packet.credit import on_credit
 from fabricplan.sim.packet.dcqcn import dcqcn_on_timer
 from fabricplan.sim.packet.engine import (
@@ -19,7 +20,6 @@ from fabricplan.sim.packet.engine import (
     EV_TIME,
     HEAP_SIZE,
     heap_pop,
-    jit,
 )
 from fabricplan.sim.packet.event import (
     EV_ARRIVE,

@@ -14,9 +14,9 @@ leave that switch before its last bit has arrived.
 from __future__ import annotations
 
 from fabricplan.sim.packet.backpressure import held_back
+from fabricplan.sim.packet.compiled import jit
 from fabricplan.sim.packet.credit import spend_credit
 from fabricplan.sim.packet.egress import release, stamp
-from fabricplan.sim.packet.engine import jit
 from fabricplan.sim.packet.event import EV_ARRIVE, EV_TX_DONE, now_ps, schedule
 from fabricplan.sim.packet.queue import dequeue, wire_ps
 from fabricplan.sim.packet.sender import BLOCKED, next_data_packet

@@ -4,29 +4,25 @@
 into what :func:`~fabricplan.sim.packet.simulation.simulate_packet` runs (switch buffer from
 the catalog, or :data:`DEFAULT_SWITCH_BUFFER_BYTES` when the catalog has none).
 
-:func:`packet_performance` answers the performance seam as the flow backend does: a
-collective's time is ``alpha + fabric``, ``alpha`` the analytic model's time at 8 bytes, and
-``fabric`` the simulated completion of its flows less the wire latency the analytic ``alpha``
-already counts. The simulator runs at one or two sizes per collective (the requested sizes of
-at least 1 MiB, thinned, each made small enough that the run moves at most
-:data:`PACKET_BYTE_BUDGET` bytes); other sizes scale the nearest simulated one linearly. The
-perftest tables, base latency and training step are the analytic model's.
+:func:`packet_performance` is the simulated-backend template
+(:mod:`fabricplan.sim.performance`) with the packet level giving the fabric time: it runs
+:data:`PACKET_SIZES_SIMULATED` sizes per collective, each made small enough that the run moves
+at most :data:`PACKET_BYTE_BUDGET` bytes, and all_to_alls of up to :data:`PACKET_MAX_FLOWS`
+flows.
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import NDArray
 
-from fabricplan.analytic.performance import analytic_performance
 from fabricplan.errors import ModelError
 from fabricplan.model.fabric import FabricDesign
-from fabricplan.model.results import CollectiveName, CollectivePoint, PerformanceResult, PerfRequest
+from fabricplan.model.results import CollectiveName, PerformanceResult, PerfRequest
 from fabricplan.model.scenario import TechnologyName, ValidScenario
-from fabricplan.sim.flow.pattern import collective_traffic
-from fabricplan.sim.flow.performance import all_to_all_ranks, simulated_point
-from fabricplan.sim.flow.traffic import GpuLayout, Traffic
 from fabricplan.sim.packet.network import PacketNetwork, network_from_graph
 from fabricplan.sim.packet.result import PacketSimResult
 from fabricplan.sim.packet.simulation import Progress, simulate_packet
@@ -36,6 +32,9 @@ from fabricplan.sim.packet.spec import (
     PacketSpec,
     packet_spec_for,
 )
+from fabricplan.sim.pattern import collective_traffic
+from fabricplan.sim.performance import FabricRun, fabric_span_us, simulated_performance
+from fabricplan.sim.traffic import GpuLayout, IntArray, Traffic
 from fabricplan.topology.graph import FabricGraph, fabric_graph, route
 from fabricplan.units import ns_to_us
 
@@ -44,15 +43,14 @@ DEFAULT_SWITCH_BUFFER_BYTES = 32 * 2**20
 switches; credits, not the shared buffer, bound an IB switch's queues). 32 MiB is the HPCC
 simulator's ``BUFFER_SIZE`` at 100 Gb/s (run.py: 16 MB per 50 Gb/s)."""
 PACKET_MAX_HOSTS = 4096
-"""Largest fabric (host ports) the packet backend simulates; the issue's scale is a few
-hundred hosts, the yardstick 1,024."""
+"""Largest fabric (host ports) the packet backend simulates; the packet level is meant for a
+few hundred hosts, its yardstick runs 1,024 (benchmarks/packet_yardstick.py)."""
 PACKET_BYTE_BUDGET = 2 * 2**30
 """Bytes one simulated collective may move (about 0.5 M packets of 4 KiB)."""
-PACKET_MIN_SIZE_BYTES = 2**20
 PACKET_SIZES_SIMULATED = 2
+"""Sizes simulated per collective (the smallest and the largest of at least 1 MiB)."""
 PACKET_MAX_FLOWS = 2**16
 """Largest all_to_all simulated (flows); a larger one runs on the first GPUs that fit."""
-ALPHA_SIZE_BYTES = 8
 
 
 def packet_network_for(valid: ValidScenario, design: FabricDesign) -> PacketNetwork:
@@ -105,22 +103,8 @@ def packet_spec_for_design(
     )
 
 
-def simulated_sizes(sizes: tuple[int, ...]) -> tuple[int, ...]:
-    """The requested sizes of at least 1 MiB, thinned to the smallest and the largest.
-
-    >>> simulated_sizes((2**10, 2**21, 2**25, 2**33))
-    (2097152, 8589934592)
-    >>> simulated_sizes((4096,))
-    (4096,)
-    """
-    big = sorted({s for s in sizes if s >= PACKET_MIN_SIZE_BYTES})
-    if not big:
-        return (max(sizes),)
-    return tuple(sorted({big[0], big[-1]}))[:PACKET_SIZES_SIMULATED]
-
-
 def _within_budget(
-    op: CollectiveName, layout: GpuLayout, size: int, ranks: np.ndarray
+    op: CollectiveName, layout: GpuLayout, size: int, ranks: IntArray
 ) -> tuple[int, Traffic]:
     """The size actually simulated (at most ``size``) and its traffic."""
     traffic = collective_traffic(op, layout, size, ranks)
@@ -131,25 +115,27 @@ def _within_budget(
     return smaller, collective_traffic(op, layout, smaller, ranks)
 
 
-def _chain_length(traffic: Traffic) -> int:
-    """Steps on the longest dependency chain (each pays the path latency once)."""
-    depth: list[int] = []
-    for step in traffic.steps:  # dependencies come before their dependents
-        depth.append(1 + max((depth[d] for d in step.deps), default=0))
-    return max(depth, default=0)
+def _flow_latency_us(result: PacketSimResult) -> NDArray[np.float64]:
+    """One-way wire latency of each flow's D-mod-K path (every equal-cost path is as long);
+    zeros on a named network without a designed graph."""
+    graph = result.network.graph
+    traffic = result.traffic
+    if graph is None or traffic.flows == 0:
+        return np.zeros(traffic.flows)
+    path = route(graph, traffic.src, traffic.dst, "dmodk")
+    delay = np.append(result.network.link_delay_ns, 0.0)
+    return np.asarray(delay[path].sum(axis=1), dtype=np.float64) * ns_to_us(1.0)
 
 
 def fabric_time_us(result: PacketSimResult) -> float:
-    """Completion less the one-way wire latency of every step on the longest chain (the
-    analytic ``alpha`` already counts it).
+    """The run's fabric time (:func:`~fabricplan.sim.performance.fabric_span_us`).
 
     Raises
     ------
     ModelError
         FP545 when the run did not complete.
     """
-    span = result.completion_us
-    if not math.isfinite(span):
+    if not math.isfinite(result.completion_us):
         raise ModelError(
             "FP545",
             "packet backend",
@@ -157,13 +143,42 @@ def fabric_time_us(result: PacketSimResult) -> float:
             result.status,
             "report the scenario (the packet run stalled)",
         )
-    graph = result.network.graph
-    latency_us = 0.0
-    if graph is not None and result.traffic.flows:
-        path = route(graph, result.traffic.src[:1], result.traffic.dst[:1], "dmodk")
-        delay = np.append(result.network.link_delay_ns, 0.0)
-        latency_us = ns_to_us(float(delay[path].sum()))
-    return max(0.0, span - latency_us * _chain_length(result.traffic))
+    return fabric_span_us(result.traffic, result.finish_us, _flow_latency_us(result))
+
+
+@dataclass(frozen=True, eq=False)
+class PacketLevel:
+    """The packet level as the template sees it: one network, one spec."""
+
+    network: PacketNetwork
+    spec: PacketSpec
+    progress: Progress | None = None
+    name: str = "packet"
+    sizes_simulated: int = PACKET_SIZES_SIMULATED
+    max_all_to_all_flows: int = PACKET_MAX_FLOWS
+
+    @property
+    def mechanisms(self) -> str:
+        s = self.spec
+        return (
+            f"{s.routing} routing, {s.link_flow_control} link flow control,"
+            f" {s.congestion_control} congestion control"
+        )
+
+    def fabric_run(
+        self, op: CollectiveName, layout: GpuLayout, size_bytes: int, ranks: IntArray, seed: int
+    ) -> FabricRun:
+        simulated, traffic = _within_budget(op, layout, size_bytes, ranks)
+        if traffic.flows == 0:
+            return FabricRun(simulated, 0.0)
+        result = simulate_packet(
+            self.network, traffic, self.spec, seed=seed, progress=self.progress
+        )
+        return FabricRun(
+            simulated,
+            fabric_time_us(result),
+            f"{op} simulated at {simulated} B ({result.events} events)",
+        )
 
 
 def packet_performance(
@@ -184,59 +199,7 @@ def packet_performance(
     >>> r.backend, r.collectives[0].algorithm, bool(r.collectives[0].busbw_GBps > 0)
     ('packet', 'packet/ring', True)
     """
-    cluster = valid.spec.cluster
     tech = design.technology
     spec = packet_spec_for_design(valid, tech, routing=request.routing.get(tech))
-    network = packet_network_for(valid, design)
-    layout = GpuLayout(cluster.gpus, cluster.gpus_per_node, cluster.nics_per_node)
-    gpus = request.gpus or cluster.gpus
-    analytic = analytic_performance(valid, design, request)
-    alpha_points = analytic_performance(
-        valid,
-        design,
-        request.model_copy(
-            update={"sizes_bytes": (ALPHA_SIZE_BYTES,), "p2p": False, "step": False}
-        ),
-    ).collectives
-    alpha_us = {p.collective: p.time_us for p in alpha_points}
-    sims = simulated_sizes(request.sizes_bytes)
-    notes = [
-        f"packet: {spec.routing} routing, {spec.link_flow_control} link flow control,"
-        f" {spec.congestion_control} congestion control; seed {request.seed}",
-        "packet: perftest tables, base latency and the training step are the analytic model's",
-    ]
-    points: list[CollectivePoint] = []
-    for op in request.collectives:
-        ranks_n = (
-            all_to_all_ranks(gpus, cluster.gpus_per_node, PACKET_MAX_FLOWS)
-            if op == "all_to_all"
-            else gpus
-        )
-        if ranks_n < gpus:
-            notes.append(f"packet: all_to_all simulated on the first {ranks_n} GPUs")
-        ranks = np.arange(ranks_n, dtype=np.int64)
-        per_byte_us: dict[int, float] = {}
-        for size in sims:
-            simulated, traffic = _within_budget(op, layout, size, ranks)
-            if traffic.flows == 0:
-                per_byte_us[size] = 0.0
-                continue
-            result = simulate_packet(network, traffic, spec, seed=request.seed, progress=progress)
-            per_byte_us[size] = fabric_time_us(result) / simulated
-            notes.append(f"packet: {op} simulated at {simulated} B ({result.events} events)")
-        for size in request.sizes_bytes:
-            nearest = min(sims, key=lambda s: abs(math.log(s) - math.log(size)))
-            points.append(
-                simulated_point(
-                    op, size, gpus, alpha_us.get(op, 0.0), per_byte_us[nearest] * size, "packet"
-                )
-            )
-    return PerformanceResult(
-        backend="packet",
-        technology=tech,
-        base_latency_us=analytic.base_latency_us,
-        p2p=analytic.p2p,
-        collectives=tuple(points),
-        step=analytic.step,
-        notes=(*notes, *analytic.notes),
-    )
+    level = PacketLevel(packet_network_for(valid, design), spec, progress)
+    return simulated_performance(valid, design, request, level)

@@ -41,7 +41,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from fabricplan.sim.packet.engine import jit
+from fabricplan.sim.packet.compiled import jit
 from fabricplan.sim.packet.event import EV_KICK, EV_PAUSE, EV_PFC_REFRESH, now_ps, schedule
 from fabricplan.sim.packet.queue import wire_ps
 from fabricplan.sim.packet.state import (

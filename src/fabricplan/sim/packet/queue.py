@@ -8,7 +8,7 @@ classes (what adaptive routing compares and the probes sample).
 
 from __future__ import annotations
 
-from fabricplan.sim.packet.engine import jit
+from fabricplan.sim.packet.compiled import jit
 from fabricplan.sim.packet.state import (
     C_FREE,
     L_MAX_Q,

@@ -7,7 +7,7 @@ simulator's ``ChangeRate`` does the same), and a flow that may now send earlier 
 
 from __future__ import annotations
 
-from fabricplan.sim.packet.engine import jit
+from fabricplan.sim.packet.compiled import jit
 from fabricplan.sim.packet.event import EV_NIC_WAKE, now_ps, schedule
 from fabricplan.sim.packet.state import F_NEXT_SEND_PS, F_SRC, FF_RATE, H_WAKE_PS, ZERO, SimState
 

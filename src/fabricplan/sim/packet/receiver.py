@@ -20,9 +20,9 @@ The readable model:
 
 from __future__ import annotations
 
+from fabricplan.sim.packet.compiled import jit
 from fabricplan.sim.packet.credit import return_credit
 from fabricplan.sim.packet.dcqcn import dcqcn_on_cnp, np_wants_cnp
-from fabricplan.sim.packet.engine import jit
 from fabricplan.sim.packet.event import now_ps
 from fabricplan.sim.packet.hpcc import hpcc_on_ack
 from fabricplan.sim.packet.ibcc import ibcc_on_becn

@@ -12,7 +12,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from fabricplan.model.base import Frozen
-from fabricplan.sim.flow.result import (
+from fabricplan.sim.packet.network import PacketNetwork
+from fabricplan.sim.packet.spec import PacketSpec
+from fabricplan.sim.summary import (
     BUSIEST_LINKS,
     LinkStats,
     PauseStats,
@@ -23,9 +25,7 @@ from fabricplan.sim.flow.result import (
     fct_summary,
     step_summaries,
 )
-from fabricplan.sim.flow.traffic import Traffic
-from fabricplan.sim.packet.network import PacketNetwork
-from fabricplan.sim.packet.spec import PacketSpec
+from fabricplan.sim.traffic import Traffic
 from fabricplan.topology.graph import LINK_TIERS
 from fabricplan.units import BITS_PER_BYTE, BYTES_PER_US_PER_GBYTE_PER_S
 

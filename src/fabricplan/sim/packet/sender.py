@@ -12,8 +12,8 @@ for HPCC); a packet sent again after a go-back is counted as a retransmission.
 from __future__ import annotations
 
 from fabricplan.sim.packet.backpressure import held_back
+from fabricplan.sim.packet.compiled import jit
 from fabricplan.sim.packet.dcqcn import dcqcn_on_sent
-from fabricplan.sim.packet.engine import jit
 from fabricplan.sim.packet.event import EV_NIC_WAKE, EV_RTO, now_ps, schedule
 from fabricplan.sim.packet.hpcc import hpcc_window_bytes
 from fabricplan.sim.packet.queue import alloc_packet

@@ -1,6 +1,6 @@
 """Run the packet-level simulator: build the arrays, run the dispatch loop, read the result.
 
->>> from fabricplan.sim.flow.traffic import GpuLayout, incast
+>>> from fabricplan.sim.traffic import GpuLayout, incast
 >>> from fabricplan.sim.packet.network import star
 >>> from fabricplan.sim.packet.spec import packet_spec
 >>> net = star(4)
@@ -23,8 +23,6 @@ import numpy as np
 from numpy.typing import NDArray
 
 from fabricplan.errors import ModelError
-from fabricplan.sim.flow.routing import flow_keys, flow_paths
-from fabricplan.sim.flow.traffic import Traffic
 from fabricplan.sim.packet.credit import vl_buffer_bytes
 from fabricplan.sim.packet.engine import HEAP_NOW, HEAP_SIZE, event_heap, heap_push
 from fabricplan.sim.packet.event import EV_SAMPLE, EV_STEP_START, EV_WATCHDOG, priority_of
@@ -214,6 +212,8 @@ from fabricplan.sim.packet.state import (
     grown,
     packet_table,
 )
+from fabricplan.sim.path import flow_keys, pinned_paths
+from fabricplan.sim.traffic import Traffic
 from fabricplan.topology.graph import route
 from fabricplan.units import BITS_PER_BYTE, PS_PER_NS, PS_PER_S, ns_to_ps
 
@@ -255,15 +255,11 @@ def _paths(
     """Forward and reverse link paths (the static/ECMP route; the D-mod-K / first route for
     per-packet routing, used only for the base RTT)."""
     ids = np.arange(src.size, dtype=np.int64)
-    pinned = spec.routing in ("static", "ecmp")
     if net.graph is not None:
         graph = net.graph
-        if pinned:
-            fwd = flow_paths(graph, spec.routing, src, dst, ids, seed)[1]
-            if spec.routing == "ecmp":
-                rev = route(graph, dst, src, "hash", flow_keys(dst, src, ids, seed), salt=seed)
-            else:
-                rev = route(graph, dst, src, "dmodk")
+        if spec.routing == "static" or spec.routing == "ecmp":
+            fwd = pinned_paths(graph, spec.routing, src, dst, ids, seed)
+            rev = pinned_paths(graph, spec.routing, dst, src, ids, seed)
         else:
             fwd = route(graph, src, dst, "dmodk")
             rev = route(graph, dst, src, "dmodk")
@@ -689,7 +685,7 @@ def simulate_packet(
         Hosts, switches and links (:func:`~fabricplan.sim.packet.network.network_from_graph`
         for a designed fabric).
     traffic
-        Flows in steps, the flow level's :class:`~fabricplan.sim.flow.traffic.Traffic`.
+        Flows in steps, the flow level's :class:`~fabricplan.sim.traffic.Traffic`.
     spec
         Mechanisms and settings (:func:`~fabricplan.sim.packet.spec.packet_spec_for`).
     seed

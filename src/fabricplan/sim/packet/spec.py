@@ -15,7 +15,7 @@ from typing import Literal
 
 from fabricplan.errors import ModelError
 from fabricplan.model.hardware import SwitchSpec, TechnologySpec
-from fabricplan.sim.flow.transport import default_routing
+from fabricplan.sim.mechanism import default_routing
 from fabricplan.sim.packet.credit import CreditSpec
 from fabricplan.sim.packet.dcqcn import DcqcnSpec
 from fabricplan.sim.packet.ecn import EcnSpec

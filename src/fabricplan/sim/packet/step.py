@@ -1,13 +1,13 @@
 """Traffic steps: a step's flows start once every step it waits for is done, plus its delay.
 
-The same dependency graph the flow level runs (:class:`fabricplan.sim.flow.traffic.Traffic`):
+The same dependency graph the flow level runs (:class:`fabricplan.sim.traffic.Traffic`):
 a collective is a chain of steps, a training iteration a graph of collectives. A step is done
 when the receivers of all its flows have every byte.
 """
 
 from __future__ import annotations
 
-from fabricplan.sim.packet.engine import jit
+from fabricplan.sim.packet.compiled import jit
 from fabricplan.sim.packet.event import EV_FLOW_START, EV_STEP_START, now_ps, schedule
 from fabricplan.sim.packet.state import (
     F_OFFSET_PS,

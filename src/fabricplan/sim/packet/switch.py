@@ -19,8 +19,8 @@ packet joins its queue; a PFC watchdog in storm mode drops what is bound for the
 from __future__ import annotations
 
 from fabricplan.sim.packet.backpressure import held_back
+from fabricplan.sim.packet.compiled import jit
 from fabricplan.sim.packet.egress import release
-from fabricplan.sim.packet.engine import jit
 from fabricplan.sim.packet.event import EV_WATCHDOG, now_ps, schedule
 from fabricplan.sim.packet.ibcc import ibcc_mark
 from fabricplan.sim.packet.link import try_send

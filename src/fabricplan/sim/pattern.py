@@ -15,7 +15,8 @@ from fabricplan.analytic.workload import resolve_workload
 from fabricplan.errors import ModelError
 from fabricplan.model.results import CollectiveName
 from fabricplan.model.scenario import WorkloadSpec
-from fabricplan.sim.flow.traffic import (
+from fabricplan.sim.seed import spawn_seeds
+from fabricplan.sim.traffic import (
     GpuLayout,
     IntArray,
     Placement,
@@ -180,7 +181,8 @@ def scenario_traffic(
     """The pattern run by ``jobs`` equal jobs placed on the cluster, plus background traffic.
 
     Every job gets ``gpus / jobs`` GPUs (whole nodes), ``packed`` or ``fragmented`` (see
-    :func:`.traffic.place_jobs`), and runs the pattern on them as job ``i``; with
+    :func:`.traffic.place_jobs`), and runs the pattern on them as job ``i`` with the ``i``-th
+    child of ``seed`` (:func:`~fabricplan.sim.seed.spawn_seeds`); with
     ``background_load`` > 0, Poisson arrivals at that share of every NIC's rate during the first
     ``background_us`` microseconds are added as a job of their own.
 
@@ -200,9 +202,10 @@ def scenario_traffic(
             pattern_traffic(pattern, layout, size_bytes, seed, senders, workload, None, qps)
         )
     else:
-        for job, ranks in enumerate(place_jobs(layout, [per_job] * jobs, placement, seed)):
+        placed = place_jobs(layout, [per_job] * jobs, placement, seed)
+        for job, (ranks, job_seed) in enumerate(zip(placed, spawn_seeds(seed, jobs), strict=True)):
             part = pattern_traffic(
-                pattern, layout, size_bytes, seed + job, senders, workload, ranks, qps
+                pattern, layout, size_bytes, job_seed, senders, workload, ranks, qps
             )
             parts.append(for_job(part, job, f"job{job} "))
     if background_load > 0:

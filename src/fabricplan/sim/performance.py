@@ -1,0 +1,318 @@
+"""The simulated backends' one template: nccl-tests tables whose fabric time a simulator gives.
+
+A collective's time is ``alpha + fabric``: ``alpha`` is the analytic model's time for the same
+collective at :data:`ALPHA_SIZE_BYTES` (launch, protocol and per-step latencies), ``fabric`` the
+time a simulation level takes to move the collective's fabric flows on the designed topology
+with its routing, flow control and congestion control, less the one-way path latency that
+``alpha`` already counts (:func:`fabric_span_us`). A level runs at a few sizes (the requested
+sizes of at least :data:`MIN_SIMULATED_SIZE_BYTES`, thinned to the level's count of log-spaced
+ones, :func:`simulated_sizes`); every other size scales the per-byte fabric time of the
+nearest simulated size in log distance (:func:`nearest_size`): the fluid and packet transfer
+times of one pattern are proportional to its bytes, apart from the congestion-control settling
+time, which the nearest size keeps small. The perftest tables, the base latency and the training
+step are the analytic model's.
+
+Each level (:mod:`fabricplan.sim.flow.performance`, :mod:`fabricplan.sim.packet.performance`)
+supplies a :class:`SimulatedLevel`: its name, how many sizes it runs, its all_to_all flow
+budget, and one call that simulates a collective's traffic.
+
+>>> simulated_sizes(tuple(2**k for k in range(3, 34, 2)), 3)
+(2097152, 134217728, 8589934592)
+>>> nearest_size(3 * 2**20, (2**20, 2**30))
+1048576
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Protocol
+
+import numpy as np
+from numpy.typing import NDArray
+
+from fabricplan.analytic.collective import busbw_factor
+from fabricplan.analytic.performance import analytic_performance
+from fabricplan.model.fabric import FabricDesign
+from fabricplan.model.results import CollectiveName, CollectivePoint, PerformanceResult, PerfRequest
+from fabricplan.model.scenario import ValidScenario
+from fabricplan.sim.traffic import GpuLayout, IntArray, Traffic
+from fabricplan.units import transfer_rate_GBps
+
+MIN_SIMULATED_SIZE_BYTES = 2**20
+"""Smallest size simulated: below 1 MiB a collective is bound by latency, which ``alpha``
+carries."""
+ALPHA_SIZE_BYTES = 8
+"""Size at which the analytic model gives the latency term ``alpha``."""
+
+
+@dataclass(frozen=True)
+class FabricRun:
+    """What a level returns for one simulated collective."""
+
+    simulated_bytes: int
+    """Per-rank size actually simulated (a level may shrink a run to fit its budget)."""
+    fabric_us: float
+    """Fabric time of that size (:func:`fabric_span_us`)."""
+    note: str = ""
+    """Said in the result's notes when not empty (e.g. the events a packet run took)."""
+
+
+class SimulatedLevel(Protocol):
+    """What a simulation level offers the template."""
+
+    @property
+    def name(self) -> str:
+        """``flow`` or ``packet``: the backend's name and the prefix of its algorithms."""
+        ...
+
+    @property
+    def sizes_simulated(self) -> int:
+        """Sizes simulated per collective."""
+        ...
+
+    @property
+    def max_all_to_all_flows(self) -> int:
+        """Largest all_to_all simulated; a larger one runs on the first GPUs that fit."""
+        ...
+
+    @property
+    def mechanisms(self) -> str:
+        """Routing, link flow control and congestion control, as the notes say them."""
+        ...
+
+    def fabric_run(
+        self, op: CollectiveName, layout: GpuLayout, size_bytes: int, ranks: IntArray, seed: int
+    ) -> FabricRun:
+        """Simulate collective ``op`` of ``size_bytes`` per rank over ``ranks``."""
+        ...
+
+
+def simulated_sizes(sizes: tuple[int, ...], count: int) -> tuple[int, ...]:
+    """The sizes a level runs: the requested ones of at least 1 MiB, thinned to ``count``
+    log-spaced ones (the smallest and the largest always among them).
+
+    Parameters
+    ----------
+    sizes
+        The requested sizes (bytes per rank).
+    count
+        How many the level simulates (at least 1).
+
+    Returns
+    -------
+    tuple of int
+        Sorted sizes; the largest requested size when none reaches 1 MiB.
+
+    Examples
+    --------
+    >>> simulated_sizes((2**10, 2**21, 2**25, 2**33), 2)
+    (2097152, 8589934592)
+    >>> simulated_sizes((1024,), 3)
+    (1024,)
+    """
+    big = sorted({s for s in sizes if s >= MIN_SIMULATED_SIZE_BYTES})
+    if not big:
+        return (max(sizes),)
+    if len(big) <= count:
+        return tuple(big)
+    logs = np.log(np.asarray(big, dtype=np.float64))
+    targets = np.linspace(logs[0], logs[-1], max(count, 1))
+    return tuple(sorted({big[int(np.argmin(np.abs(logs - t)))] for t in targets}))
+
+
+def nearest_size(size: int, simulated: tuple[int, ...]) -> int:
+    """The simulated size nearest to ``size`` in log distance (the first on a tie).
+
+    >>> nearest_size(2**24, (2**20, 2**30))
+    1048576
+    """
+    return min(simulated, key=lambda s: abs(math.log(s) - math.log(size)))
+
+
+def all_to_all_ranks(gpus: int, gpus_per_node: int, max_flows: int) -> int:
+    """Largest whole-node rank count whose all_to_all stays within ``max_flows`` flows.
+
+    >>> all_to_all_ranks(1024, 8, 2**16)
+    256
+    """
+    ranks = gpus
+    while ranks > gpus_per_node and ranks * (ranks - gpus_per_node) > max_flows:
+        ranks -= gpus_per_node
+    return ranks
+
+
+def chain_depths(traffic: Traffic) -> NDArray[np.int64]:
+    """Steps on the dependency chain up to and including each step (1 for a step with no
+    dependencies); steps come after the steps they depend on.
+
+    >>> from fabricplan.sim.traffic import GpuLayout, ring
+    >>> chain_depths(ring(GpuLayout(16, 8, 8), "all_reduce", 2**20)).tolist()
+    [1]
+    """
+    depth: list[int] = []
+    for step in traffic.steps:
+        depth.append(1 + max((depth[d] for d in step.deps), default=0))
+    return np.asarray(depth, dtype=np.int64)
+
+
+def fabric_span_us(
+    traffic: Traffic, finish_us: NDArray[np.float64], latency_us: NDArray[np.float64]
+) -> float:
+    """When the last byte left the fabric, the path latency of every step on its chain taken
+    off: the largest ``finish - latency x depth`` over the flows (0 without flows).
+
+    Both levels deliver a flow's last byte one path latency after it leaves its sender, and a
+    dependent step starts after the step before it delivered; ``alpha`` counts those latencies.
+
+    Parameters
+    ----------
+    traffic
+        The traffic that ran.
+    finish_us
+        Last byte of each flow at its receiver (µs).
+    latency_us
+        One-way path latency of each flow (µs).
+
+    Returns
+    -------
+    float
+        Fabric time in µs, at least 0.
+
+    Examples
+    --------
+    >>> from fabricplan.sim.traffic import GpuLayout, ring
+    >>> t = ring(GpuLayout(16, 8, 8), "all_reduce", 2**20)
+    >>> fabric_span_us(t, np.full(t.flows, 12.0), np.full(t.flows, 2.0))
+    10.0
+    """
+    if traffic.flows == 0:
+        return 0.0
+    depth = chain_depths(traffic)[traffic.step]
+    return max(0.0, float(np.max(finish_us - latency_us * depth)))
+
+
+def simulated_point(
+    op: CollectiveName,
+    size: int,
+    ranks: int,
+    alpha_us: float,
+    fabric_us: float,
+    level: str = "flow",
+) -> CollectivePoint:
+    """An nccl-tests row from a simulated fabric time plus the analytic software latency.
+
+    >>> p = simulated_point("all_reduce", 2**20, 16, 10.0, 90.0)
+    >>> p.algorithm, p.time_us
+    ('flow/ring', 100.0)
+    """
+    algorithm = {"all_to_all": f"{level}/pairwise", "sendrecv": f"{level}/p2p"}.get(
+        op, f"{level}/ring"
+    )
+    time_us = alpha_us + fabric_us
+    algbw = transfer_rate_GBps(size, time_us) if time_us > 0 else 0.0
+    return CollectivePoint(
+        collective=op,
+        size_bytes=size,
+        algorithm=algorithm,
+        time_us=time_us,
+        algbw_GBps=algbw,
+        busbw_GBps=algbw * busbw_factor(op, ranks),
+    )
+
+
+def simulated_performance(
+    valid: ValidScenario, design: FabricDesign, request: PerfRequest, level: SimulatedLevel
+) -> PerformanceResult:
+    """nccl-tests-like tables from one simulation level (see the module docstring).
+
+    Parameters
+    ----------
+    valid
+        The validated scenario.
+    design
+        The designed fabric of one technology.
+    request
+        Collectives, sizes and seed.
+    level
+        The simulation level that gives the fabric time.
+
+    Returns
+    -------
+    PerformanceResult
+        ``backend`` is the level's name; latencies, perftest and step are the analytic model's.
+
+    Examples
+    --------
+    >>> from fabricplan.sim.flow.performance import FlowLevel
+    >>> from fabricplan.sim.flow.transport import transport_for
+    >>> from fabricplan.spec import parse_spec
+    >>> from fabricplan.topology.designer import design_fabric
+    >>> from fabricplan.topology.graph import fabric_graph
+    >>> valid = parse_spec({"cluster": {"gpus": 16}, "fabric": {"technologies": ["roce_v2"]}})
+    >>> design = design_fabric(valid, "roce_v2")
+    >>> level = FlowLevel(fabric_graph(design, valid),
+    ...     transport_for(valid.technologies["roce_v2"], valid.switches["roce_v2"]))
+    >>> r = simulated_performance(valid, design, PerfRequest(collectives=("all_reduce",),
+    ...     sizes_bytes=(2**20,), p2p=False, step=False), level)
+    >>> r.backend, r.collectives[0].algorithm
+    ('flow', 'flow/ring')
+    """
+    cluster = valid.spec.cluster
+    layout = GpuLayout(cluster.gpus, cluster.gpus_per_node, cluster.nics_per_node)
+    gpus = request.gpus or cluster.gpus
+    analytic = analytic_performance(valid, design, request)
+    alpha_points = analytic_performance(
+        valid,
+        design,
+        request.model_copy(
+            update={"sizes_bytes": (ALPHA_SIZE_BYTES,), "p2p": False, "step": False}
+        ),
+    ).collectives
+    alpha_us = {p.collective: p.time_us for p in alpha_points}
+    sims = simulated_sizes(request.sizes_bytes, level.sizes_simulated)
+    name = level.name
+    notes = [
+        f"{name}: {level.mechanisms}; seed {request.seed}",
+        f"{name}: fabric time simulated at "
+        + ", ".join(f"{s} B" for s in sims)
+        + "; other sizes scale the nearest linearly; latency (alpha) from the analytic model",
+        f"{name}: perftest tables, base latency and the training step are the analytic model's",
+    ]
+    points: list[CollectivePoint] = []
+    for op in request.collectives:
+        ranks_n = gpus
+        if op == "all_to_all":
+            ranks_n = all_to_all_ranks(gpus, cluster.gpus_per_node, level.max_all_to_all_flows)
+            if ranks_n < gpus:
+                notes.append(
+                    f"{name}: all_to_all simulated on the first {ranks_n} GPUs (flow budget"
+                    f" {level.max_all_to_all_flows}); its fabric time is that group's"
+                )
+        ranks = np.arange(ranks_n, dtype=np.int64)
+        per_byte_us: dict[int, float] = {}
+        for size in sims:
+            run = level.fabric_run(op, layout, size, ranks, request.seed)
+            per_byte_us[size] = run.fabric_us / run.simulated_bytes if run.simulated_bytes else 0.0
+            if run.note:
+                notes.append(f"{name}: {run.note}")
+        points += [
+            simulated_point(
+                op,
+                size,
+                gpus,
+                alpha_us.get(op, 0.0),
+                per_byte_us[nearest_size(size, sims)] * size,
+                name,
+            )
+            for size in request.sizes_bytes
+        ]
+    return PerformanceResult(
+        backend=name,
+        technology=design.technology,
+        base_latency_us=analytic.base_latency_us,
+        p2p=analytic.p2p,
+        collectives=tuple(points),
+        step=analytic.step,
+        notes=(*notes, *analytic.notes),
+    )

@@ -1,0 +1,257 @@
+"""Tiny named fabrics every test builds on, by hand from the FabricDesign semantics (not by
+the designer), so that a model is tested on a design whose every number is known here.
+
+Two families:
+
+- designed fabrics of H100 nodes with 8 x 400G NICs for the analytic models:
+  :func:`cluster_scenario`, :func:`designed_leaf_spine`, :func:`designed_three_tier`;
+- small graphs of single-NIC hosts on generic 100G switches for the graph and the simulators:
+  :func:`port_scenario`, :func:`leaf_spine_graph`, :func:`k_ary_fat_tree`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fabricplan.model.fabric import FabricDesign, LinkGroup, TierDesign
+from fabricplan.model.scenario import TechnologyName, TopologyName, ValidScenario
+from fabricplan.spec import parse_spec
+from fabricplan.topology.graph import FabricGraph, fabric_graph
+
+# --- designed fabrics for the analytic models ---------------------------------------------
+
+RADIX = 64
+
+
+def cluster_scenario(gpus: int = 1024, **sections: dict[str, Any]) -> ValidScenario:
+    """A resolved spec of H100 nodes with 8 x 400G NICs; ``sections`` add spec sections."""
+    return parse_spec({"cluster": {"gpus": gpus}, **sections})
+
+
+def designed_leaf_spine(
+    valid: ValidScenario,
+    technology: TechnologyName = "infiniband",
+    *,
+    hosts_per_leaf: int = 32,
+    leaf_up: int = 32,
+    rail_aligned: bool = True,
+    planes: int = 1,
+) -> FabricDesign:
+    """A two-tier leaf-spine plane: ``hosts_per_leaf`` down, ``leaf_up`` up per leaf."""
+    cluster = valid.spec.cluster
+    ports = cluster.nodes * cluster.nics_per_node
+    leaves = -(-ports // hosts_per_leaf)
+    spines = max(1, leaves * leaf_up // RADIX)
+    return FabricDesign(
+        technology=technology,
+        topology="rail_optimized" if rail_aligned else "fat_tree",
+        switch_id=valid.switches[technology].id,
+        port_speed_gbps=cluster.nic_speed_gbps,
+        radix=RADIX,
+        tiers=2,
+        planes=planes,
+        spine_groups=1,
+        nodes=cluster.nodes,
+        gpus=cluster.gpus,
+        endpoints=ports,
+        hosts_per_leaf=hosts_per_leaf,
+        leaves_per_pod=leaves,
+        rail_aligned=rail_aligned,
+        tier_designs=(
+            TierDesign(
+                name="leaf",
+                switches=leaves,
+                radix=RADIX,
+                down_ports=hosts_per_leaf,
+                up_ports=leaf_up,
+                ports_used=hosts_per_leaf + leaf_up,
+                ports_free=RADIX - hosts_per_leaf - leaf_up,
+            ),
+            TierDesign(
+                name="spine",
+                switches=spines,
+                radix=RADIX,
+                down_ports=RADIX,
+                up_ports=0,
+                ports_used=RADIX,
+                ports_free=0,
+            ),
+        ),
+        link_groups=(
+            LinkGroup(
+                name="node_leaf", count=ports, speed_gbps=400, reach_m=3, cable_id="acc-400g"
+            ),
+            LinkGroup(
+                name="leaf_spine",
+                count=leaves * leaf_up,
+                speed_gbps=400,
+                reach_m=30,
+                cable_id="aoc-400g",
+            ),
+        ),
+        bisection_tbps=1.0,
+        worst_case_switch_hops=3,
+        max_endpoints=RADIX**2 // 2,
+        headroom_gpus=0,
+    )
+
+
+def designed_three_tier(
+    valid: ValidScenario, technology: TechnologyName = "infiniband"
+) -> FabricDesign:
+    """A non-blocking three-tier rail-optimized fabric: 32 hosts and 32 uplinks per leaf,
+    32 leaves per pod (4 scalable units of 8 rails)."""
+    base = designed_leaf_spine(valid, technology)
+    cluster = valid.spec.cluster
+    leaves = base.tier_designs[0].switches
+    return base.model_copy(
+        update={
+            "tiers": 3,
+            "leaves_per_pod": 32,
+            "worst_case_switch_hops": 5,
+            "tier_designs": (
+                base.tier_designs[0],
+                TierDesign(
+                    name="spine",
+                    switches=leaves,
+                    radix=RADIX,
+                    down_ports=32,
+                    up_ports=32,
+                    ports_used=RADIX,
+                    ports_free=0,
+                ),
+                TierDesign(
+                    name="core",
+                    switches=leaves // 2,
+                    radix=RADIX,
+                    down_ports=RADIX,
+                    up_ports=0,
+                    ports_used=RADIX,
+                    ports_free=0,
+                ),
+            ),
+            "link_groups": (
+                *base.link_groups,
+                LinkGroup(
+                    name="spine_core",
+                    count=leaves * 32,
+                    speed_gbps=400,
+                    reach_m=100,
+                    cable_id="optic-400g-dr4",
+                ),
+            ),
+            "nodes": cluster.nodes,
+        }
+    )
+
+
+# --- small graphs for the graph and the simulators -------------------------------------------
+
+SPEED_GBPS = 100.0
+
+
+def port_scenario(
+    hosts: int,
+    radix: int,
+    tech: TechnologyName = "infiniband",
+    gpus_per_node: int = 1,
+    nics_per_node: int = 1,
+    topology: TopologyName = "fat_tree",
+) -> ValidScenario:
+    """A spec of ``hosts`` NIC ports on generic ``radix``-port 100G switches."""
+    spec: dict[str, Any] = {
+        "cluster": {
+            "gpus": hosts // nics_per_node * gpus_per_node,
+            "gpus_per_node": gpus_per_node,
+            "nics_per_node": nics_per_node,
+            "nic_speed_gbps": SPEED_GBPS,
+            "nic": {"speed_gbps": SPEED_GBPS, "latency_ns": 600},
+        },
+        "fabric": {
+            "technologies": [tech],
+            "topology": topology,
+            "switch": {tech: {"ports": radix, "port_speed_gbps": SPEED_GBPS, "latency_ns": 300}},
+        },
+    }
+    return parse_spec(spec)
+
+
+def _tier(name: Any, switches: int, radix: int, down: int, up: int) -> TierDesign:
+    used = switches * (down + up)
+    return TierDesign(
+        name=name,
+        switches=switches,
+        radix=radix,
+        down_ports=down,
+        up_ports=up,
+        ports_used=used,
+        ports_free=switches * radix - used,
+    )
+
+
+def _design(valid: ValidScenario, tiers: tuple[TierDesign, ...], **fields: Any) -> FabricDesign:
+    tech = valid.spec.fabric.technologies[0]
+    hosts = valid.spec.cluster.endpoints
+    groups = [
+        LinkGroup(
+            name="node_leaf", count=hosts, speed_gbps=SPEED_GBPS, reach_m=3.0, cable_id="none"
+        )
+    ]
+    base: dict[str, Any] = {
+        "technology": tech,
+        "topology": valid.spec.fabric.topology,
+        "switch_id": valid.switches[tech].id,
+        "port_speed_gbps": SPEED_GBPS,
+        "radix": tiers[0].radix,
+        "tiers": len(tiers),
+        "planes": 1,
+        "spine_groups": 1,
+        "nodes": valid.spec.cluster.nodes,
+        "gpus": valid.spec.cluster.gpus,
+        "endpoints": hosts,
+        "rail_aligned": False,
+        "tier_designs": tiers,
+        "link_groups": tuple(groups),
+        "bisection_tbps": 0.0,
+        "worst_case_switch_hops": 2 * len(tiers) - 1,
+        "max_endpoints": hosts,
+        "headroom_gpus": 0,
+    }
+    base.update(fields)
+    return FabricDesign(**base)
+
+
+def leaf_spine_graph(
+    leaves: int = 2,
+    spines: int = 2,
+    hosts_per_leaf: int = 2,
+    up_ports: int | None = None,
+    tech: TechnologyName = "infiniband",
+) -> tuple[FabricGraph, ValidScenario]:
+    """``leaves`` leaves of ``hosts_per_leaf`` hosts, each with ``up_ports`` uplinks (default:
+    as many as hosts) spread over ``spines`` spines; one GPU and one NIC per node."""
+    up = hosts_per_leaf if up_ports is None else up_ports
+    radix = max(hosts_per_leaf + up, leaves * up // spines)
+    valid = port_scenario(leaves * hosts_per_leaf, radix, tech)
+    tiers = (
+        _tier("leaf", leaves, radix, hosts_per_leaf, up),
+        _tier("spine", spines, radix, leaves * up // spines, 0),
+    )
+    design = _design(valid, tiers, hosts_per_leaf=hosts_per_leaf, leaves_per_pod=leaves)
+    return fabric_graph(design, valid), valid
+
+
+def k_ary_fat_tree(
+    k: int = 4, tech: TechnologyName = "infiniband"
+) -> tuple[FabricGraph, ValidScenario]:
+    """The k-ary fat tree of Al-Fares et al. (SIGCOMM 2008): k pods of k/2 edge and k/2
+    aggregation switches, (k/2)^2 cores, k^3/4 hosts."""
+    half = k // 2
+    valid = port_scenario(k**3 // 4, k, tech)
+    tiers = (
+        _tier("leaf", k * half, k, half, half),
+        _tier("spine", k * half, k, half, half),
+        _tier("core", half * half, k, k, 0),
+    )
+    design = _design(valid, tiers, hosts_per_leaf=half, leaves_per_pod=half)
+    return fabric_graph(design, valid), valid
