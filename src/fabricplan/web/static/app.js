@@ -82,11 +82,21 @@ function getPath(obj, path) {
 }
 function setPath(obj, path, value) {
   const keys = path.split(".");
+  if (value === undefined) {  // remove the key, and every mapping left empty above it
+    const chain = [obj];
+    for (const k of keys.slice(0, -1)) { const next = chain.at(-1)?.[k]; if (typeof next !== "object" || next === null) return; chain.push(next); }
+    delete chain.at(-1)[keys.at(-1)];
+    for (let i = chain.length - 1; i > 0; i--) if (Object.keys(chain[i]).length === 0) delete chain[i - 1][keys[i - 1]];
+    return;
+  }
   let o = obj;
   for (const k of keys.slice(0, -1)) { if (typeof o[k] !== "object" || o[k] === null) o[k] = {}; o = o[k]; }
-  if (value === undefined) delete o[keys.at(-1)]; else o[keys.at(-1)] = value;
+  o[keys.at(-1)] = value;
 }
-function parseKind(kind, raw) {
+function parseKind(kind, raw, el) {
+  if (kind === "bool") return el.checked;
+  if (kind === "opt") return raw === "" ? undefined : raw;
+  if (kind === "optint") return raw === "" ? undefined : Number.parseInt(raw, 10);
   if (kind === "int") return Number.parseInt(raw, 10);
   if (kind === "float") return Number.parseFloat(raw);
   if (kind === "tiers") return raw === "auto" ? "auto" : Number.parseInt(raw, 10);
@@ -120,7 +130,10 @@ function fillForm() {
   const spec = state.spec;
   document.querySelectorAll("#side [data-path]").forEach((el) => {
     const v = getPath(spec, el.dataset.path) ?? getPath(state.answer?.spec, el.dataset.path);
-    if (v !== undefined && v !== null && document.activeElement !== el) el.value = String(v);
+    if (document.activeElement === el) return;
+    if (el.dataset.kind === "bool") el.checked = v === undefined || v === null ? el.dataset.default === "true" : Boolean(v);
+    else if (v !== undefined && v !== null && typeof v !== "object") el.value = String(v);
+    else if (el.dataset.kind === "opt" || el.dataset.kind === "optint") el.value = "";
   });
   const techs = getPath(spec, "fabric.technologies") || ["infiniband", "roce_v2"];
   document.querySelectorAll("#f-techs input").forEach((box) => { box.checked = techs.includes(box.value); });
@@ -204,8 +217,8 @@ function buildPriceInputs() {
 function bindForm() {
   document.querySelectorAll("#side [data-path]").forEach((el) => {
     el.addEventListener(el.type === "range" ? "input" : "change", () => {
-      const v = parseKind(el.dataset.kind, el.value);
-      if (el.dataset.kind && Number.isNaN(v)) return;
+      const v = parseKind(el.dataset.kind, el.value, el);
+      if (typeof v === "number" && Number.isNaN(v)) return;
       setPath(state.spec, el.dataset.path, v);
       specChanged();
     });
@@ -443,7 +456,7 @@ function renderPlots(doc) {
   const series = doc.options.map((o) => ({
     name: techName(o.technology), color: TECH_COLORS[o.technology] || "#888",
     points: o.performance.collectives.filter((c) => c.collective === op).map((c) => ({
-      x: c.size_bytes, y: c.busbw_GBps, lo: c.busbw_low_GBps, hi: c.busbw_high_GBps, t: c.time_us, tlo: c.time_low_us, thi: c.time_high_us,
+      x: c.size_bytes, y: c.busbw_GBps, lo: c.busbw_GBps_low, hi: c.busbw_GBps_high, t: c.time_us, tlo: c.time_us_low, thi: c.time_us_high,
     })),
   }));
   $("plot-busbw").innerHTML = logPlot(series, { xlabel: "message size (bytes)", ylabel: "busbw (GB/s)", yfmt: gbps });
@@ -463,7 +476,7 @@ function renderStep(doc) {
     return `<div class="stepbar"><span>${esc(techName(o.technology))}</span>
       <span class="bar" title="compute ${s.compute_s.toFixed(3)} s, exposed communication ${s.comm_exposed_s.toFixed(3)} s, hidden behind compute ${hidden.toFixed(3)} s">
         <span class="seg-compute" style="width:${pct(s.compute_s)}%"></span><span class="seg-exposed" style="width:${pct(s.comm_exposed_s)}%"></span><span class="seg-hidden" style="width:${pct(hidden)}%"></span></span>
-      <span><b>${s.step_s.toFixed(3)} s</b></span></div>
+      <span><b>${s.step_s.toFixed(3)} s</b>${s.step_s_low != null ? `<div class="stepband">${s.step_s_low.toFixed(2)}–${s.step_s_high.toFixed(2)} s</div>` : ""}</span></div>
       <div class="small muted" style="margin-left:118px">communication ${s.comm_total_s.toFixed(3)} s (${dims}); ${(100 * s.exposed_fraction).toFixed(1)} % of the step exposed; ${num(s.gpu_hours_lost_per_year, 0)} GPU-hours a year idle</div>`;
   }).join("") + `<div class="legend"><span><i class="seg-compute"></i>compute</span><span><i class="seg-exposed"></i>exposed communication</span><span><i class="seg-hidden"></i>communication hidden behind compute</span></div>`;
 }
