@@ -338,6 +338,16 @@ def test_a_token_is_required_on_every_route() -> None:
         assert client.get(f"/api/catalog?token={token}").status_code == 401
 
 
+def test_only_the_allowed_host_names_are_served() -> None:
+    settings = WebSettings(allowed_hosts=("127.0.0.1", "localhost", "::1"))
+    with TestClient(create_app(settings), base_url="http://127.0.0.1:8000") as client:
+        assert client.get("/api/catalog").is_success
+        assert client.get("/api/catalog", headers={"host": "localhost:8000"}).is_success
+        assert client.get("/api/catalog", headers={"host": "[::1]:8000"}).is_success
+        rebound = client.get("/api/catalog", headers={"host": "attacker.example:8000"})
+        assert "FP1123" in _error(rebound, 421)
+
+
 # --- jobs ---
 
 
@@ -397,3 +407,15 @@ def test_two_apps_share_no_jobs() -> None:
         job_id = job.json()["id"]
         assert second.get(f"/api/jobs/{job_id}").status_code == 404
         _wait(first, job_id)
+
+
+def test_serve_refuses_other_hosts_without_a_token_and_short_tokens(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("FABRICPLAN_TOKEN", raising=False)
+    exposed = _cli("serve", "--host", "0.0.0.0")
+    assert exposed.exit_code == 2 and "FP1122" in exposed.output
+    short = _cli("serve", "--host", "0.0.0.0", "--token", "abc")
+    assert short.exit_code == 2 and "FP1121" in short.output
+    monkeypatch.setenv("FABRICPLAN_TOKEN", "x")
+    assert "FP1121" in _cli("serve", "--host", "10.0.0.1").output  # the variable counts too

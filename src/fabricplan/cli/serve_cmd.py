@@ -14,6 +14,7 @@ import typer
 from fabricplan.cli.guard import fail, guarded
 
 TOKEN_ENV = "FABRICPLAN_TOKEN"
+LOOPBACK_NAMES = ("127.0.0.1", "localhost", "::1")
 MIN_TOKEN_CHARS = 16
 """A shorter token is guessable: refuse it."""
 
@@ -64,4 +65,7 @@ def serve(
 
     url = f"http://{host if ':' not in host else f'[{host}]'}:{port}/"
     typer.echo(f"fabricplan web app on {url}" + ("?token=..." if token else ""), err=True)
-    uvicorn.run(create_app(WebSettings(token=token)), host=host, port=port, log_level="warning")
+    # Without a token only loopback names are served: no DNS-rebinding page elsewhere gets in.
+    allowed = LOOPBACK_NAMES if token is None else None
+    settings = WebSettings(token=token, allowed_hosts=allowed)
+    uvicorn.run(create_app(settings), host=host, port=port, log_level="warning")

@@ -143,6 +143,13 @@ class RequestGate:
         self.app = app
         self.settings = settings
 
+    def _host_allowed(self, host: str) -> bool:
+        allowed = self.settings.allowed_hosts
+        if allowed is None:
+            return True
+        name = host.rsplit(":", 1)[0] if not host.endswith("]") else host
+        return name.strip("[]").lower() in allowed
+
     def _authorised(self, scope: Scope, headers: dict[str, str]) -> bool:
         token = self.settings.token
         if token is None:
@@ -168,6 +175,13 @@ class RequestGate:
             return
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
         send = self._with_headers(send, str(scope.get("path", "")))
+        if not self._host_allowed(headers.get("host", "")):
+            line = (
+                "request: Host header names another server; open the page by the address the"
+                " server listens on [FP1123]"
+            )
+            await _error(421, line, "FP1123")(scope, receive, send)
+            return
         if not self._authorised(scope, headers):
             line = (
                 "request: missing or wrong token; send it as 'Authorization: Bearer TOKEN' or"

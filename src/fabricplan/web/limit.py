@@ -41,6 +41,10 @@ class WebSettings(Frozen):
 
     token: str | None = None
     """When set, every request must carry it (header, cookie or ``?token=`` on the page)."""
+    allowed_hosts: tuple[str, ...] | None = None
+    """Host names a request may address (its ``Host`` header, port aside); ``None`` accepts any.
+    ``fabricplan serve`` on loopback without a token allows only loopback names, so that a web
+    page elsewhere cannot reach the server through DNS rebinding."""
     max_body_bytes: int = Field(default=16 * 2**20, gt=0)
     """The largest request body (uploads are sent inside it)."""
     max_file_bytes: int = Field(default=8 * 2**20, gt=0)

@@ -673,6 +673,8 @@ function bindTabs() {
 }
 
 async function start() {
+  // the token, if the page was opened with one, now travels in a cookie: keep it out of history
+  if (new URLSearchParams(location.search).has("token")) history.replaceState(null, "", "/");
   bindTabs();
   buildWeightSliders();
   bindForm();
