@@ -8,6 +8,7 @@ and files are 413; nothing is a 500.
 from __future__ import annotations
 
 import json
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,7 +24,9 @@ from typer.testing import CliRunner
 
 from fabricplan.cli.commands import register
 from fabricplan.web.app import create_app
+from fabricplan.web.job import JobBoard
 from fabricplan.web.limit import WebSettings
+from fabricplan.web.operation import simulation_work
 from fabricplan.web.schema import (
     BenchDocument,
     CalibrationDocument,
@@ -32,6 +35,7 @@ from fabricplan.web.schema import (
     LintDocument,
     OptionsDocument,
     PerfDocument,
+    SimulateRequest,
     SpecDocument,
 )
 
@@ -399,6 +403,67 @@ def test_a_job_can_be_cancelled_and_a_failing_job_fails_alone() -> None:
         failed = _wait(client, client.post("/api/simulate", json=failing).json()["id"])
         assert failed["status"] == "failed" and "spine99" in failed["error"]
         assert client.get("/api/catalog").is_success
+
+
+def test_a_simulation_reports_progress_as_it_runs() -> None:
+    # two technologies x three seeds: six runs, each reporting the share of its bytes delivered
+    body = SimulateRequest(
+        spec={"cluster": {"gpus": 128}}, pattern="permutation", size_bytes=2**24, seeds=3
+    )
+    label, work = simulation_work(body, WebSettings())
+    seen: list[float] = []
+    result = work(lambda progress, stage: seen.append(progress))
+    assert label == "flow permutation 16M, 128 GPUs"
+    assert [r["technology"] for r in result["results"]] == ["infiniband", "roce_v2"]
+    assert any(0.0 < p < 1.0 for p in seen) and seen == sorted(seen) and seen[-1] <= 1.0
+
+
+def test_a_running_job_shows_its_progress_and_stage() -> None:
+    release = threading.Event()
+
+    def work(report: Any) -> dict[str, Any]:
+        report(0.5, "half way")
+        release.wait(30)
+        return {"answer": 42}
+
+    board = JobBoard(workers=1, kept=2)
+    try:
+        job_id = board.submit("test", "waiting job", work, time_limit_s=60)
+        deadline = time.monotonic() + 30
+        while (view := board.view(job_id)) is not None and view.progress < 0.5:
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        assert view is not None and view.status == "running" and view.stage == "half way"
+        release.set()
+        done = board.wait(job_id, 30)
+        assert done.status == "done" and done.progress == 1.0 and done.result == {"answer": 42}
+    finally:
+        release.set()
+        board.close()
+
+
+def test_a_job_past_its_time_limit_fails_with_the_reason() -> None:
+    def work(report: Any) -> dict[str, Any]:
+        while True:
+            report(0.1, "spinning")
+            time.sleep(0.01)
+
+    board = JobBoard(workers=1, kept=2)
+    try:
+        done = board.wait(board.submit("test", "endless", work, time_limit_s=0.2), 30)
+        assert done.status == "failed" and done.error == "stopped after its time limit of 0.2 s"
+    finally:
+        board.close()
+
+
+def test_finished_jobs_beyond_the_kept_count_are_dropped_oldest_first() -> None:
+    board = JobBoard(workers=1, kept=2)
+    try:
+        ids = [board.submit("test", f"job {i}", lambda report: {}, 10) for i in range(4)]
+        board.wait(ids[-1], 30)  # one worker runs them in order: the last one finishes last
+        assert [j.id for j in board.list()] == [ids[3], ids[2]]
+    finally:
+        board.close()
 
 
 def test_two_apps_share_no_jobs() -> None:

@@ -244,36 +244,6 @@ def test_a_simulation_shows_progress_and_one_can_be_cancelled(
     page.wait_for_selector("#sim-result")
 
 
-def test_progress_is_reported_while_a_job_runs(base_url: str) -> None:
-    # two technologies x three seeds: six runs, each reporting as its bytes drain
-    body = {
-        "spec": {"cluster": {"gpus": 128}},
-        "pattern": "permutation",
-        "size_bytes": 2**24,
-        "seeds": 3,
-    }
-    request = urllib.request.Request(
-        base_url + "/api/simulate",
-        data=json.dumps(body).encode(),
-        headers={"content-type": "application/json"},
-    )
-    with urllib.request.urlopen(request, timeout=60) as response:
-        job_id = json.loads(response.read())["id"]
-    seen: list[float] = []
-    deadline = time.monotonic() + 180
-    while time.monotonic() < deadline:
-        with urllib.request.urlopen(f"{base_url}/api/jobs/{job_id}", timeout=60) as response:
-            job = json.loads(response.read())
-        if job["status"] == "running":
-            seen.append(job["progress"])
-        if job["status"] in {"done", "failed", "cancelled"}:
-            break
-        time.sleep(0.05)
-    assert job["status"] == "done", job
-    assert any(0.0 < p < 1.0 for p in seen), seen
-    assert seen == sorted(seen)
-
-
 def test_downloads_are_the_report_json_markdown_and_spec(page: Any, tmp_path: Path) -> None:
     saved = {}
     for kind in ("html", "json", "md", "spec"):
