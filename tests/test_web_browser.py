@@ -9,6 +9,7 @@ written here. Screenshots go to the test's temporary folder.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import socket
@@ -49,15 +50,15 @@ def _free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-@pytest.fixture(scope="module")
-def base_url() -> Iterator[str]:
+@contextlib.contextmanager
+def _serving(token: str | None = None) -> Iterator[str]:
+    """The app on 127.0.0.1 and a free port, in a thread, until the block ends."""
     from fabricplan.web.app import create_app
     from fabricplan.web.limit import WebSettings
 
     port = _free_port()
-    config = uvicorn.Config(
-        create_app(WebSettings(job_workers=1)), host="127.0.0.1", port=port, log_level="warning"
-    )
+    settings = WebSettings(job_workers=1, token=token)
+    config = uvicorn.Config(create_app(settings), host="127.0.0.1", port=port, log_level="warning")
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
@@ -65,9 +66,17 @@ def base_url() -> Iterator[str]:
     while not server.started:
         assert time.monotonic() < deadline, "the server did not start"
         time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}"
-    server.should_exit = True
-    thread.join(timeout=30)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=30)
+
+
+@pytest.fixture(scope="module")
+def base_url() -> Iterator[str]:
+    with _serving() as url:
+        yield url
 
 
 @pytest.fixture
@@ -254,3 +263,18 @@ def test_downloads_are_the_report_json_markdown_and_spec(page: Any, tmp_path: Pa
         saved[kind] = path.read_text()
     assert "<svg" in saved["html"] and "recommendation" in json.loads(saved["json"])
     assert saved["md"].startswith("# ") and "gpus:" in saved["spec"]
+
+
+def test_with_a_token_the_page_link_opens_the_app(tmp_path: Path) -> None:
+    token = "page-token-0123456789"
+    with _serving(token) as url, playwright_api.sync_playwright() as driver:
+        context = driver.chromium.launch_persistent_context(
+            str(tmp_path / "profile"), executable_path=str(CHROMIUM), args=CHROMIUM_ARGS
+        )
+        tab = context.new_page()
+        tab.set_default_timeout(TIMEOUT_MS)
+        assert tab.goto(url + "/").status == 401
+        tab.goto(f"{url}/?token={token}")
+        tab.wait_for_selector("#verdict")  # the page's own requests carried the token's cookie
+        assert "token" not in tab.url
+        context.close()
