@@ -4,7 +4,7 @@ The scenario of the packet-level issue: 100 Gb/s links, 1 µs per link (switch l
 store-and-forward as the reference simulators), every host sends 2 MB to one other host, all
 starting at once, 4,000-byte payloads, ECMP, PFC, and HPCC (Alibaba's settings). Prints wall
 time, peak memory, events per second and the flow-completion-time percentiles, beside the
-reference numbers of the issue (ns-3 HPCC: p50 453 µs, p99 891 µs) and, when given
+reference numbers of the HPCC simulator (ns-3 HPCC: p50 453 µs, p99 891 µs) and, when given
 ``--htsim BINARY``, beside a run of csg-htsim's ``htsim_hpcc`` on the same machine (built by
 hand outside this repository; nothing of it is kept here).
 
@@ -46,7 +46,8 @@ SWITCH_BUFFER_BYTES = 32 * 2**20
 """The HPCC simulator's buffer at 100 Gb/s (run.py: 16 MB per 50 Gb/s)."""
 NS3_P50_US, NS3_P99_US, NS3_WALL_S, NS3_RSS_MB = 453.0, 891.0, 95.0, 3900.0
 HTSIM_ISSUE_WALL_S, HTSIM_ISSUE_RSS_MB = 12.8, 121.0
-"""Measured by the issue's author on this machine (ns-3 HPCC with HPCC; htsim)."""
+"""Reference runs of the same scenario on one machine: ns-3 HPCC (alibaba-edu/High-Precision-
+Congestion-Control) with HPCC, and csg-htsim's ``htsim_hpcc`` (docs/performance.md)."""
 ISSUE_P50_TOLERANCE, ISSUE_P99_TOLERANCE = 0.05, 0.10
 
 

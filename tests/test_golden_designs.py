@@ -1,6 +1,6 @@
 """Golden designs: published component tables the designer must reproduce exactly.
 
-Tables are copied from the reference catalog (../shared/reference/catalog.md B.1, B.2 and
+Tables are copied from the reference catalog (docs/refs.md B.1, B.2 and
 landscape.md 2.1), which cites the NVIDIA DGX SuperPOD reference architectures:
 
 - DGX H100 SuperPOD, RA-11333-001 V11 (2023-09-22), compute fabric: QM9700 (64 x 400G), SU of

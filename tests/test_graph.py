@@ -17,11 +17,9 @@ from fabricplan.topology.graph import (
     SPINE_TO_CORE,
     FabricGraph,
     fabric_graph,
-    path_choices,
-    route,
-    trunk_route,
     with_failures,
 )
+from fabricplan.topology.routing import path_choices, route, trunk_route
 from fabrics import k_ary_fat_tree, leaf_spine_graph
 
 

@@ -23,7 +23,7 @@ LAYER = {
     "backends": 4,
     "evaluate": 5,
     "recommend": 6,
-    "sweep": 6,
+    "sweep": 7,
     "report": 7,
     "web": 8,
     "cli": 9,
@@ -121,6 +121,57 @@ def test_the_sim_checker_sees_packet_importing_flow(tmp_path: Path) -> None:
     )
     assert _imported_sim_parts(bad) == {"flow", "floor"}
     assert not SIM_LEVEL["flow"] < SIM_LEVEL["packet"]
+
+
+LINT = SRC / "lint"
+LINT_LEVEL = {"floor": 0, "reading": 1, "baselines": 1, "checking": 2, "operations": 3}
+"""Inside lint/: the shared floor (model, value, headroom, vendor_default), the readers and the
+baseline writer over it (neither reaches into the other), the checks over the readers, and the
+operations assessment over all."""
+
+
+def _lint_part_of_module(module: str) -> str:
+    bits = module.split(".")
+    if bits[:2] != ["fabricplan", "lint"] or len(bits) < 3:
+        return ""
+    return bits[2] if bits[2] in LINT_LEVEL else "floor"
+
+
+def _lint_part(path: Path) -> str:
+    rel = path.relative_to(LINT).parts
+    if len(rel) > 1:
+        return rel[0]
+    return "operations" if rel[0] == "operations.py" else "floor"
+
+
+def _imported_lint_parts(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    parts: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            parts |= {_lint_part_of_module(alias.name) for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            parts.add(_lint_part_of_module(node.module))
+    return parts - {""}
+
+
+LINT_SOURCES = sorted(p for p in LINT.rglob("*.py") if p.stem != "__init__")
+
+
+@pytest.mark.parametrize("path", LINT_SOURCES, ids=lambda p: str(p.relative_to(SRC)))
+def test_lint_wings_import_only_lower_wings(path: Path) -> None:
+    own = _lint_part(path)
+    for other in _imported_lint_parts(path) - {own}:
+        assert LINT_LEVEL[other] < LINT_LEVEL[own], (
+            f"{path.relative_to(SRC)} ({own}) imports {other}"
+        )
+
+
+def test_the_lint_checker_sees_the_writer_reaching_into_a_reader(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.py"
+    bad.write_text("from fabricplan.lint.reading.eos import parse_eos\n")
+    assert _imported_lint_parts(bad) == {"reading"}
+    assert not LINT_LEVEL["reading"] < LINT_LEVEL["baselines"]
 
 
 def test_the_checker_sees_a_violation(tmp_path: Path) -> None:

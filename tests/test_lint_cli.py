@@ -12,7 +12,7 @@ import yaml
 from typer.testing import CliRunner, Result
 
 from fabricplan.cli import lint_cmd
-from fabricplan.lint.rule import RULES
+from fabricplan.lint.checking.rule import RULES
 
 DATA = Path(__file__).parent / "data" / "lint"
 CLEAN = sorted(str(p) for p in DATA.iterdir())

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from fabricplan.errors import InputFileError
-from fabricplan.lint.generator import (
+from fabricplan.lint.baselines.generator import (
     VENDORS,
     BaselineSpec,
     PortGroupSpec,
@@ -19,8 +19,8 @@ from fabricplan.lint.generator import (
     ecn_thresholds_bytes,
     roce_baseline,
 )
+from fabricplan.lint.checking.linter import lint_files
 from fabricplan.lint.headroom import dynamic_threshold_trigger_bytes, sonic_mellanox_headroom
-from fabricplan.lint.linter import lint_files
 from fabricplan.spec import parse_spec
 from fabricplan.topology.designer import design_fabric
 

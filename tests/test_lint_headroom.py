@@ -1,4 +1,4 @@
-"""Headroom arithmetic against hand-derived numbers from the published formulas (catalog.md C.3).
+"""Headroom arithmetic against hand-derived numbers from the published formulas (docs/refs.md C.3).
 
 SONiC Mellanox (buffer_headroom_mellanox.lua): peer_response = quanta * 512 / 8; cable bytes =
 2 * L * speed_Mbps * 1e9 / 198e6 / 8192; propagation = port_mtu + cable + mac_phy + peer;
@@ -13,6 +13,7 @@ import math
 
 import pytest
 
+from fabricplan.lint.checking.mtu import roce_mtu_for_netdev_mtu
 from fabricplan.lint.headroom import (
     SPECTRUM_3,
     AsicBufferSpec,
@@ -22,7 +23,6 @@ from fabricplan.lint.headroom import (
     pause_quanta,
     sonic_mellanox_headroom,
 )
-from fabricplan.lint.mtu import roce_mtu_for_netdev_mtu
 
 KIB = 1024
 MAC_PHY = 0.8 * KIB

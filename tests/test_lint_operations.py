@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from fabricplan.analytic.operations_effort import engineer_years_per_year
+from fabricplan.lint.checking.rule import RULES
 from fabricplan.lint.operations import (
     BURDEN_HALF_POINTS,
     EXPERIENCE_BURDEN_FACTOR,
@@ -15,7 +16,6 @@ from fabricplan.lint.operations import (
     burden_points,
     ecosystem_fit,
 )
-from fabricplan.lint.rule import RULES
 from fabricplan.model.scenario import TechnologyName, ValidScenario
 from fabricplan.spec import parse_spec
 from fabricplan.topology.designer import design_fabric

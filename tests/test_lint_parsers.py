@@ -13,12 +13,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from fabricplan.errors import InputFileError
-from fabricplan.lint.config_file import parse_device_config, read_device_config
-from fabricplan.lint.eos import parse_eos
-from fabricplan.lint.linter import lint_devices
-from fabricplan.lint.mlnx_qos import parse_mlnx_qos, parse_nic_cc
-from fabricplan.lint.nvue import parse_nvue
-from fabricplan.lint.sonic import parse_sonic
+from fabricplan.lint.checking.linter import lint_devices
+from fabricplan.lint.reading.config_file import parse_device_config, read_device_config
+from fabricplan.lint.reading.eos import parse_eos
+from fabricplan.lint.reading.mlnx_qos import parse_mlnx_qos, parse_nic_cc
+from fabricplan.lint.reading.nvue import parse_nvue
+from fabricplan.lint.reading.sonic import parse_sonic
 
 DATA = Path(__file__).parent / "data" / "lint"
 FUZZ = settings(

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from fabricplan.lint.linter import LintResult, lint_files
-from fabricplan.lint.rule import RULES
+from fabricplan.lint.checking.linter import LintResult, lint_files
+from fabricplan.lint.checking.rule import RULES
 
 DATA = Path(__file__).parent / "data" / "lint"
 FILES = {
@@ -257,7 +257,7 @@ def test_switch_port_below_host_mtu(tmp_path: Path) -> None:
 
 
 def test_given_intent_overrides_inference(tmp_path: Path) -> None:
-    from fabricplan.lint.rule import IntentSpec
+    from fabricplan.lint.checking.rule import IntentSpec
 
     result = lint_files(
         [DATA / FILES["nvue"]], intent=IntentSpec(lossless_priorities=frozenset({4}))

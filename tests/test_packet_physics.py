@@ -350,3 +350,18 @@ def test_a_run_continues_unchanged_after_its_tables_grow() -> None:
     part, _ = run_state(part)
     assert np.array_equal(part.fi, whole.fi)
     assert np.array_equal(part.cnt[: C_CNPS + 1], whole.cnt[: C_CNPS + 1])
+
+
+def test_probes_are_an_input_and_sample_only_the_links_asked_for() -> None:
+    net = star(4)
+    traffic = incast(GpuLayout(4, 1, 1), 3, 300_000)
+    spec = packet_spec("pfc", "none", "ecmp")
+    every = simulate_packet(net, traffic, spec)
+    into_receiver = int(np.argmax(every.link_max_queue_bytes))
+    one = simulate_packet(net, traffic, dataclasses.replace(spec, probe_links=(into_receiver,)))
+    assert every.queue_samples.shape[1] == net.links
+    assert one.queue_samples.shape[1] == 1 and one.probe_links.tolist() == [into_receiver]
+    assert np.array_equal(one.queue_samples[:, 0], every.queue_samples[:, into_receiver])
+    assert one.stats().queue_depth.series[0].link == every.link_name(into_receiver)
+    with pytest.raises(ModelError, match="FP541"):
+        simulate_packet(net, traffic, dataclasses.replace(spec, probe_links=(net.links,)))

@@ -7,7 +7,8 @@
     ├── CatalogError                a catalog entry or price book is missing or invalid FP2xx
     ├── DesignError                 no fabric can be designed for a valid spec          FP3xx
     ├── InputFileError              a file given to lint / check-bench cannot be read   FP4xx
-    └── ModelError                  a model was asked something outside its domain      FP5xx
+    ├── ModelError                  a model was asked something outside its domain      FP5xx
+    └── SweepError                  a sweep definition or its results file is not valid FP10xx
 
 Messages follow one pattern so that a person reading a terminal knows what to change:
 ``where: what is wrong (value); what to do``.
@@ -78,3 +79,7 @@ class InputFileError(FabricPlanError):
 
 class ModelError(FabricPlanError):
     """A model was asked for something outside its domain (FP5xx)."""
+
+
+class SweepError(FabricPlanError):
+    """A sweep definition (``--vary``, a points file) or its results file is not valid (FP10xx)."""

@@ -25,7 +25,31 @@ def evaluate_one(
     backend: str = "analytic",
     request: PerfRequest | None = None,
 ) -> Evaluation:
-    """Everything known about one technology's fabric for this scenario."""
+    """Everything known about one technology's fabric for this scenario.
+
+    Parameters
+    ----------
+    valid
+        The validated scenario.
+    technology
+        One of its technologies.
+    backend
+        A name of :func:`fabricplan.backends.backend_names`.
+    request
+        What to model (default: every collective at the default sizes, the training step).
+
+    Returns
+    -------
+    Evaluation
+        Design, cost, performance and operations of that technology.
+
+    Examples
+    --------
+    >>> from fabricplan.spec import parse_spec
+    >>> e = evaluate_one(parse_spec({"cluster": {"gpus": 256}}), "roce_v2", backend="fake")
+    >>> e.technology, e.performance.backend
+    ('roce_v2', 'fake')
+    """
     design = design_fabric(valid, technology)
     performance = get_backend(backend).perform(valid, design, request or PerfRequest())
     return Evaluation(
@@ -42,8 +66,31 @@ def evaluate(
 ) -> list[Evaluation]:
     """One :class:`Evaluation` per technology in the spec, in the spec's order.
 
-    Raises the first :class:`~fabricplan.errors.DesignError` if a technology cannot be designed;
-    :func:`evaluate_feasible` keeps going instead.
+    Parameters
+    ----------
+    valid
+        The validated scenario.
+    backend
+        A name of :func:`fabricplan.backends.backend_names`.
+    request
+        What to model.
+
+    Returns
+    -------
+    list of Evaluation
+        One per technology.
+
+    Raises
+    ------
+    DesignError
+        The first, if a technology cannot be designed; :func:`evaluate_feasible` keeps going
+        instead.
+
+    Examples
+    --------
+    >>> from fabricplan.spec import parse_spec
+    >>> [e.technology for e in evaluate(parse_spec({"cluster": {"gpus": 256}}), backend="fake")]
+    ['infiniband', 'roce_v2']
     """
     return [evaluate_one(valid, tech, backend, request) for tech in valid.spec.fabric.technologies]
 
@@ -55,6 +102,22 @@ def evaluate_feasible(
 
     A spec asking for something no technology can build still raises the first design error.
 
+    Parameters
+    ----------
+    valid
+        The validated scenario.
+    backend
+        A name of :func:`fabricplan.backends.backend_names`.
+    request
+        What to model.
+
+    Returns
+    -------
+    tuple of (list of Evaluation, list of InfeasibleOption)
+        The designable technologies' evaluations and the others with their error.
+
+    Examples
+    --------
     >>> from fabricplan.spec import parse_spec
     >>> valid = parse_spec({"cluster": {"gpus": 256}})
     >>> evals, infeasible = evaluate_feasible(valid, backend="fake")
@@ -118,7 +181,7 @@ def roce_baseline_files(valid: ValidScenario, vendor: str, origin: str = "spec")
     >>> "host-nic-expected.txt" in files
     True
     """
-    from fabricplan.lint.generator import baseline_spec, roce_baseline
+    from fabricplan.lint.baselines.generator import baseline_spec, roce_baseline
 
     technology = next((t for t in ("roce_v2", "roce_v1") if t in valid.technologies), None)
     if technology is None:

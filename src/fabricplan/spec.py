@@ -121,7 +121,30 @@ def _read_yaml(text: str, origin: str) -> Any:
 
 
 def read_spec(data: Any, origin: str = "spec") -> ScenarioSpec:
-    """Validate the structure of a spec given as a mapping."""
+    """Validate the structure of a spec given as a mapping.
+
+    Parameters
+    ----------
+    data
+        The spec document (as YAML would load it).
+    origin
+        Where it came from, for error messages.
+
+    Returns
+    -------
+    ScenarioSpec
+        Every default filled in; catalog ids not yet resolved.
+
+    Raises
+    ------
+    SpecError
+        FP101-FP107 naming the field, the value and the fix.
+
+    Examples
+    --------
+    >>> read_spec({"cluster": {"gpus": 64}}).cluster.nodes
+    8
+    """
     if not isinstance(data, dict):
         raise SpecError(
             "FP107",
@@ -137,7 +160,32 @@ def read_spec(data: Any, origin: str = "spec") -> ScenarioSpec:
 
 
 def load_spec_file(path: str | os.PathLike[str]) -> ScenarioSpec:
-    """Read and validate a spec file's structure."""
+    """Read and validate a spec file's structure.
+
+    Parameters
+    ----------
+    path
+        A YAML file.
+
+    Returns
+    -------
+    ScenarioSpec
+        As :func:`read_spec` gives it.
+
+    Raises
+    ------
+    SpecError
+        FP108 when the file cannot be read, FP106 for invalid YAML, FP1xx for its content.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = pathlib.Path(tmp) / "spec.yaml"
+    ...     _ = path.write_text("cluster: {gpus: 16}")
+    ...     load_spec_file(path).cluster.gpus
+    16
+    """
     file = Path(path)
     try:
         text = file.read_text(encoding="utf-8")
@@ -237,7 +285,32 @@ def _pick_nic(
 def resolve(
     spec: ScenarioSpec, catalog: Catalog | None = None, origin: str = "spec"
 ) -> ValidScenario:
-    """Resolve catalog ids, pick ``auto`` hardware and check what needs the catalog."""
+    """Resolve catalog ids, pick ``auto`` hardware and check what needs the catalog.
+
+    Parameters
+    ----------
+    spec
+        A structurally valid spec.
+    catalog
+        The catalog to resolve against (default: the shipped one).
+    origin
+        Where the spec came from, for error messages.
+
+    Returns
+    -------
+    ValidScenario
+        The spec with its node, NICs, switches, technologies, cables and prices resolved.
+
+    Raises
+    ------
+    SpecError
+        FP109-FP116 for catalog references that do not fit.
+
+    Examples
+    --------
+    >>> resolve(read_spec({"cluster": {"gpus": 64}})).node.gpus_per_node
+    8
+    """
     catalog = catalog or load_catalog()
     from fabricplan.model.hardware import NodeSpec  # local: keeps the import list short
 
@@ -353,7 +426,25 @@ def resolve(
 
 
 def parse_spec(data: dict[str, Any], origin: str = "spec") -> ValidScenario:
-    """Validate and resolve a spec given as a mapping."""
+    """Validate and resolve a spec given as a mapping.
+
+    Parameters
+    ----------
+    data
+        The spec document.
+    origin
+        Where it came from, for error messages.
+
+    Returns
+    -------
+    ValidScenario
+        What everything after the input edge trusts.
+
+    Examples
+    --------
+    >>> parse_spec({"cluster": {"gpus": 256}}).spec.fabric.technologies
+    ('infiniband', 'roce_v2')
+    """
     return resolve(read_spec(data, origin), origin=origin)
 
 
@@ -376,7 +467,27 @@ def parse_spec_text(text: str, origin: str = "spec") -> ValidScenario:
 
 
 def load_spec(path: str | os.PathLike[str]) -> ValidScenario:
-    """Validate and resolve a spec file."""
+    """Validate and resolve a spec file.
+
+    Parameters
+    ----------
+    path
+        A YAML file.
+
+    Returns
+    -------
+    ValidScenario
+        As :func:`parse_spec` gives it.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = pathlib.Path(tmp) / "spec.yaml"
+    ...     _ = path.write_text("cluster: {gpus: 16}")
+    ...     load_spec(path).spec.cluster.nodes
+    2
+    """
     return resolve(load_spec_file(path), origin=str(path))
 
 

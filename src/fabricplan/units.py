@@ -30,6 +30,9 @@ MIB_BYTES = 2**20
 NS_PER_S = 1e9
 PS_PER_NS = 1_000
 PS_PER_S = 10**12
+PS_PER_US = 10**6
+BPS_PER_MBPS = 1e6
+BPS_PER_GBPS = 1e9
 W_PER_KW = 1_000.0
 HOURS_PER_YEAR = 8_760.0
 TB_PER_GB = 1e-3
@@ -262,3 +265,27 @@ def mpps_to_per_s(rate_mpps: float) -> float:
 def tflops_to_flops_per_s(rate_tflops: float) -> float:
     """Tera floating-point operations per second to operations per second."""
     return rate_tflops * FLOPS_PER_TFLOPS
+
+
+def us_to_ps(value_us: float) -> int:
+    """Microseconds to whole picoseconds (the packet simulator's clock).
+
+    >>> us_to_ps(1.5)
+    1500000
+    """
+    return round(value_us * PS_PER_US)
+
+
+def mbps_to_bps(speed_mbps: float) -> float:
+    """Megabits per second to bits per second."""
+    return speed_mbps * BPS_PER_MBPS
+
+
+def gbps_to_bps(speed_gbps: float) -> float:
+    """Gigabits per second to bits per second."""
+    return speed_gbps * BPS_PER_GBPS
+
+
+def bps_to_gbps(speed_bps: float) -> float:
+    """Bits per second to gigabits per second."""
+    return speed_bps / BPS_PER_GBPS

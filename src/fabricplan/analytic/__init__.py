@@ -1,1 +1,1 @@
-"""Layer 2: closed forms — latency, collectives, training step, cost."""
+"""Closed forms — latency, collectives, training step, cost."""

@@ -1,4 +1,4 @@
-"""Layer 2: the hardware catalog (data/*.yaml, every figure with its source and date) and the
+"""The hardware catalog (data/*.yaml, every figure with its source and date) and the
 resolver that turns a :class:`~fabricplan.model.scenario.ScenarioSpec` into a
 :class:`~fabricplan.model.scenario.ValidScenario`."""
 

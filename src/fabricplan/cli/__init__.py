@@ -1,4 +1,4 @@
-"""Layer 7: the command-line edge.
+"""The command-line edge.
 
 It loads input, calls the library and renders; nothing imports it.
 """

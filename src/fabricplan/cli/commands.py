@@ -15,6 +15,7 @@ def register(app: typer.Typer) -> None:
         serve_cmd,
         simulate_cmd,
         spec_cmd,
+        sweep_cmd,
     )
 
     for module in (
@@ -26,5 +27,6 @@ def register(app: typer.Typer) -> None:
         lint_cmd,
         bench_cmd,
         serve_cmd,
+        sweep_cmd,
     ):
         module.register(app)

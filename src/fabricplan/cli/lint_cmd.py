@@ -90,9 +90,9 @@ def lint(
 
     Exit 0 when no error-severity finding exists, 1 when one does, 2 when a file cannot be read.
     """
-    from fabricplan.lint.linter import lint_files
-    from fabricplan.lint.rule import IntentSpec
-    from fabricplan.lint.sarif import sarif_log
+    from fabricplan.lint.checking.linter import lint_files
+    from fabricplan.lint.checking.rule import IntentSpec
+    from fabricplan.lint.checking.sarif import sarif_log
 
     intent = IntentSpec(
         lossless_priorities=_priorities(pfc_priorities),
@@ -111,7 +111,7 @@ def lint(
 
 
 def _print_table(result: object) -> None:
-    from fabricplan.lint.linter import LintResult
+    from fabricplan.lint.checking.linter import LintResult
 
     assert isinstance(result, LintResult)
     console = Console(soft_wrap=False)

@@ -17,7 +17,7 @@ And the dynamic-threshold pause trigger used to place ECN thresholds below PFC:
 
 References
 ----------
-catalog.md C.3; IEEE 802.3 Annex 31B.3.7 (pause quanta per speed, as encoded in the script);
+docs/refs.md C.3; IEEE 802.3 Annex 31B.3.7 (pause quanta per speed, as encoded in the script);
 A. K. Choudhury and E. L. Hahne, "Dynamic queue length thresholds for shared-memory packet
 switches", IEEE/ACM ToN 6(2), 1998 (dynamic threshold).
 
@@ -62,10 +62,10 @@ HEADROOM_ROUNDING_BYTES = 1024
 """The SONiC script rounds xon, xoff and size up to whole KiB."""
 
 SONIC_DEFAULT_LOSSLESS_MTU_BYTES = 1024
-"""``LOSSLESS_TRAFFIC_PATTERN|AZURE.mtu`` in the SONiC buffer templates (catalog.md C.3)."""
+"""``LOSSLESS_TRAFFIC_PATTERN|AZURE.mtu`` in the SONiC buffer templates (docs/refs.md C.3)."""
 
 SONIC_DEFAULT_SMALL_PACKET_PCT = 50.0
-"""``LOSSLESS_TRAFFIC_PATTERN|AZURE.small_packet_percentage`` (catalog.md C.3)."""
+"""``LOSSLESS_TRAFFIC_PATTERN|AZURE.small_packet_percentage`` (docs/refs.md C.3)."""
 
 MLX5_MIN_SPEED_GBPS = 40
 """port_buffer.c floors the speed at 40G in the xoff calculation."""
@@ -74,7 +74,7 @@ MLX5_MINIMUM_MAX_MTU_BYTES = 9216
 """port_buffer.c ``MINIMUM_MAX_MTU``: a lossless buffer must hold xoff plus this."""
 
 MLX5_MAX_CABLE_LENGTH_M = 1000
-"""Longest cable the mlx5 driver accepts for headroom (catalog.md C.3)."""
+"""Longest cable the mlx5 driver accepts for headroom (docs/refs.md C.3)."""
 
 
 @dataclass(frozen=True, slots=True)

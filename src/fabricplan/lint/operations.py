@@ -28,8 +28,8 @@ import math
 from dataclasses import dataclass
 
 from fabricplan.analytic.operations_effort import engineer_years_per_year
-from fabricplan.lint.generator import SWITCH_MTU_BYTES, baseline_spec, port_classes
-from fabricplan.lint.rule import RULES, Mechanism, SettingKind
+from fabricplan.lint.baselines.generator import SWITCH_MTU_BYTES, baseline_spec, port_classes
+from fabricplan.lint.checking.rule import RULES, Mechanism, SettingKind
 from fabricplan.model.fabric import FabricDesign, Finding
 from fabricplan.model.hardware import TechnologySpec
 from fabricplan.model.results import OpsAssessment

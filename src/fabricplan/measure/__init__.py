@@ -1,1 +1,1 @@
-"""Layer 3: benchmark output (nccl-tests, perftest) — parsers, comparison, calibration."""
+"""Benchmark output (nccl-tests, perftest) — parsers, comparison, calibration."""

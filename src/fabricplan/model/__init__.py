@@ -1,1 +1,1 @@
-"""Layer 1: typed, frozen data. No I/O, no simulation."""
+"""Typed, frozen data. No I/O, no simulation."""

@@ -1,1 +1,1 @@
-"""Layer 5: the decision — scores, ranking, reasons and what would flip it."""
+"""The decision — scores, ranking, reasons and what would flip it."""

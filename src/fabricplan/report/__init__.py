@@ -1,1 +1,1 @@
-"""Layer 6: tables, figures and documents, from results only."""
+"""Tables, figures and documents, from results only."""

@@ -29,14 +29,15 @@ from typing import Literal
 import numpy as np
 from numpy.typing import NDArray
 
-from fabricplan.topology.graph import FabricGraph, mix64, route
+from fabricplan.topology.graph import FabricGraph
+from fabricplan.topology.routing import mix64, route
 
 ROCE_UDP_DST_PORT = 4791
 """RoCEv2 UDP destination port (IBTA Annex A17); part of the hashed 5-tuple."""
 ROCE_UDP_SRC_PORT_MIN = 0xC000
 ROCE_UDP_SRC_PORT_COUNT = 0x4000
 """RoCEv2 UDP source ports come from the ephemeral range 0xC000-0xFFFF (Linux
-``IB_ROCE_UDP_ENCAP_VALID_PORT_MIN/MAX``; reference catalog B.5)."""
+``IB_ROCE_UDP_ENCAP_VALID_PORT_MIN/MAX``; docs/refs.md B.5)."""
 
 
 def flow_keys(

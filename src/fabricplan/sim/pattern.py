@@ -11,6 +11,7 @@ from typing import Literal, get_args
 
 import numpy as np
 
+from fabricplan.analytic.traffic import NCCL_CHANNELS_PER_NIC
 from fabricplan.analytic.workload import resolve_workload
 from fabricplan.errors import ModelError
 from fabricplan.model.results import CollectiveName
@@ -61,8 +62,10 @@ def collective_traffic(
 ) -> Traffic:
     """The fabric flows of one nccl-tests collective of ``size_bytes`` over ``ranks``.
 
-    all_reduce, all_gather, reduce_scatter and broadcast run as rings; all_to_all posts every
-    send at once; sendrecv sends from each rank to the next.
+    all_reduce, all_gather, reduce_scatter and broadcast run as rings, every ring edge split
+    over :data:`~fabricplan.analytic.traffic.NCCL_CHANNELS_PER_NIC` flows per NIC (NCCL's
+    channels, each its own queue pair and UDP source port, as the analytic collision model
+    counts them); all_to_all posts every send at once; sendrecv sends from each rank to the next.
 
     >>> layout = GpuLayout(gpus=16, gpus_per_node=8, nics_per_node=8)
     >>> collective_traffic("sendrecv", layout, 1e6).flows   # ranks 7 -> 8 and 15 -> 0
@@ -73,7 +76,7 @@ def collective_traffic(
     if collective == "sendrecv":
         r = np.arange(layout.gpus, dtype=np.int64) if ranks is None else np.asarray(ranks)
         return gpu_flows(layout, r, np.roll(r, -1), size_bytes, StepSpec("sendrecv", "sendrecv"))
-    return ring(layout, collective, size_bytes, ranks)
+    return ring(layout, collective, size_bytes, ranks, qps=NCCL_CHANNELS_PER_NIC)
 
 
 def workload_traffic(

@@ -1,1 +1,1 @@
-"""Layer 2: builders that return a designed fabric (fat tree, rail-optimized, multi-plane)."""
+"""Builders that return a designed fabric (fat tree, rail-optimized, multi-plane)."""

@@ -177,8 +177,8 @@ def _texts(files: list[UploadedFile], settings: WebSettings) -> dict[str, str]:
 
 def lint(body: LintRequest, settings: WebSettings) -> dict[str, Any]:
     """``lint``: the findings over the uploaded configurations, checked as one fabric."""
-    from fabricplan.lint.linter import lint_texts
-    from fabricplan.lint.rule import IntentSpec
+    from fabricplan.lint.checking.linter import lint_texts
+    from fabricplan.lint.checking.rule import IntentSpec
 
     for priority in body.pfc_priorities or ():
         if not 0 <= priority <= 7:

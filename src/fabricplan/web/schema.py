@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 from pydantic import ConfigDict, Field
 
-from fabricplan.lint.config_file import DeviceType
+from fabricplan.lint.reading.config_file import DeviceType
 from fabricplan.model.base import Frozen
 from fabricplan.model.results import (
     AlgorithmName,

@@ -43,7 +43,8 @@ from fabricplan.sim.flow.routing import bytes_per_us, flow_paths, resources_for
 from fabricplan.sim.flow.solver import add_along_paths, maxmin_rates
 from fabricplan.sim.flow.transport import TransportSpec, settle_time_us
 from fabricplan.sim.traffic import Traffic
-from fabricplan.topology.graph import FabricGraph, path_latency_ns
+from fabricplan.topology.graph import FabricGraph
+from fabricplan.topology.routing import path_latency_ns
 from fabricplan.units import ns_to_us
 
 DEFAULT_TOLERANCE = 0.02

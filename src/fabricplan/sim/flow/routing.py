@@ -30,7 +30,8 @@ from numpy.typing import NDArray
 
 from fabricplan.sim.mechanism import RoutingName
 from fabricplan.sim.path import flow_keys, pinned_paths
-from fabricplan.topology.graph import FabricGraph, route, trunk_route
+from fabricplan.topology.graph import FabricGraph
+from fabricplan.topology.routing import route, trunk_route
 from fabricplan.units import gbps_to_bytes_per_us
 
 __all__ = ["ResourceSet", "bytes_per_us", "flow_keys", "flow_paths", "resources_for"]

@@ -29,20 +29,15 @@ from collections.abc import Callable
 from typing import Any, TypeVar, cast
 
 import numpy as np
+from numba import njit as _numba_njit
 from numpy.typing import NDArray
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-try:  # numba compiles the hot loops; where it cannot be imported the same code runs as Python.
-    from numba import njit as _numba_njit
 
-    def _jit(func: F) -> F:
-        return cast(F, _numba_njit(cache=True, nogil=True)(func))
-
-except ImportError:  # pragma: no cover - exercised only where numba is missing
-
-    def _jit(func: F) -> F:
-        return func
+def _jit(func: F) -> F:
+    """Compile a hot loop with numba (a required dependency), cached on disk."""
+    return cast(F, _numba_njit(cache=True, nogil=True)(func))
 
 
 @_jit

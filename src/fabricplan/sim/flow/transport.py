@@ -49,14 +49,14 @@ __all__ = [
 
 DCQCN_DECREASE_PERIOD_US = 4.0
 """Shortest time between two rate cuts of a DCQCN reaction point: ConnectX
-``RATE_REDUCE_MONITOR_PERIOD`` default 4 µs (reference catalog C.2)."""
+``RATE_REDUCE_MONITOR_PERIOD`` default 4 µs (docs/refs.md C.2)."""
 DCQCN_CNP_INTERVAL_US = 4.0
 """Shortest time between two CNPs of a notification point: ConnectX ``MIN_TIME_BETWEEN_CNPS``,
-4 µs default per Peng et al. (Barre), USENIX ATC 2025, Table 2 (reference catalog C.2)."""
+4 µs default per Peng et al. (Barre), USENIX ATC 2025, Table 2 (docs/refs.md C.2)."""
 DCQCN_DECREASE_FACTOR = 0.5
 """Largest cut per CNP: the rate becomes ``R(1 - alpha/2)`` with alpha starting at 1
 (``INITIAL_ALPHA_VALUE`` 1023/1024), so at most a halving; Zhu et al., "Congestion Control for
-Large-Scale RDMA Deployments", SIGCOMM 2015, §4, and ``RPG_MIN_DEC_FAC`` 50 % (catalog C.2)."""
+Large-Scale RDMA Deployments", SIGCOMM 2015, §4, and ``RPG_MIN_DEC_FAC`` 50 % (docs/refs.md C.2)."""
 IB_CC_DECREASE_PERIOD_US = 4.0
 """Time between two injection-rate increases of the congestion-control table index of an
 InfiniBand sender (one BECN per marked packet train). Estimate: the IBTA Annex A10 mechanism

@@ -1,7 +1,7 @@
 """DCQCN at the NIC: the notification point (receiver) and the reaction point (sender).
 
 The readable model (Zhu et al., "Congestion Control for Large-Scale RDMA Deployments",
-SIGCOMM 2015, §3; parameter names and defaults of NVIDIA ConnectX firmware, reference catalog
+SIGCOMM 2015, §3; parameter names and defaults of NVIDIA ConnectX firmware, docs/refs.md
 C.2 and NVIDIA DOCA "DCQCN CC Parameters"):
 
 - **Notification point.** A data packet that arrives with ECN CE set makes the receiver send a
@@ -69,27 +69,28 @@ from fabricplan.sim.packet.state import (
 
 DCE_TCP_G = 1019
 """ConnectX ``DCE_TCP_G`` default: alpha = (G/1024) alpha + (1 - G/1024) on a CNP period, i.e.
-g = 5/1024 (catalog C.2; NVIDIA DOCA DCQCN parameters: fixed point, 10 fraction bits)."""
+g = 5/1024 (docs/refs.md C.2; NVIDIA DOCA DCQCN parameters: fixed point, 10 fraction bits)."""
 DCE_TCP_RTT_US = 1.0
-"""ConnectX ``DCE_TCP_RTT``: alpha update period, µs (catalog C.2)."""
+"""ConnectX ``DCE_TCP_RTT``: alpha update period, µs (docs/refs.md C.2)."""
 INITIAL_ALPHA_VALUE = 1023
-"""ConnectX ``INITIAL_ALPHA_VALUE`` in 1/1024 units (catalog C.2)."""
+"""ConnectX ``INITIAL_ALPHA_VALUE`` in 1/1024 units (docs/refs.md C.2)."""
 RPG_GD = 11
 """ConnectX ``RPG_GD``: the cut is alpha / 2^(RPG_GD - 10), i.e. alpha/2 (DOCA: log2 in fixed
 point with 10 fraction bits, range 10..11)."""
 RPG_MIN_DEC_FAC = 50
-"""ConnectX ``RPG_MIN_DEC_FAC``, %: a cut keeps at least this share of the rate (catalog C.2)."""
+"""ConnectX ``RPG_MIN_DEC_FAC``, %: a cut keeps at least this share of the rate
+(docs/refs.md C.2)."""
 RATE_REDUCE_MONITOR_PERIOD_US = 4.0
 RPG_TIME_RESET_US = 300.0
 RPG_BYTE_RESET = 32767
-"""ConnectX rate-increase byte counter, taken as bytes (catalog C.2)."""
+"""ConnectX rate-increase byte counter, taken as bytes (docs/refs.md C.2)."""
 RPG_THRESHOLD = 1
 RPG_AI_RATE_MBPS = 5.0
 RPG_HAI_RATE_MBPS = 50.0
 RPG_MIN_RATE_MBPS = 1.0
 CLAMP_TGT_RATE = False
 CLAMP_TGT_RATE_AFTER_TIME_INC = True
-"""ConnectX ``CLAMP_TGT_RATE`` / ``CLAMP_TGT_RATE_AFTER_TIME_INC`` defaults (catalog C.2)."""
+"""ConnectX ``CLAMP_TGT_RATE`` / ``CLAMP_TGT_RATE_AFTER_TIME_INC`` defaults (docs/refs.md C.2)."""
 MIN_TIME_BETWEEN_CNPS_US = 4.0
 """Notification-point CNP spacing: 4 µs default per Barre (ATC'25) and NVIDIA DOCA (catalog
 C.2 saw 2 µs configured on one ConnectX-5)."""

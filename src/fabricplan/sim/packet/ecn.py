@@ -7,7 +7,7 @@ the DCQCN congestion point, Zhu et al. SIGCOMM 2015 §3.1). Marking happens at d
 queue the packet has waited in, as the HPCC simulator's switch does.
 
 Defaults are NVIDIA Cumulus ``nv set qos roce``: min 150,000 B, max 1,501,500 B, probability
-100 % (reference catalog C.1).
+100 % (docs/refs.md C.1).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from fabricplan.sim.packet.state import PF_ECN_KMAX, PF_ECN_KMIN, PF_ECN_PMAX, S
 ECN_KMIN_BYTES = 150_000
 ECN_KMAX_BYTES = 1_501_500
 ECN_PMAX = 1.0
-"""NVIDIA Cumulus ``nv set qos roce`` lossless defaults (catalog C.1)."""
+"""NVIDIA Cumulus ``nv set qos roce`` lossless defaults (docs/refs.md C.1)."""
 
 
 @dataclass(frozen=True)

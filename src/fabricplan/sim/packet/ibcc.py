@@ -15,7 +15,7 @@ The readable model:
   delay between packets; here it is linear, ``rate = line / (1 + CCTI x ipd_step)``. A timer of
   period ``ccti_timer`` lowers the index by one (down to ``ccti_min``): the rate recovers.
 
-OpenSM ships congestion control disabled (``congestion_control FALSE``, reference catalog B.4)
+OpenSM ships congestion control disabled (``congestion_control FALSE``, docs/refs.md B.4)
 and NVIDIA does not publish the values its SM programs, so the defaults are chosen inside the
 Annex A10 ranges and are inputs (the sweep over them is the honest use); the mechanism is the
 specification's. Reference: IBTA InfiniBand Architecture Specification Vol. 1, Annex A10

@@ -79,8 +79,8 @@ def _sample(s: SimState, now: int) -> None:
     k = s.cnt[C_SAMPLES]
     if k < s.sample_ps.size:
         s.sample_ps[k] = now
-        for link in range(s.li.shape[0]):
-            s.samples[k, link] = s.li[link, L_Q_TOTAL]
+        for column in range(s.probe_links.size):
+            s.samples[k, column] = s.li[s.probe_links[column], L_Q_TOTAL]
         s.cnt[C_SAMPLES] = k + 1
 
 

@@ -13,28 +13,42 @@ leave that switch before its last bit has arrived.
 
 from __future__ import annotations
 
+import numpy as np
+from numpy.typing import NDArray
+
 from fabricplan.sim.packet.backpressure import held_back
 from fabricplan.sim.packet.compiled import jit
-from fabricplan.sim.packet.credit import spend_credit
+from fabricplan.sim.packet.credit import spend_credit, vl_buffer_bytes
 from fabricplan.sim.packet.egress import release, stamp
 from fabricplan.sim.packet.event import EV_ARRIVE, EV_TX_DONE, now_ps, schedule
+from fabricplan.sim.packet.network import PacketNetwork
+from fabricplan.sim.packet.pfc import headroom_bytes
 from fabricplan.sim.packet.queue import dequeue, wire_ps
 from fabricplan.sim.packet.sender import BLOCKED, next_data_packet
+from fabricplan.sim.packet.spec import PacketSpec
 from fabricplan.sim.packet.state import (
     C_STALLS,
     CONTROL_CLASS,
     FC_CREDIT,
     L_BUSY,
     L_BUSY_UNTIL,
+    L_CREDIT_INIT,
     L_DELAY_PS,
     L_DST,
+    L_HEADROOM,
     L_LAST_TX,
+    L_REV,
     L_RR,
     L_SRC,
     L_STALL_EVENTS,
     L_STALL_PS,
     L_STALL_SINCE,
     L_TX_BYTES,
+    LC_FIELDS,
+    LF_COLS,
+    LF_PS_PER_BYTE,
+    LF_SPEED_BPS,
+    LI_COLS,
     P_CLS,
     P_SIZE,
     P_TAIL_PS,
@@ -43,10 +57,14 @@ from fabricplan.sim.packet.state import (
     PI_CUT_THROUGH,
     PI_FC,
     PI_HOSTS,
+    Q_CREDITS,
     Q_HEAD,
+    Q_TAIL,
+    Q_WD_SINCE,
     ZERO,
     SimState,
 )
+from fabricplan.units import BITS_PER_BYTE, BPS_PER_GBPS, PS_PER_NS
 
 
 @jit
@@ -137,3 +155,39 @@ def _start(s: SimState, link: int, p: int, now: int) -> None:
 def on_tx_done(s: SimState, link: int) -> None:
     s.li[link, L_BUSY] = 0
     try_send(s, link)
+
+
+def link_tables(
+    net: PacketNetwork, spec: PacketSpec, frame: int, classes: int
+) -> tuple[NDArray[np.int64], NDArray[np.float64], NDArray[np.int64]]:
+    """The link tables of a run (``li``, ``lf``, and ``lc`` per link and class): ends, delay,
+    PFC headroom and IB credits sized for ``frame``-byte packets, empty queues."""
+    n_links = net.links
+    li = np.zeros((n_links, LI_COLS), dtype=np.int64)
+    li[:, L_SRC] = net.link_src
+    li[:, L_DST] = net.link_dst
+    li[:, L_REV] = net.link_rev
+    li[:, L_DELAY_PS] = np.round(net.link_delay_ns * PS_PER_NS).astype(np.int64)
+    li[:, L_HEADROOM] = [
+        spec.pfc.headroom_bytes
+        if spec.pfc.headroom_bytes is not None
+        else headroom_bytes(float(net.link_speed_gbps[i]), float(net.link_delay_ns[i]), frame)
+        for i in range(n_links)
+    ]
+    li[:, L_CREDIT_INIT] = [
+        spec.credit.vl_buffer_bytes
+        if spec.credit.vl_buffer_bytes is not None
+        else vl_buffer_bytes(float(net.link_speed_gbps[i]), float(net.link_delay_ns[i]), frame)
+        for i in range(n_links)
+    ]
+    li[:, L_STALL_SINCE] = -1
+    lf = np.zeros((n_links, LF_COLS), dtype=np.float64)
+    speed = np.maximum(net.link_speed_gbps, 1e-9)
+    lf[:, LF_PS_PER_BYTE] = BITS_PER_BYTE * PS_PER_NS / speed
+    lf[:, LF_SPEED_BPS] = net.link_speed_gbps * BPS_PER_GBPS
+    lc = np.zeros((n_links, classes, LC_FIELDS), dtype=np.int64)
+    lc[:, :, Q_HEAD] = -1
+    lc[:, :, Q_TAIL] = -1
+    lc[:, :, Q_WD_SINCE] = -1
+    lc[:, :, Q_CREDITS] = li[:, L_CREDIT_INIT][:, None]
+    return li, lf, lc

@@ -25,7 +25,8 @@ from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import shortest_path
 
 from fabricplan.errors import ModelError
-from fabricplan.topology.graph import FabricGraph, mix64
+from fabricplan.topology.graph import FabricGraph
+from fabricplan.topology.routing import mix64
 
 IntArray = NDArray[np.int64]
 FloatArray = NDArray[np.float64]

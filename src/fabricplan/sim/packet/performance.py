@@ -35,7 +35,8 @@ from fabricplan.sim.packet.spec import (
 from fabricplan.sim.pattern import collective_traffic
 from fabricplan.sim.performance import FabricRun, fabric_span_us, simulated_performance
 from fabricplan.sim.traffic import GpuLayout, IntArray, Traffic
-from fabricplan.topology.graph import FabricGraph, fabric_graph, route
+from fabricplan.topology.graph import FabricGraph, fabric_graph
+from fabricplan.topology.routing import route
 from fabricplan.units import ns_to_us
 
 DEFAULT_SWITCH_BUFFER_BYTES = 32 * 2**20

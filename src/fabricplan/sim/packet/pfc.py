@@ -23,7 +23,7 @@ still on the wire when the pause takes effect.
 - Headroom needed (the default): ``2 x delay x rate + 2 x MTU frame + response``: the bytes on
   the cable both ways, the frame the peer is sending when the pause arrives and the one the
   switch is receiving when it decides, and the peer's response time (per-speed pause quanta
-  as SONiC's ``buffer_headroom_mellanox.lua`` encodes them, reference catalog C.3).
+  as SONiC's ``buffer_headroom_mellanox.lua`` encodes them, docs/refs.md C.3).
 
 A NIC that stops draining its receive buffer (a fault input) fills it and pauses its switch
 port; the XOFF is repeated forever: a PFC storm. The *watchdog* on a switch polls its lossless
@@ -77,7 +77,7 @@ from fabricplan.units import BITS_PER_BYTE
 XOFF, XON = int64(1), int64(0)
 
 PAUSE_QUANTUM_BITS = 512
-"""One pause quantum is 512 bit times (IEEE 802.1Qbb; Nokia SR Linux PFC docs, catalog C.3)."""
+"""One pause quantum is 512 bit times (IEEE 802.1Qbb; Nokia SR Linux PFC docs, docs/refs.md C.3)."""
 PFC_MAX_QUANTA = 0xFFFF
 """XOFF frames carry the largest pause time and are refreshed while congested, as switches do."""
 PAUSE_FRAME_BYTES = 84
@@ -92,7 +92,7 @@ PFC_RESUME_OFFSET_BYTES = 3 * 1024
 ``resume_offset``, switch-mmu.cc @2f65c35c210d)."""
 NIC_XOFF_BYTES = 64 * 1024
 """Receive buffer a stuck NIC fills before it pauses its switch port (estimate; ConnectX sizes
-its lossless receive buffer from the mlx5 ``xoff`` formula of catalog C.3)."""
+its lossless receive buffer from the mlx5 ``xoff`` formula of docs/refs.md C.3)."""
 RESPONSE_QUANTA_BY_GBPS: dict[float, int] = {
     10.0: 67,
     25.0: 80,
@@ -104,11 +104,11 @@ RESPONSE_QUANTA_BY_GBPS: dict[float, int] = {
     800.0: 905,
 }
 """Peer response time in pause quanta per port speed (IEEE 802.3 Annex 31B.3.7 as encoded in
-sonic-swss cfgmgr/buffer_headroom_mellanox.lua @18913fa35726; reference catalog C.3)."""
+sonic-swss cfgmgr/buffer_headroom_mellanox.lua @18913fa35726; docs/refs.md C.3)."""
 WATCHDOG_DETECT_US = 200.0
 WATCHDOG_RESTORE_US = 200.0
 WATCHDOG_POLL_US = 200.0
-"""SONiC ``pfcwd start_default`` values are 200 ms each (catalog C.4). The packet simulator
+"""SONiC ``pfcwd start_default`` values are 200 ms each (docs/refs.md C.4). The packet simulator
 runs for milliseconds, so its defaults are the same numbers in microseconds; give the real
 ones to study a storm that long."""
 

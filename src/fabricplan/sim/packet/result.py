@@ -12,8 +12,44 @@ import numpy as np
 from numpy.typing import NDArray
 
 from fabricplan.model.base import Frozen
+from fabricplan.sim.packet.engine import HEAP_NOW
 from fabricplan.sim.packet.network import PacketNetwork
 from fabricplan.sim.packet.spec import PacketSpec
+from fabricplan.sim.packet.state import (
+    C_CNPS,
+    C_DELIVERED_BYTES,
+    C_DROPS,
+    C_ECN_MARKS,
+    C_EVENTS,
+    C_LOSSLESS_DROPS,
+    C_PAUSES,
+    C_RETX,
+    C_SAMPLES,
+    C_STALLS,
+    C_TIMEOUTS,
+    C_WD_TRIGGERS,
+    F_ACKED_PS,
+    F_DUPS,
+    F_FINISH_PS,
+    F_OOO,
+    F_PACKETS,
+    F_RETX,
+    F_SENT,
+    F_START_PS,
+    F_TIMEOUTS,
+    L_DROPS,
+    L_MAX_Q,
+    L_PAUSE_FRAMES,
+    L_STALL_EVENTS,
+    L_STALL_PS,
+    L_STALL_SINCE,
+    L_TX_BYTES,
+    S_BUFFER,
+    S_MAX_USED,
+    ST_FINISH_PS,
+    ST_START_PS,
+    SimState,
+)
 from fabricplan.sim.summary import (
     BUSIEST_LINKS,
     LinkStats,
@@ -27,7 +63,7 @@ from fabricplan.sim.summary import (
 )
 from fabricplan.sim.traffic import Traffic
 from fabricplan.topology.graph import LINK_TIERS
-from fabricplan.units import BITS_PER_BYTE, BYTES_PER_US_PER_GBYTE_PER_S
+from fabricplan.units import BITS_PER_BYTE, BYTES_PER_US_PER_GBYTE_PER_S, PS_PER_US
 
 QUEUE_SERIES = 5
 """Deepest queues whose depth over time the summary lists."""
@@ -84,6 +120,12 @@ class PacketSimStats(SimStats):
     events_per_s: float
 
 
+def _us(values_ps: NDArray[np.int64]) -> NDArray[np.float64]:
+    out = values_ps.astype(np.float64) / PS_PER_US
+    out[values_ps < 0] = np.nan
+    return out
+
+
 @dataclass(frozen=True, eq=False)
 class PacketSimResult:
     """The arrays of one packet-level run (times in µs)."""
@@ -116,10 +158,78 @@ class PacketSimResult:
     switch_buffer_bytes: NDArray[np.int64]
     sample_us: NDArray[np.float64]
     queue_samples: NDArray[np.float32]
-    """(samples, links) queue bytes."""
+    """(samples, probed links) queue bytes."""
+    probe_links: NDArray[np.int64]
+    """The link of each column of ``queue_samples`` (the spec's probes)."""
     counters: dict[str, int]
     end_us: float
     wall_s: float
+
+    @classmethod
+    def from_state(
+        cls,
+        network: PacketNetwork,
+        traffic: Traffic,
+        spec: PacketSpec,
+        seed: int,
+        s: SimState,
+        status: RunStatus,
+        wall_s: float,
+    ) -> PacketSimResult:
+        """The result of a finished run, read from its state tables (times to µs)."""
+        now = int(s.hmeta[HEAP_NOW])
+        li = s.li
+        stall = li[:, L_STALL_PS].copy()
+        open_stall = li[:, L_STALL_SINCE] >= 0
+        stall[open_stall] += now - li[open_stall, L_STALL_SINCE]
+        c = s.cnt
+        k = int(c[C_SAMPLES])
+        counters = {
+            "events": int(c[C_EVENTS]),
+            "drops": int(c[C_DROPS]),
+            "retransmits": int(c[C_RETX]),
+            "pause_frames": int(c[C_PAUSES]),
+            "timeouts": int(c[C_TIMEOUTS]),
+            "stalls": int(c[C_STALLS]),
+            "watchdog_triggers": int(c[C_WD_TRIGGERS]),
+            "cnps": int(c[C_CNPS]),
+            "ecn_marks": int(c[C_ECN_MARKS]),
+            "lossless_drops": int(c[C_LOSSLESS_DROPS]),
+            "delivered_bytes": int(c[C_DELIVERED_BYTES]),
+        }
+        fi = s.fi
+        return cls(
+            network=network,
+            traffic=traffic,
+            spec=spec,
+            seed=seed,
+            status=status,
+            start_us=_us(fi[:, F_START_PS]),
+            finish_us=_us(fi[:, F_FINISH_PS]),
+            acked_us=_us(fi[:, F_ACKED_PS]),
+            retransmits=fi[:, F_RETX].copy(),
+            timeouts=fi[:, F_TIMEOUTS].copy(),
+            sent_packets=fi[:, F_SENT].copy(),
+            packets=fi[:, F_PACKETS].copy(),
+            ooo_discards=fi[:, F_OOO].copy(),
+            duplicates=fi[:, F_DUPS].copy(),
+            step_start_us=_us(s.st[:, ST_START_PS]),
+            step_finish_us=_us(s.st[:, ST_FINISH_PS]),
+            link_tx_bytes=li[:, L_TX_BYTES].copy(),
+            link_stall_us=stall / PS_PER_US,
+            link_stalls=li[:, L_STALL_EVENTS].copy(),
+            link_pause_frames=li[:, L_PAUSE_FRAMES].copy(),
+            link_drops=li[:, L_DROPS].copy(),
+            link_max_queue_bytes=li[:, L_MAX_Q].copy(),
+            switch_max_bytes=s.si[:, S_MAX_USED].copy(),
+            switch_buffer_bytes=s.si[:, S_BUFFER].copy(),
+            sample_us=s.sample_ps[:k] / PS_PER_US,
+            queue_samples=s.samples[:k].copy(),
+            probe_links=s.probe_links.copy(),
+            counters=counters,
+            end_us=now / PS_PER_US,
+            wall_s=wall_s,
+        )
 
     @property
     def completion_us(self) -> float:
@@ -257,10 +367,11 @@ class PacketSimResult:
         return tuple(tiers), max_by_tier
 
     def _queue_depth(self, max_by_tier: dict[str, int]) -> QueueDepthStats:
+        column = {int(link): c for c, link in enumerate(self.probe_links)}
+        probed = np.asarray(sorted(column), dtype=np.int64)
+        depth = self.link_max_queue_bytes[probed]
         deepest = [
-            int(i)
-            for i in np.argsort(-self.link_max_queue_bytes, kind="stable")[:QUEUE_SERIES]
-            if self.link_max_queue_bytes[i] > 0
+            int(probed[i]) for i in np.argsort(-depth, kind="stable")[:QUEUE_SERIES] if depth[i] > 0
         ]
         n = self.sample_us.size
         keep = (
@@ -276,7 +387,7 @@ class PacketSimResult:
                 QueueSeries(
                     link=self.link_name(i),
                     max_bytes=int(self.link_max_queue_bytes[i]),
-                    bytes=tuple(float(b) for b in self.queue_samples[keep, i]),
+                    bytes=tuple(float(b) for b in self.queue_samples[keep, column[i]]),
                 )
                 for i in deepest
             ),

@@ -11,12 +11,18 @@ for HPCC); a packet sent again after a go-back is counted as a retransmission.
 
 from __future__ import annotations
 
+import numpy as np
+from numpy.typing import NDArray
+
+from fabricplan.errors import ModelError
 from fabricplan.sim.packet.backpressure import held_back
 from fabricplan.sim.packet.compiled import jit
 from fabricplan.sim.packet.dcqcn import dcqcn_on_sent
 from fabricplan.sim.packet.event import EV_NIC_WAKE, EV_RTO, now_ps, schedule
 from fabricplan.sim.packet.hpcc import hpcc_window_bytes
+from fabricplan.sim.packet.network import PacketNetwork
 from fabricplan.sim.packet.queue import alloc_packet
+from fabricplan.sim.packet.spec import PacketSpec
 from fabricplan.sim.packet.state import (
     C_RETX,
     C_TIMEOUTS,
@@ -24,27 +30,48 @@ from fabricplan.sim.packet.state import (
     CC_HPCC,
     F_ACKED_PS,
     F_CLS,
+    F_DQ_LAST_DEC,
+    F_DST,
+    F_FINISH_PS,
     F_IN_RING,
+    F_LAST_CNP_PS,
     F_LAST_PAYLOAD,
     F_LAST_PROGRESS,
     F_MAX_SENT,
     F_NEXT_SEND_PS,
     F_NEXT_SEQ,
+    F_OFFSET_PS,
     F_PACKETS,
     F_RETX,
     F_RING_NEXT,
     F_RING_PREV,
     F_RTO_EPOCH,
+    F_RX_NACKED,
+    F_RX_OFFSET,
     F_SENT,
+    F_SIZE,
     F_SND_UNA,
     F_SRC,
     F_START_PS,
     F_STARTED,
+    F_STEP,
     F_TIMEOUTS,
+    FF_COLS,
+    FF_DQ_TARGET,
+    FF_HP_REF,
+    FF_LINE,
     FF_RATE,
+    FH_FIELDS,
+    FH_PATH,
+    FH_RPATH,
+    FI_COLS,
+    H_DOWN,
     H_RING_HEAD,
     H_RING_SIZE,
+    H_STOP_PS,
+    H_UP,
     H_WAKE_PS,
+    HI_COLS,
     NEVER_PS,
     P_HOP,
     PI_CC,
@@ -58,7 +85,8 @@ from fabricplan.sim.packet.state import (
     SimState,
     int64,
 )
-from fabricplan.units import BITS_PER_BYTE, PS_PER_S
+from fabricplan.sim.traffic import Traffic
+from fabricplan.units import BITS_PER_BYTE, PS_PER_S, PS_PER_US, us_to_ps
 
 NOTHING, BLOCKED = int64(-1), int64(-2)
 """``next_data_packet`` results besides a packet id: nothing to send / held by flow control."""
@@ -211,3 +239,78 @@ def on_rto(s: SimState, f: int, epoch: int) -> bool:
         kick = True
     schedule(s, fi[f, F_LAST_PROGRESS] + rto, EV_RTO, f, ZERO, epoch)
     return kick
+
+
+def host_table(net: PacketNetwork, spec: PacketSpec) -> NDArray[np.int64]:
+    """The host (NIC) table of a run: its links, an empty send ring, its stop time if stuck.
+
+    Raises
+    ------
+    ModelError
+        FP541 when a stuck host of the spec is not a host of the network.
+    """
+    hosts = net.hosts
+    up, down = net.host_up_link, net.host_down_link
+    hi = np.zeros((hosts, HI_COLS), dtype=np.int64)
+    hi[:, H_UP] = up
+    hi[:, H_DOWN] = down
+    hi[:, H_RING_HEAD] = -1
+    hi[:, H_STOP_PS] = NEVER_PS
+    for host, at_us in spec.faults.stuck_hosts:
+        if not 0 <= host < hosts:
+            raise ModelError(
+                "FP541",
+                "packet spec faults.stuck_hosts",
+                "names no host",
+                host,
+                f"use hosts 0 .. {hosts - 1}",
+            )
+        hi[host, H_STOP_PS] = us_to_ps(at_us)
+    return hi
+
+
+def flow_tables(
+    traffic: Traffic,
+    size: NDArray[np.int64],
+    packets: NDArray[np.int64],
+    cls: NDArray[np.int64],
+    mtu: int,
+    flow_line: NDArray[np.float64],
+    fwd: NDArray[np.int64],
+    rev: NDArray[np.int64],
+) -> tuple[NDArray[np.int64], NDArray[np.float64], NDArray[np.int64]]:
+    """The flow tables of a run (``fi``, ``ff``, ``fh``): ends, sizes, packets, class, step,
+    start offset, line rate and the forward and reverse paths."""
+    n_flows = int(size.size)
+    src = np.asarray(traffic.src, dtype=np.int64)
+    dst = np.asarray(traffic.dst, dtype=np.int64)
+    max_hops = int(fwd.shape[1]) if fwd.ndim == 2 else 0
+    fi = np.zeros((n_flows, FI_COLS), dtype=np.int64)
+    fi[:, F_SRC] = src
+    fi[:, F_DST] = dst
+    fi[:, F_SIZE] = size
+    fi[:, F_PACKETS] = packets
+    fi[:, F_LAST_PAYLOAD] = size - (packets - 1) * mtu
+    fi[:, F_CLS] = cls
+    fi[:, F_STEP] = np.asarray(traffic.step, dtype=np.int64)
+    fi[:, F_OFFSET_PS] = np.round(np.asarray(traffic.offset_us) * PS_PER_US).astype(np.int64)
+    for col in (
+        F_RX_NACKED,
+        F_LAST_CNP_PS,
+        F_START_PS,
+        F_FINISH_PS,
+        F_ACKED_PS,
+        F_RING_NEXT,
+        F_RING_PREV,
+        F_DQ_LAST_DEC,
+    ):
+        fi[:, col] = -1
+    if n_flows:
+        fi[:, F_RX_OFFSET] = np.concatenate([[0], np.cumsum(packets)[:-1]])
+    ff = np.zeros((n_flows, FF_COLS), dtype=np.float64)
+    for col in (FF_RATE, FF_LINE, FF_DQ_TARGET, FF_HP_REF):
+        ff[:, col] = flow_line
+    fh = np.zeros((n_flows, FH_FIELDS, max_hops), dtype=np.int64)
+    fh[:, FH_PATH, :] = fwd
+    fh[:, FH_RPATH, :] = rev
+    return fi, ff, fh

@@ -10,8 +10,12 @@ technology entry, as the flow level does: nothing here names a technology.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field, replace
 from typing import Literal
+
+import numpy as np
+from numpy.typing import NDArray
 
 from fabricplan.errors import ModelError
 from fabricplan.model.hardware import SwitchSpec, TechnologySpec
@@ -21,7 +25,88 @@ from fabricplan.sim.packet.dcqcn import DcqcnSpec
 from fabricplan.sim.packet.ecn import EcnSpec
 from fabricplan.sim.packet.hpcc import HpccSpec
 from fabricplan.sim.packet.ibcc import IbccSpec
-from fabricplan.sim.packet.pfc import PfcSpec
+from fabricplan.sim.packet.pfc import PAUSE_FRAME_BYTES, PfcSpec
+from fabricplan.sim.packet.state import (
+    CC_DCQCN,
+    CC_HPCC,
+    CC_IBCC,
+    CC_NONE,
+    FC_CREDIT,
+    FC_NONE,
+    FC_PFC,
+    N_PARAM_F,
+    N_PARAM_I,
+    NEVER_PS,
+    PF_DQ_AI,
+    PF_DQ_DEC_DIVISOR,
+    PF_DQ_G,
+    PF_DQ_HAI,
+    PF_DQ_INIT_ALPHA,
+    PF_DQ_MIN_DEC,
+    PF_DQ_MIN_RATE,
+    PF_ECN_KMAX,
+    PF_ECN_KMIN,
+    PF_ECN_PMAX,
+    PF_HP_AI,
+    PF_HP_ETA,
+    PF_HP_MIN_RATE,
+    PF_IB_IPD_STEP,
+    PF_IB_THRESHOLD_BUFFERS,
+    PF_LOSSY_ALPHA,
+    PF_PFC_ALPHA,
+    PI_ACK_BYTES,
+    PI_ACK_INTERVAL,
+    PI_CC,
+    PI_CLASSES,
+    PI_CNP_BYTES,
+    PI_CREDIT_BLOCK,
+    PI_CUT_BYTES,
+    PI_CUT_THROUGH,
+    PI_DQ_ALPHA_PERIOD,
+    PI_DQ_BYTE_RESET,
+    PI_DQ_CLAMP,
+    PI_DQ_CLAMP_AFTER_TIME,
+    PI_DQ_CNP_INTERVAL,
+    PI_DQ_DEC_PERIOD,
+    PI_DQ_THRESHOLD,
+    PI_DQ_TIME_RESET,
+    PI_ECN_ON,
+    PI_END,
+    PI_FC,
+    PI_HEADER,
+    PI_HOSTS,
+    PI_HP_INT_BYTES,
+    PI_HP_MAX_STAGE,
+    PI_HP_T,
+    PI_HP_WIN,
+    PI_IB_INCREASE,
+    PI_IB_LIMIT,
+    PI_IB_MARKING,
+    PI_IB_MIN,
+    PI_IB_THRESHOLD,
+    PI_IB_TIMER,
+    PI_MAX_HOPS,
+    PI_NIC_XOFF,
+    PI_OOO,
+    PI_PAUSE_FRAME,
+    PI_PAYLOAD,
+    PI_PFC_QUANTA,
+    PI_PFC_RESUME,
+    PI_PFC_STATIC_XOFF,
+    PI_ROUTING,
+    PI_RTO,
+    PI_SAMPLE,
+    PI_STALL_LIMIT,
+    PI_WD_DETECT,
+    PI_WD_ON,
+    PI_WD_POLL,
+    PI_WD_RESTORE,
+    PI_WINDOW,
+    ROUTE_ADAPTIVE,
+    ROUTE_PATH,
+    ROUTE_SPRAY,
+)
+from fabricplan.units import BITS_PER_BYTE, PS_PER_S, bps_to_gbps, mbps_to_bps, us_to_ps
 
 PacketRouting = Literal["static", "ecmp", "adaptive", "spray"]
 PacketFlowControl = Literal["credit", "pfc", "none"]
@@ -48,6 +133,26 @@ MAX_PACKETS = 20_000_000
 events each; the yardstick is 0.5 M). Larger traffic is the flow level's job."""
 DATA_CLASSES = 2
 """Data traffic classes (PFC priorities / IB virtual lanes) besides the control class."""
+STALL_RTOS = 3
+"""A run is declared stalled only after this many retransmission timeouts without progress (a
+timeout must have had its chance to recover a lost tail)."""
+DEFAULT_LINE_BPS = 100e9
+"""Line rate assumed for the rate-based settings of a network without hosts."""
+
+FLOW_CONTROL_CODE = {"none": int(FC_NONE), "pfc": int(FC_PFC), "credit": int(FC_CREDIT)}
+CONGESTION_CONTROL_CODE = {
+    "none": int(CC_NONE),
+    "dcqcn": int(CC_DCQCN),
+    "hpcc": int(CC_HPCC),
+    "ib_cc": int(CC_IBCC),
+}
+ROUTING_CODE = {
+    "static": int(ROUTE_PATH),
+    "ecmp": int(ROUTE_PATH),
+    "adaptive": int(ROUTE_ADAPTIVE),
+    "spray": int(ROUTE_SPRAY),
+}
+"""The kernel's integer code of each mechanism."""
 
 
 @dataclass(frozen=True)
@@ -93,9 +198,104 @@ class PacketSpec:
     end_us: float = DEFAULT_END_US
     max_packets: int = MAX_PACKETS
 
+    probe_links: tuple[int, ...] | None = None
+    """Links whose queue depth is sampled every ``sample_us`` (``None``: every link)."""
+
     @property
     def lossless(self) -> bool:
         return self.link_flow_control != "none"
+
+    def pack(
+        self,
+        hosts: int,
+        classes: int,
+        max_hops: int,
+        base_rtt_ps: int,
+        int_bytes: int,
+        ack_bytes: int,
+        line_bps: NDArray[np.float64],
+    ) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
+        """The run's parameter vectors (integers, floats) in the kernel's slots and units
+        (picoseconds, bytes, bits per second); ``line_bps`` is every host's line rate."""
+        spec = self
+        line = float(line_bps.max()) if line_bps.size else DEFAULT_LINE_BPS
+        d, h, i, p = spec.dcqcn, spec.hpcc, spec.ibcc, spec.pfc
+        ints = {
+            PI_HOSTS: hosts,
+            PI_CLASSES: classes,
+            PI_MAX_HOPS: max_hops,
+            PI_FC: FLOW_CONTROL_CODE[spec.link_flow_control],
+            PI_CUT_THROUGH: int(spec.cut_through),
+            PI_CUT_BYTES: CUT_THROUGH_BYTES,
+            PI_ROUTING: ROUTING_CODE[spec.routing],
+            PI_OOO: int(spec.routing in ("adaptive", "spray")),
+            PI_ECN_ON: int(spec.ecn.enabled),
+            PI_PFC_STATIC_XOFF: p.static_xoff_bytes,
+            PI_PFC_RESUME: p.resume_offset_bytes,
+            PI_PFC_QUANTA: p.quanta,
+            PI_PAUSE_FRAME: PAUSE_FRAME_BYTES,
+            PI_NIC_XOFF: p.nic_xoff_bytes,
+            PI_CREDIT_BLOCK: spec.credit.block_bytes,
+            PI_CC: CONGESTION_CONTROL_CODE[spec.congestion_control],
+            PI_DQ_ALPHA_PERIOD: max(1, us_to_ps(d.dce_tcp_rtt_us)),
+            PI_DQ_DEC_PERIOD: us_to_ps(d.rate_reduce_monitor_period_us),
+            PI_DQ_TIME_RESET: max(1, us_to_ps(d.rpg_time_reset_us)),
+            PI_DQ_BYTE_RESET: max(1, d.rpg_byte_reset),
+            PI_DQ_THRESHOLD: d.rpg_threshold,
+            PI_DQ_CNP_INTERVAL: us_to_ps(d.min_time_between_cnps_us),
+            PI_DQ_CLAMP: int(d.clamp_tgt_rate),
+            PI_DQ_CLAMP_AFTER_TIME: int(d.clamp_tgt_rate_after_time_inc),
+            PI_HP_MAX_STAGE: h.max_stage,
+            PI_HP_T: max(1, base_rtt_ps),
+            PI_HP_WIN: math.ceil(base_rtt_ps * line / BITS_PER_BYTE / PS_PER_S),
+            PI_HP_INT_BYTES: int_bytes,
+            PI_IB_THRESHOLD: i.threshold_bytes or 0,
+            PI_IB_MARKING: i.marking_rate,
+            PI_IB_INCREASE: i.ccti_increase,
+            PI_IB_LIMIT: i.ccti_limit,
+            PI_IB_MIN: i.ccti_min,
+            PI_IB_TIMER: max(1, us_to_ps(i.ccti_timer_us)),
+            PI_PAYLOAD: spec.mtu_bytes,
+            PI_HEADER: spec.header_bytes,
+            PI_ACK_BYTES: ack_bytes,
+            PI_CNP_BYTES: spec.header_bytes + CNP_EXTRA_BYTES,
+            PI_ACK_INTERVAL: spec.ack_interval,
+            PI_RTO: us_to_ps(spec.rto_us),
+            PI_WINDOW: spec.window_bytes,
+            PI_WD_ON: int(p.watchdog),
+            PI_WD_DETECT: us_to_ps(p.watchdog_detect_us),
+            PI_WD_RESTORE: us_to_ps(p.watchdog_restore_us),
+            PI_WD_POLL: max(1, us_to_ps(p.watchdog_poll_us)),
+            PI_SAMPLE: max(1, us_to_ps(spec.sample_us)),
+            PI_STALL_LIMIT: us_to_ps(max(spec.stall_limit_us, STALL_RTOS * spec.rto_us)),
+            PI_END: min(us_to_ps(spec.end_us), int(NEVER_PS)),
+        }
+        floats = {
+            PF_ECN_KMIN: spec.ecn.kmin_bytes,
+            PF_ECN_KMAX: spec.ecn.kmax_bytes,
+            PF_ECN_PMAX: spec.ecn.pmax,
+            PF_PFC_ALPHA: p.alpha,
+            PF_LOSSY_ALPHA: spec.lossy_alpha,
+            PF_DQ_G: d.g,
+            PF_DQ_INIT_ALPHA: d.initial_alpha_value / 1024.0,
+            PF_DQ_DEC_DIVISOR: d.decrease_divisor,
+            PF_DQ_MIN_DEC: d.rpg_min_dec_fac / 100.0,
+            PF_DQ_AI: mbps_to_bps(d.rpg_ai_rate_mbps),
+            PF_DQ_HAI: mbps_to_bps(d.rpg_hai_rate_mbps),
+            PF_DQ_MIN_RATE: mbps_to_bps(d.rpg_min_rate_mbps),
+            PF_HP_ETA: h.eta,
+            PF_HP_AI: mbps_to_bps(h.ai_mbps_per_gbps * bps_to_gbps(line)),
+            PF_HP_MIN_RATE: mbps_to_bps(h.min_rate_mbps),
+            PF_IB_IPD_STEP: i.ipd_step,
+            PF_IB_THRESHOLD_BUFFERS: i.threshold_vl_buffers,
+        }
+        prm_i = np.zeros(N_PARAM_I, dtype=np.int64)
+        prm_f = np.zeros(N_PARAM_F, dtype=np.float64)
+        for k, v in ints.items():
+            prm_i[k] = int(v)
+        for k, x in floats.items():
+            prm_f[k] = float(x)
+        return prm_i, prm_f
 
     def check(self) -> PacketSpec:
         """Raise :class:`ModelError` (FP541) on settings that cannot run.

@@ -327,6 +327,7 @@ class SimState(NamedTuple):
     hmeta: I64
     samples: F32
     sample_ps: I64
+    probe_links: I64
     rng: U64
 
 

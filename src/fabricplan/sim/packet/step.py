@@ -7,11 +7,15 @@ when the receivers of all its flows have every byte.
 
 from __future__ import annotations
 
+import numpy as np
+from numpy.typing import NDArray
+
 from fabricplan.sim.packet.compiled import jit
 from fabricplan.sim.packet.event import EV_FLOW_START, EV_STEP_START, now_ps, schedule
 from fabricplan.sim.packet.state import (
     F_OFFSET_PS,
     F_STEP,
+    ST_COLS,
     ST_DELAY_PS,
     ST_FINISH_PS,
     ST_REMAINING,
@@ -20,6 +24,8 @@ from fabricplan.sim.packet.state import (
     ZERO,
     SimState,
 )
+from fabricplan.sim.traffic import Traffic
+from fabricplan.units import us_to_ps
 
 
 @jit
@@ -50,3 +56,25 @@ def on_flow_received(s: SimState, f: int) -> None:
     s.st[st, ST_REMAINING] -= 1
     if s.st[st, ST_REMAINING] == 0:
         _finish(s, st, now_ps(s))
+
+
+def step_tables(traffic: Traffic) -> tuple[NDArray[np.int64], ...]:
+    """(st, flow_ptr, flows, dep_ptr, dependents) of the traffic's steps."""
+    n_steps = len(traffic.steps)
+    step = np.asarray(traffic.step, dtype=np.int64)
+    order = np.argsort(step, kind="stable").astype(np.int64)
+    counts = np.bincount(step, minlength=n_steps)
+    flow_ptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+    dependents: list[list[int]] = [[] for _ in range(n_steps)]
+    for i, s in enumerate(traffic.steps):
+        for d in s.deps:
+            dependents[d].append(i)
+    dep_ptr = np.concatenate([[0], np.cumsum([len(x) for x in dependents])]).astype(np.int64)
+    flat = np.array([d for x in dependents for d in x] or [0], dtype=np.int64)
+    st = np.zeros((n_steps, ST_COLS), dtype=np.int64)
+    st[:, ST_WAITING] = [len(s.deps) for s in traffic.steps]
+    st[:, ST_REMAINING] = counts
+    st[:, ST_DELAY_PS] = [us_to_ps(s.delay_us) for s in traffic.steps]
+    st[:, ST_START_PS] = -1
+    st[:, ST_FINISH_PS] = -1
+    return st, flow_ptr, order, dep_ptr, flat

@@ -18,14 +18,20 @@ packet joins its queue; a PFC watchdog in storm mode drops what is bound for the
 
 from __future__ import annotations
 
+import numpy as np
+from numpy.typing import NDArray
+
+from fabricplan.errors import ModelError
 from fabricplan.sim.packet.backpressure import held_back
 from fabricplan.sim.packet.compiled import jit
 from fabricplan.sim.packet.egress import release
 from fabricplan.sim.packet.event import EV_WATCHDOG, now_ps, schedule
 from fabricplan.sim.packet.ibcc import ibcc_mark
 from fabricplan.sim.packet.link import try_send
+from fabricplan.sim.packet.network import PacketNetwork
 from fabricplan.sim.packet.pfc import pfc_admit, pfc_after_admit
 from fabricplan.sim.packet.queue import dequeue, enqueue, free_packet
+from fabricplan.sim.packet.spec import PacketSpec
 from fabricplan.sim.packet.state import (
     C_DROPS,
     C_LOSSLESS_DROPS,
@@ -68,11 +74,13 @@ from fabricplan.sim.packet.state import (
     Q_XOFF,
     ROUTE_ADAPTIVE,
     ROUTE_PATH,
+    S_BUFFER,
     S_MAX_USED,
     S_RR,
     S_SHARED,
     S_SHARED_USED,
     S_USED,
+    SI_COLS,
     ZERO,
     SimState,
     int64,
@@ -198,3 +206,54 @@ def on_watchdog(s: SimState) -> None:
                     _drop(s, p, link)
                 try_send(s, link)
     schedule(s, now + s.prm_i[PI_WD_POLL], EV_WATCHDOG, ZERO, ZERO, ZERO)
+
+
+def _switch_shared(
+    net: PacketNetwork,
+    spec: PacketSpec,
+    buffer: NDArray[np.int64],
+    headroom: NDArray[np.int64],
+    lossless: NDArray[np.int64],
+) -> NDArray[np.int64]:
+    if spec.link_flow_control != "pfc":
+        return buffer.copy()
+    into_switch = net.link_dst >= net.hosts
+    per_switch = np.bincount(
+        net.link_dst[into_switch] - net.hosts, weights=headroom[into_switch], minlength=net.switches
+    )
+    reserved = (per_switch * int(lossless.sum())).astype(np.int64)
+    shared = buffer - reserved
+    if (shared <= 0).any():
+        sw = int(np.flatnonzero(shared <= 0)[0])
+        raise ModelError(
+            "FP542",
+            f"switch {sw}",
+            "buffer smaller than the PFC headroom it must reserve",
+            (int(buffer[sw]), int(reserved[sw])),
+            "give a larger switch_buffer_bytes or a smaller pfc.headroom_bytes",
+        )
+    return shared
+
+
+def switch_table(
+    net: PacketNetwork,
+    spec: PacketSpec,
+    headroom: NDArray[np.int64],
+    lossless: NDArray[np.int64],
+) -> NDArray[np.int64]:
+    """The switch table of a run: buffer and the shared pool left after PFC headroom.
+
+    Raises
+    ------
+    ModelError
+        FP542 when a switch's buffer cannot hold the headroom it must reserve.
+    """
+    buffer = (
+        np.full(net.switches, int(spec.switch_buffer_bytes), dtype=np.int64)
+        if spec.switch_buffer_bytes is not None
+        else net.switch_buffer_bytes.copy()
+    )
+    si = np.zeros((net.switches, SI_COLS), dtype=np.int64)
+    si[:, S_BUFFER] = buffer
+    si[:, S_SHARED] = _switch_shared(net, spec, buffer, headroom, lossless)
+    return si

@@ -21,11 +21,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Literal, get_args
 
-from fabricplan.lint.eos import parse_eos
-from fabricplan.lint.mlnx_qos import parse_mlnx_qos, parse_nic_cc
 from fabricplan.lint.model import DeviceConfig, DeviceFormat
-from fabricplan.lint.nvue import parse_nvue
-from fabricplan.lint.sonic import parse_sonic
+from fabricplan.lint.reading.eos import parse_eos
+from fabricplan.lint.reading.mlnx_qos import parse_mlnx_qos, parse_nic_cc
+from fabricplan.lint.reading.nvue import parse_nvue
+from fabricplan.lint.reading.sonic import parse_sonic
 from fabricplan.lint.value import input_error
 
 DeviceType = Literal["auto", "sonic", "nvue", "eos", "mlnx_qos", "nic_cc"]

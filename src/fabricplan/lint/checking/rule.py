@@ -1,8 +1,8 @@
 """The rule registry, the intent the rules check against, and what a finding says.
 
 Every rule has an id (``L01``...), a severity, a one-sentence *why*, a *fix* and the *source* the
-rule comes from (catalog.md section C and the documents it cites). Rules L01-L15 are the checks of
-catalog.md C.9; L16-L17 are added from the same sources (see docs/lint.md).
+rule comes from (docs/refs.md section C and the documents it cites). Rules L01-L15 are the checks of
+docs/refs.md C.9; L16-L17 are added from the same sources (see docs/lint.md).
 
 Each rule also says what it makes an operator keep right: which mechanism needs it (``pfc``,
 ``dcqcn``, ``ethernet``, ``adaptive``), how many settings it checks on a switch and on a NIC, and
@@ -70,7 +70,7 @@ RULES: dict[str, Rule] = {
                 "NIC."
             ),
             source=(
-                "catalog.md C.1 (Cumulus `nv set qos roce`, SONiC qos_config.j2 pfc_enable, "
+                "docs/refs.md C.1 (Cumulus `nv set qos roce`, SONiC qos_config.j2 pfc_enable, "
                 "ConnectX `mlnx_qos --pfc`), C.9 L01"
             ),
             mechanism="pfc",
@@ -91,7 +91,7 @@ RULES: dict[str, Rule] = {
                 "every switch and in the NIC's dscp2prio map."
             ),
             source=(
-                "catalog.md C.1 (DSCP 26 -> priority 3 on Cumulus, Onyx, Thor2; SONiC "
+                "docs/refs.md C.1 (DSCP 26 -> priority 3 on Cumulus, Onyx, Thor2; SONiC "
                 "DSCP_TO_TC_MAP), C.9 L02"
             ),
             mechanism="pfc",
@@ -113,8 +113,8 @@ RULES: dict[str, Rule] = {
                 "priority."
             ),
             source=(
-                "catalog.md C.1 (CNP 48/6 NVIDIA, 48/7 Broadcom Thor2), C.6 (CNP strict), C.7 (CNP "
-                "priority mismatch), C.9 L03"
+                "docs/refs.md C.1 (CNP 48/6 NVIDIA, 48/7 Broadcom Thor2), C.6 (CNP strict), C.7 "
+                "(CNP priority mismatch), C.9 L03"
             ),
             mechanism="dcqcn",
             kind="agreement",
@@ -134,8 +134,8 @@ RULES: dict[str, Rule] = {
                 "PFC trigger and a marking probability above 0."
             ),
             source=(
-                "catalog.md C.1 (Cumulus 150,000/1,501,500 B; SONiC AZURE_LOSSLESS), C.3, C.9 L04; "
-                "Zhu et al., SIGCOMM 2015 (DCQCN)"
+                "docs/refs.md C.1 (Cumulus 150,000/1,501,500 B; SONiC AZURE_LOSSLESS), C.3, C.9 "
+                "L04; Zhu et al., SIGCOMM 2015 (DCQCN)"
             ),
             mechanism="dcqcn",
             kind="tuning",
@@ -156,8 +156,8 @@ RULES: dict[str, Rule] = {
                 "detection."
             ),
             source=(
-                "catalog.md C.4 (sonic-utilities pfcwd/main.py; Cumulus pfc-watchdog), C.7 (pause "
-                "storms, Guo et al. SIGCOMM 2016), C.9 L05"
+                "docs/refs.md C.4 (sonic-utilities pfcwd/main.py; Cumulus pfc-watchdog), C.7 "
+                "(pause storms, Guo et al. SIGCOMM 2016), C.9 L05"
             ),
             mechanism="pfc",
             kind="safety",
@@ -178,8 +178,8 @@ RULES: dict[str, Rule] = {
                 "compute it."
             ),
             source=(
-                "catalog.md C.3 (sonic-swss buffer_headroom_mellanox.lua @18913fa35726; Linux mlx5 "
-                "port_buffer.c @06449e9fba1e), C.9 L06"
+                "docs/refs.md C.3 (sonic-swss buffer_headroom_mellanox.lua @18913fa35726; Linux "
+                "mlx5 port_buffer.c @06449e9fba1e), C.9 L06"
             ),
             mechanism="pfc",
             kind="physical",
@@ -195,11 +195,11 @@ RULES: dict[str, Rule] = {
                 "reserves too little for the bytes on the wire."
             ),
             fix=(
-                "Set the cable length of every PFC port to its physical length (SONiC CABLE_LENGTH,"
-                " Cumulus `qos pfc ... cable-length`, `mlnx_qos --cable_len`)."
+                "Set the cable length of every PFC port to its physical length (SONiC "
+                "CABLE_LENGTH, Cumulus `qos pfc ... cable-length`, `mlnx_qos --cable_len`)."
             ),
             source=(
-                "catalog.md C.1 (SONiC role map 5/40/300 m; SN5600 0 m in a lossy design), C.3, "
+                "docs/refs.md C.1 (SONiC role map 5/40/300 m; SN5600 0 m in a lossy design), C.3, "
                 "Cumulus QoS docs (incorrect cable length causes drops), C.9 L07"
             ),
             mechanism="pfc",
@@ -216,11 +216,12 @@ RULES: dict[str, Rule] = {
                 "a switch MTU below the host's drops full-size frames."
             ),
             fix=(
-                "Set the host netdev MTU >= 4192 for RoCE MTU 4096 and every switch port MTU >= the"
-                " host MTU."
+                "Set the host netdev MTU >= 4192 for RoCE MTU 4096 and every switch port MTU >= "
+                "the host MTU."
             ),
             source=(
-                "catalog.md C.5 (Linux iboe_get_mtu, include/rdma/ib_addr.h @0b5eca67bd2d), C.9 L08"
+                "docs/refs.md C.5 (Linux iboe_get_mtu, include/rdma/ib_addr.h @0b5eca67bd2d), C.9 "
+                "L08"
             ),
             mechanism="ethernet",
             kind="agreement",
@@ -239,7 +240,7 @@ RULES: dict[str, Rule] = {
                 "Set trust to DSCP (Cumulus `pcp,dscp` or `l3`, SONiC dscp_to_tc_map, EOS `qos "
                 "trust dscp`, `mlnx_qos --trust dscp`)."
             ),
-            source="catalog.md C.1; Guo et al., SIGCOMM 2016 (DSCP-based PFC), C.9 L09",
+            source="docs/refs.md C.1; Guo et al., SIGCOMM 2016 (DSCP-based PFC), C.9 L09",
             mechanism="pfc",
             kind="agreement",
             switch_settings=1,
@@ -258,7 +259,7 @@ RULES: dict[str, Rule] = {
                 "ports."
             ),
             source=(
-                "catalog.md C.3 (mlx5 port_buffer.c: global pause makes all buffers lossless); "
+                "docs/refs.md C.3 (mlx5 port_buffer.c: global pause makes all buffers lossless); "
                 "Cumulus QoS docs (link pause and PFC cannot share a port), C.9 L10"
             ),
             mechanism="pfc",
@@ -280,7 +281,7 @@ RULES: dict[str, Rule] = {
                 "applies CC globally)."
             ),
             source=(
-                "catalog.md C.2 (mlxconfig ROCE_CC_PRIO_MASK, ROCE_CC_ALGORITHM), C.7 (CX-7 fw "
+                "docs/refs.md C.2 (mlxconfig ROCE_CC_PRIO_MASK, ROCE_CC_ALGORITHM), C.7 (CX-7 fw "
                 "issue 4394475), C.9 L11"
             ),
             mechanism="dcqcn",
@@ -293,14 +294,14 @@ RULES: dict[str, Rule] = {
             severity="warning",
             title="DCBX: one source of truth for the NIC's lossless settings",
             why=(
-                "A NIC willing to take DCBX from its switch lets a switch advertisement replace its"
-                " PFC and ETS settings, so a static configuration can change without notice."
+                "A NIC willing to take DCBX from its switch lets a switch advertisement replace "
+                "its PFC and ETS settings, so a static configuration can change without notice."
             ),
             fix=(
                 "Either configure the NIC statically with DCBX willing off, or run DCBX on the "
                 "switch ports and let the NIC follow; not a mix."
             ),
-            source="catalog.md C.2 (DCBX_IEEE/CEE/WILLING default True), C.9 L12",
+            source="docs/refs.md C.2 (DCBX_IEEE/CEE/WILLING default True), C.9 L12",
             mechanism="pfc",
             kind="agreement",
             switch_settings=1,
@@ -318,7 +319,7 @@ RULES: dict[str, Rule] = {
                 "Give the RoCE queue a positive DWRR/ETS share (50 % in the vendor defaults) and "
                 "make the percentages of a port add up to 100."
             ),
-            source="catalog.md C.6 (Cumulus/Onyx 50/50 + CNP strict; Thor2 50/50), C.9 L13",
+            source="docs/refs.md C.6 (Cumulus/Onyx 50/50 + CNP strict; Thor2 50/50), C.9 L13",
             mechanism="pfc",
             kind="tuning",
             switch_settings=1,
@@ -329,16 +330,16 @@ RULES: dict[str, Rule] = {
             severity="error",
             title="Lossless priorities within capability; a lossless pool exists",
             why=(
-                "Each lossless priority needs its own headroom on every port; more than two exhaust"
-                " the buffer, and without a lossless pool the PFC priority has no buffer to pause "
-                "in."
+                "Each lossless priority needs its own headroom on every port; more than two "
+                "exhaust the buffer, and without a lossless pool the PFC priority has no buffer to "
+                "pause in."
             ),
             fix=(
                 "Use at most two lossless priorities and configure a non-empty ingress lossless "
                 "pool (SONiC ingress_lossless_pool, Cumulus roce-lossless traffic pool)."
             ),
             source=(
-                "catalog.md C.1 (SONiC template lossless TCs 3,4; Dell SONiC `roce` two "
+                "docs/refs.md C.1 (SONiC template lossless TCs 3,4; Dell SONiC `roce` two "
                 "priorities), C.3, C.8, C.9 L14"
             ),
             mechanism="pfc",
@@ -356,8 +357,8 @@ RULES: dict[str, Rule] = {
             ),
             fix="Enable adaptive routing only on L3 physical interfaces below 800G.",
             source=(
-                "catalog.md B.5 (Cumulus ECMP docs: AR on Spectrum-4, not on 800G, not on bonds), "
-                "C.9 L15"
+                "docs/refs.md B.5 (Cumulus ECMP docs: AR on Spectrum-4, not on 800G, not on "
+                "bonds), C.9 L15"
             ),
             mechanism="adaptive",
             kind="safety",
@@ -377,7 +378,7 @@ RULES: dict[str, Rule] = {
                 "egress lossless profile (SONiC BUFFER_PG / BUFFER_QUEUE)."
             ),
             source=(
-                "catalog.md C.8 (SONiC BUFFER_PG 3-4 lossless, BUFFER_QUEUE 3-4 "
+                "docs/refs.md C.8 (SONiC BUFFER_PG 3-4 lossless, BUFFER_QUEUE 3-4 "
                 "egress_lossless_profile; mlx5 port_buffer.c buffer lossy bit follows PFC)"
             ),
             mechanism="pfc",
@@ -395,8 +396,8 @@ RULES: dict[str, Rule] = {
             ),
             fix="Enable PFC rx and tx on every lossless port.",
             source=(
-                "Cumulus QoS docs (`qos pfc <profile> rx|tx`); catalog.md C.1 (Cumulus roce: rx-"
-                "enabled, tx-enabled)"
+                "Cumulus QoS docs (`qos pfc <profile> rx|tx`); docs/refs.md C.1 (Cumulus roce: "
+                "rx-enabled, tx-enabled)"
             ),
             mechanism="pfc",
             kind="safety",
@@ -461,13 +462,13 @@ class LintFinding:
 
 
 DEFAULT_LOSSLESS_PRIORITIES = frozenset({3})
-"""catalog.md C.9 L01: RoCE on priority 3 (Cumulus, Onyx, Thor2, ConnectX recipes)."""
+"""docs/refs.md C.9 L01: RoCE on priority 3 (Cumulus, Onyx, Thor2, ConnectX recipes)."""
 DEFAULT_ROCE_DSCP = 26
-"""catalog.md C.1: RoCE data DSCP 26 on Cumulus, Thor2 and the AMD/Arista examples."""
+"""docs/refs.md C.1: RoCE data DSCP 26 on Cumulus, Thor2 and the AMD/Arista examples."""
 DEFAULT_CNP_DSCP = 48
-"""catalog.md C.1: NVIDIA and Broadcom both mark CNPs with DSCP 48."""
+"""docs/refs.md C.1: NVIDIA and Broadcom both mark CNPs with DSCP 48."""
 DEFAULT_ROCE_MTU_BYTES = 4096
-"""The largest RoCE path MTU (catalog.md C.5)."""
+"""The largest RoCE path MTU (docs/refs.md C.5)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,14 +9,14 @@ What is written, per switch role (leaf, spine, core) and vendor:
 - maps: RoCE DSCP -> lossless priority -> queue; CNP DSCP -> the NIC vendor's CNP priority ->
   a strict queue; trust DSCP;
 - PFC on the lossless priority only, rx and tx, with the PFC watchdog (SONiC defaults: 200 ms
-  detection and restoration, 200 ms poll, action drop, catalog.md C.4);
+  detection and restoration, 200 ms poll, action drop, docs/refs.md C.4);
 - headroom per (speed, cable length) class from :func:`~fabricplan.lint.headroom.
   sonic_mellanox_headroom` (SONiC static profiles; Cumulus and EOS size headroom themselves from
   the cable length they are given);
-- ECN on the RoCE queue: Cumulus's ``qos roce`` thresholds (150,000 / 1,500,000 B, catalog.md C.1)
+- ECN on the RoCE queue: Cumulus's ``qos roce`` thresholds (150,000 / 1,500,000 B, docs/refs.md C.1)
   taken as the 400G point and scaled linearly with port speed (the HPCC simulator's
-  Kmin, Kmax proportional to bandwidth, catalog.md C.1) [derived]; kept below the PFC trigger;
-- ETS: RoCE and best effort DWRR 50/50, CNP strict (catalog.md C.6).
+  Kmin, Kmax proportional to bandwidth, docs/refs.md C.1) [derived]; kept below the PFC trigger;
+- ETS: RoCE and best effort DWRR 50/50, CNP strict (docs/refs.md C.6).
 
 For the hosts: ``host-nic.sh`` (the ``mlnx_qos``/``mlxconfig``/sysfs commands for ConnectX NICs) and
 ``host-nic-expected.txt`` (what those tools print afterwards, in the format ``fabricplan lint``
@@ -37,7 +37,6 @@ import json
 from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
-from fabricplan.lint.eos import EOS_DEFAULT_DSCP_TO_TC
 from fabricplan.lint.headroom import (
     SONIC_DEFAULT_LOSSLESS_MTU_BYTES,
     SONIC_DEFAULT_SMALL_PACKET_PCT,
@@ -47,8 +46,8 @@ from fabricplan.lint.headroom import (
     dynamic_threshold_trigger_bytes,
     sonic_mellanox_headroom,
 )
-from fabricplan.lint.mlnx_qos import DSCP_SHIFT_IN_TOS
 from fabricplan.lint.value import input_error
+from fabricplan.lint.vendor_default import DSCP_SHIFT_IN_TOS, EOS_DEFAULT_DSCP_TO_TC
 from fabricplan.model.fabric import FabricDesign
 from fabricplan.model.scenario import TechnologyName, ValidScenario
 from fabricplan.units import gbps_to_mbps, ms_to_s
@@ -59,9 +58,9 @@ VENDORS: tuple[Vendor, ...] = get_args(Vendor)
 ECN_MIN_BYTES_AT_400G = 150_000.0
 ECN_MAX_BYTES_AT_400G = 1_500_000.0
 ECN_REFERENCE_SPEED_GBPS = 400.0
-"""Cumulus ``qos roce`` ECN thresholds (catalog.md C.1), taken as the 400G operating point."""
+"""Cumulus ``qos roce`` ECN thresholds (docs/refs.md C.1), taken as the 400G operating point."""
 ECN_MARK_PROBABILITY_PCT = 100.0
-"""Cumulus ``qos roce`` marking probability at the max threshold (catalog.md C.1)."""
+"""Cumulus ``qos roce`` marking probability at the max threshold (docs/refs.md C.1)."""
 ECN_MAX_SHARE_OF_PFC_TRIGGER = 0.5
 """ECN max is kept at most at half the PFC trigger, so that marking starts well before pausing."""
 
@@ -69,26 +68,27 @@ WATCHDOG_DETECTION_MS = 200.0
 WATCHDOG_RESTORATION_MS = 200.0
 WATCHDOG_POLL_MS = 200.0
 WATCHDOG_ACTION = "drop"
-"""SONiC ``pfcwd start_default`` values (catalog.md C.4)."""
+"""SONiC ``pfcwd start_default`` values (docs/refs.md C.4)."""
 NVUE_WATCHDOG_POLL_MS = 100
 NVUE_WATCHDOG_ROBUSTNESS = 2
 """Cumulus watchdog: 100 ms poll, 2 polls (200 ms) before it acts, the SONiC detection time."""
 
 ROCE_DWRR_PERCENT = 50
-"""RoCE and best-effort DWRR 50/50, CNP strict (Cumulus/Onyx and Thor2 defaults, catalog.md C.6)."""
+"""RoCE and best-effort DWRR 50/50, CNP strict (Cumulus/Onyx and Thor2 defaults,
+docs/refs.md C.6)."""
 
 SWITCH_MTU_BYTES: dict[Vendor, int] = {"sonic": 9100, "nvue": 9216, "eos": 9214}
 """Port MTU per switch OS: SONiC's default 9100, Cumulus 9216, EOS's largest 9214
-(catalog.md C.5)."""
+(docs/refs.md C.5)."""
 HOST_MTU_BYTES = 9000
-"""Host netdev MTU: >= RoCE MTU 4096 + 96 B and below every switch MTU (catalog.md C.5)."""
+"""Host netdev MTU: >= RoCE MTU 4096 + 96 B and below every switch MTU (docs/refs.md C.5)."""
 ROCE_MTU_BYTES = 4096
 
 DYNAMIC_TH_LOSSLESS = 0
 """SONiC lossless PG dynamic threshold exponent (alpha = 1) as in the templates' lossless
 profiles."""
 SN5600_EGRESS_LOSSLESS_POOL_BYTES = 158_229_504
-"""SN5600 C224O8 SONiC ``egress_lossless_pool_size`` (catalog.md C.3), used when the switch's
+"""SN5600 C224O8 SONiC ``egress_lossless_pool_size`` (docs/refs.md C.3), used when the switch's
 buffer size is unknown."""
 
 LANES_PER_PORT_BY_SPEED_GBPS: dict[float, int] = {800: 8, 400: 4, 200: 2, 100: 1}
@@ -549,7 +549,7 @@ def eos_config(spec: BaselineSpec, role: SwitchRoleSpec) -> str:
 
 
 def _eos_best_effort_tc() -> int:
-    """EOS puts DSCP 0 in traffic class 1 by default (see :mod:`fabricplan.lint.eos`)."""
+    """EOS puts DSCP 0 in traffic class 1 by default (see :mod:`fabricplan.lint.reading.eos`)."""
     return EOS_DEFAULT_DSCP_TO_TC[BEST_EFFORT_DSCP]
 
 

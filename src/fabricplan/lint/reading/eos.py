@@ -1,6 +1,6 @@
 """Arista EOS ``show running-config`` text into a :class:`~fabricplan.lint.model.DeviceConfig`.
 
-Read (catalog.md C.8, AMD ROCm and Arista examples): ``hostname``; ``qos map dscp ... to
+Read (docs/refs.md C.8, AMD ROCm and Arista examples): ``hostname``; ``qos map dscp ... to
 traffic-class N`` and ``qos map traffic-class N to tx-queue M``; ``qos profile NAME`` blocks and
 ``service-profile NAME`` on interfaces; per interface ``mtu``, ``speed``, ``description``,
 ``[no] switchport``, ``qos trust dscp|cos``, ``priority-flow-control on``,
@@ -50,13 +50,8 @@ from fabricplan.lint.value import (
     to_int,
     to_priority,
 )
+from fabricplan.lint.vendor_default import EOS_DEFAULT_DSCP_TO_TC
 from fabricplan.units import KIB_BYTES, MIB_BYTES, s_to_ms
-
-EOS_DEFAULT_DSCP_TO_TC: dict[int, int] = {
-    dscp: (1 if dscp < 8 else 0 if dscp < 16 else dscp // 8) for dscp in range(64)
-}
-"""EOS default DSCP -> traffic class (DSCP 0-7 to TC1, 8-15 to TC0, 16-23 to TC2, ...; CS3 -> TC3
-as the Arista AI fabric guide states, catalog.md C.1)."""
 
 ECN_UNIT_BYTES: dict[str, float | None] = {
     "bytes": 1.0,

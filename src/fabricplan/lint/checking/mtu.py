@@ -2,7 +2,7 @@
 
 Linux derives the RoCE path MTU from the netdev MTU minus the largest RoCE header stack (GRH 40
 + UDP 8 + BTH 12 + XRC 4 + AtomicETH 28 + ICRC 4 = 96 B) and picks the largest of 4096, 2048,
-1024, 512, 256 that fits (``iboe_get_mtu``, catalog.md C.5). All three switch formats and Linux
+1024, 512, 256 that fits (``iboe_get_mtu``, docs/refs.md C.5). All three switch formats and Linux
 give the IP MTU (the L2 header is not counted), so switch and host MTUs compare directly.
 
 >>> roce_mtu_for_netdev_mtu(4096), roce_mtu_for_netdev_mtu(4192), roce_mtu_for_netdev_mtu(1500)
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from fabricplan.lint.rule import (
+from fabricplan.lint.checking.rule import (
     LintContext,
     LintFinding,
     finding,

@@ -1,15 +1,16 @@
 """Agreement between the NICs and the switches: RoCE marking (L02), CNP marking (L03), DCBX (L12).
 
 A NIC marks; every switch hop classifies on that marking. These rules compare each NIC with the
-intent (which the NICs themselves set, see :func:`fabricplan.lint.rule.infer_intent`) and with
-what the switches in the same lint run do.
+intent (which the NICs themselves set, see
+:func:`fabricplan.lint.checking.rule.infer_intent`) and with what the switches in the same lint
+run do.
 
 >>> from fabricplan.lint.model import DeviceConfig, NicSettings, PortConfig
 >>> nic = DeviceConfig("gpu01", "nic", "nic_cc", "gpu01.txt", ports=(PortConfig("eth0"),),
 ...     nic=NicSettings(cnp_dscp=48, cnp_priority=7))
 >>> sw = DeviceConfig("leaf1", "switch", "eos", "leaf1.cfg", ports=(PortConfig("Ethernet1",
 ...     trust="dscp", dscp_to_priority={48: 6}, pfc_priorities=frozenset({3})),))
->>> from fabricplan.lint.rule import LintContext, infer_intent
+>>> from fabricplan.lint.checking.rule import LintContext, infer_intent
 >>> [f.what for f in check_nic_cnp(LintContext((nic, sw), infer_intent([nic, sw])))]
 ['the NIC sends CNPs on priority 7 but the switches classify DSCP 48 into priority 6']
 """
@@ -19,8 +20,8 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterator
 
+from fabricplan.lint.checking.rule import LintContext, LintFinding, finding, format_value
 from fabricplan.lint.model import DeviceConfig
-from fabricplan.lint.rule import LintContext, LintFinding, finding, format_value
 
 
 def _switch_priority_of(ctx: LintContext, dscp: int) -> int | None:

@@ -1,14 +1,14 @@
 """Headroom rules: enough xoff for the speed, cable and MTU (L06); a real cable length (L07).
 
 Switch headroom is compared with the SONiC Mellanox formula (the only published switch formula,
-catalog.md C.3), with the Spectrum-2/-3 ASIC figures; NIC headroom with the mlx5 formula.
+docs/refs.md C.3), with the Spectrum-2/-3 ASIC figures; NIC headroom with the mlx5 formula.
 
 >>> from fabricplan.lint.model import BufferProfile, DeviceConfig, PortConfig
 >>> small = BufferProfile("pg_lossless", True, size_bytes=100_000, xoff_bytes=80_000)
 >>> port = PortConfig("Ethernet0", speed_gbps=400, mtu_bytes=9100, cable_length_m=5,
 ...     pfc_priorities=frozenset({3}), ingress_buffers={3: small})
 >>> sw = DeviceConfig("leaf1", "switch", "sonic", "leaf1.json", ports=(port,))
->>> from fabricplan.lint.rule import LintContext, infer_intent
+>>> from fabricplan.lint.checking.rule import LintContext, infer_intent
 >>> [f.what for f in check_headroom(LintContext((sw,), infer_intent([sw])))]
 ['xoff is below the 115712 B the SONiC Mellanox formula needs at 400G, 5 m, MTU 9100']
 """
@@ -17,15 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from fabricplan.lint.headroom import (
-    MLX5_MAX_CABLE_LENGTH_M,
-    SONIC_DEFAULT_LOSSLESS_MTU_BYTES,
-    SONIC_DEFAULT_SMALL_PACKET_PCT,
-    mlx5_min_lossless_buffer_bytes,
-    sonic_mellanox_headroom,
-)
-from fabricplan.lint.model import DeviceConfig, PortConfig
-from fabricplan.lint.rule import (
+from fabricplan.lint.checking.rule import (
     LintContext,
     LintFinding,
     finding,
@@ -34,6 +26,14 @@ from fabricplan.lint.rule import (
     lossless_domain,
     port_list,
 )
+from fabricplan.lint.headroom import (
+    MLX5_MAX_CABLE_LENGTH_M,
+    SONIC_DEFAULT_LOSSLESS_MTU_BYTES,
+    SONIC_DEFAULT_SMALL_PACKET_PCT,
+    mlx5_min_lossless_buffer_bytes,
+    sonic_mellanox_headroom,
+)
+from fabricplan.lint.model import DeviceConfig, PortConfig
 
 SONIC_DEFAULT_PORT_MTU_BYTES = 9100
 """SONiC's default port MTU when ``PORT.mtu`` is absent."""

@@ -6,7 +6,7 @@ commands (``nv set qos pfc default-global switch-priority 3`` is ``set.qos.pfc.d
 switch-priority.'3'``).
 
 ``qos roce`` is expanded to the settings the Cumulus documentation lists for that mode
-(catalog.md C.1, Cumulus Linux 5.14 "RDMA over Converged Ethernet - RoCE"): trust ``pcp,dscp``;
+(docs/refs.md C.1, Cumulus Linux 5.14 "RDMA over Converged Ethernet - RoCE"): trust ``pcp,dscp``;
 DSCP 24-31 -> switch priority 3 and 48-55 -> 6 (the default DSCP map, DSCP // 8); switch priority
 3 -> traffic class 3, 6 -> 6, others -> 0; ETS TC6 strict, TC3 and TC0 DWRR 50 %; ECN on TCs 0
 and 3 at 150,000 / 1,500,000 B, probability 100; in lossless modes PFC rx and tx on switch
@@ -70,7 +70,7 @@ ROCE_ECN_MIN_BYTES = 150_000.0
 ROCE_ECN_MAX_BYTES = 1_500_000.0
 ROCE_ECN_PROBABILITY_PCT = 100.0
 ROCE_DWRR_PERCENT = 50.0
-"""Cumulus ``qos roce`` defaults (catalog.md C.1): ECN min 150,000 B, max 1,500,000 B
+"""Cumulus ``qos roce`` defaults (docs/refs.md C.1): ECN min 150,000 B, max 1,500,000 B
 (the docs print 1,501,500 B and 1.43 MB), probability 100; ETS TC3 and TC0 DWRR 50 %, TC6
 strict."""
 

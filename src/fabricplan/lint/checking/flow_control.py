@@ -3,7 +3,7 @@ lossless priorities and their pool (L14), buffers behind each PFC priority (L16)
 (L17).
 
 >>> from fabricplan.lint.model import DeviceConfig, PortConfig
->>> from fabricplan.lint.rule import LintContext, infer_intent
+>>> from fabricplan.lint.checking.rule import LintContext, infer_intent
 >>> sw = DeviceConfig("leaf1", "switch", "sonic", "leaf1.json", ports=(
 ...     PortConfig("Ethernet0", pfc_priorities=frozenset({3})),
 ...     PortConfig("Ethernet4", pfc_priorities=frozenset({3, 4}))))
@@ -16,8 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from fabricplan.lint.model import PortConfig
-from fabricplan.lint.rule import (
+from fabricplan.lint.checking.rule import (
     LintContext,
     LintFinding,
     finding,
@@ -26,10 +25,11 @@ from fabricplan.lint.rule import (
     lossless_domain,
     port_list,
 )
+from fabricplan.lint.model import PortConfig
 
 MAX_LOSSLESS_PRIORITIES = 2
 """Lossless priorities a switch should carry: the SONiC template uses two (3, 4) and Dell
-Enterprise SONiC's ``roce`` accepts at most two (catalog.md C.1); each one reserves headroom on
+Enterprise SONiC's ``roce`` accepts at most two (docs/refs.md C.1); each one reserves headroom on
 every port."""
 
 

@@ -4,7 +4,7 @@
 >>> port = PortConfig("swp1", pfc_priorities=frozenset({3}),
 ...     ecn={3: EcnProfile(True, 1_500_000, 150_000, 100)})
 >>> sw = DeviceConfig("leaf1", "switch", "nvue", "leaf1.yaml", ports=(port,))
->>> from fabricplan.lint.rule import LintContext, infer_intent
+>>> from fabricplan.lint.checking.rule import LintContext, infer_intent
 >>> [f.what for f in check_ecn(LintContext((sw,), infer_intent([sw])))]
 ['ECN min threshold is not below the max threshold (150000 B)']
 """
@@ -13,9 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from fabricplan.lint.headroom import dynamic_threshold_trigger_bytes
-from fabricplan.lint.model import DeviceConfig, EcnProfile, PortConfig
-from fabricplan.lint.rule import (
+from fabricplan.lint.checking.rule import (
     LintContext,
     LintFinding,
     finding,
@@ -24,9 +22,11 @@ from fabricplan.lint.rule import (
     lossless_domain,
     port_list,
 )
+from fabricplan.lint.headroom import dynamic_threshold_trigger_bytes
+from fabricplan.lint.model import DeviceConfig, EcnProfile, PortConfig
 
 DCQCN_ALGORITHMS = frozenset({"ecn", "0"})
-"""``ROCE_CC_ALGORITHM`` values that mean DCQCN (mlxconfig prints ``ECN(0)``, catalog.md C.2)."""
+"""``ROCE_CC_ALGORITHM`` values that mean DCQCN (mlxconfig prints ``ECN(0)``, docs/refs.md C.2)."""
 
 PERCENT_TOTAL = 100.0
 PERCENT_TOLERANCE = 0.5

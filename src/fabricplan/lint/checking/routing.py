@@ -1,12 +1,12 @@
 """Adaptive routing only where the ASIC applies it (L15).
 
 Cumulus Linux on Spectrum-4: adaptive routing works on L3 physical interfaces only (not bonds,
-SVIs or subinterfaces) and not on 800G links (catalog.md B.5).
+SVIs or subinterfaces) and not on 800G links (docs/refs.md B.5).
 
 >>> from fabricplan.lint.model import DeviceConfig, PortConfig
 >>> sw = DeviceConfig("leaf1", "switch", "nvue", "leaf1.yaml",
 ...     ports=(PortConfig("swp1", speed_gbps=800, adaptive_routing=True),))
->>> from fabricplan.lint.rule import LintContext, infer_intent
+>>> from fabricplan.lint.checking.rule import LintContext, infer_intent
 >>> [f.what for f in check_adaptive_routing(LintContext((sw,), infer_intent([sw])))]
 ['adaptive routing is not supported on 800G links']
 """
@@ -15,10 +15,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from fabricplan.lint.rule import LintContext, LintFinding, finding, grouped, port_list
+from fabricplan.lint.checking.rule import LintContext, LintFinding, finding, grouped, port_list
 
 AR_MAX_SPEED_GBPS = 400.0
-"""Fastest link Spectrum-4 adaptive routing supports (not on 800G links, catalog.md B.5)."""
+"""Fastest link Spectrum-4 adaptive routing supports (not on 800G links, docs/refs.md B.5)."""
 
 
 def check_adaptive_routing(ctx: LintContext) -> Iterator[LintFinding]:

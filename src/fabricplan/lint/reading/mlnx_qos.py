@@ -3,7 +3,7 @@
 Two device types share this reader:
 
 ``mlnx_qos``
-    The output of ``mlnx_qos -i <netdev>`` (catalog.md C.8): ``DCBX mode``, ``Priority trust
+    The output of ``mlnx_qos -i <netdev>`` (docs/refs.md C.8): ``DCBX mode``, ``Priority trust
     state``, the ``dscp2prio mapping`` block, ``Receive buffer size``, ``Cable len``, the ``PFC
     configuration`` table (``priority``/``enabled``/``buffer`` rows) and the per-TC lines
     ``tc: N ratelimit: ..., tsa: ets|strict|vendor[, bw: X%]`` followed by ``priority: P``.
@@ -68,10 +68,8 @@ from fabricplan.lint.value import (
     to_int,
     to_priority,
 )
+from fabricplan.lint.vendor_default import DSCP_SHIFT_IN_TOS
 from fabricplan.units import mbps_to_gbps
-
-DSCP_SHIFT_IN_TOS = 2
-"""The ToS byte is DSCP (6 bits) followed by ECN (2 bits)."""
 
 MLXCONFIG_KEYS = frozenset(
     {

@@ -15,12 +15,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from fabricplan.lint.buffer import check_cable_length, check_headroom
-from fabricplan.lint.config_file import parse_device_config as _parse
-from fabricplan.lint.config_file import read_device_config, read_text
-from fabricplan.lint.congestion import check_ecn, check_ets, check_nic_congestion_control
-from fabricplan.lint.fabric_check import check_dcbx, check_nic_cnp, check_nic_marking
-from fabricplan.lint.flow_control import (
+from fabricplan.lint.checking.buffer import check_cable_length, check_headroom
+from fabricplan.lint.checking.congestion import check_ecn, check_ets, check_nic_congestion_control
+from fabricplan.lint.checking.fabric_check import check_dcbx, check_nic_cnp, check_nic_marking
+from fabricplan.lint.checking.flow_control import (
     check_link_pause,
     check_lossless_buffers,
     check_lossless_capacity,
@@ -28,11 +26,10 @@ from fabricplan.lint.flow_control import (
     check_pfc_priorities,
     check_watchdog,
 )
-from fabricplan.lint.marking import check_cnp_queue, check_roce_dscp, check_trust
-from fabricplan.lint.model import DeviceConfig
-from fabricplan.lint.mtu import check_mtu
-from fabricplan.lint.routing import check_adaptive_routing
-from fabricplan.lint.rule import (
+from fabricplan.lint.checking.marking import check_cnp_queue, check_roce_dscp, check_trust
+from fabricplan.lint.checking.mtu import check_mtu
+from fabricplan.lint.checking.routing import check_adaptive_routing
+from fabricplan.lint.checking.rule import (
     Check,
     IntentSpec,
     LintContext,
@@ -41,6 +38,9 @@ from fabricplan.lint.rule import (
     infer_intent,
     sort_findings,
 )
+from fabricplan.lint.model import DeviceConfig
+from fabricplan.lint.reading.config_file import parse_device_config as _parse
+from fabricplan.lint.reading.config_file import read_device_config, read_text
 from fabricplan.lint.value import locate_line
 
 CHECKS: tuple[Check, ...] = (

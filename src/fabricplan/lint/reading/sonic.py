@@ -1,6 +1,6 @@
 """SONiC ``config_db.json`` into a :class:`~fabricplan.lint.model.DeviceConfig`.
 
-Tables read (catalog.md C.8): ``DEVICE_METADATA``, ``PORT``, ``PORT_QOS_MAP``, ``DSCP_TO_TC_MAP``,
+Tables read (docs/refs.md C.8): ``DEVICE_METADATA``, ``PORT``, ``PORT_QOS_MAP``, ``DSCP_TO_TC_MAP``,
 ``DOT1P_TO_TC_MAP``, ``TC_TO_QUEUE_MAP``, ``TC_TO_PRIORITY_GROUP_MAP``,
 ``PFC_PRIORITY_TO_PRIORITY_GROUP_MAP``, ``QUEUE``, ``SCHEDULER``, ``WRED_PROFILE``, ``BUFFER_POOL``,
 ``BUFFER_PROFILE``, ``BUFFER_PG``, ``BUFFER_QUEUE``, ``CABLE_LENGTH``, ``PFC_WD``,

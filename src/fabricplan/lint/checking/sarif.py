@@ -5,7 +5,7 @@ One run, one driver (``fabricplan``) whose ``rules`` are the rule registry; one 
 finding with its rule id, level, message and location (file, line when known, and the device and
 setting as a logical location).
 
->>> from fabricplan.lint.rule import LintFinding
+>>> from fabricplan.lint.checking.rule import LintFinding
 >>> item = LintFinding("L05", "error", "leaf1", "Ethernet0 pfc watchdog", "off", "no watchdog",
 ...                    "leaf1.json", 12)
 >>> log = sarif_log([item])
@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from fabricplan import __version__
-from fabricplan.lint.rule import RULES, LintFinding
+from fabricplan.lint.checking.rule import RULES, LintFinding
 from fabricplan.model.fabric import Severity
 
 SARIF_VERSION = "2.1.0"

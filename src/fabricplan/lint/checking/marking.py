@@ -1,13 +1,13 @@
 """Switch-side classification rules: RoCE DSCP (L02), CNP queue (L03), trust (L09).
 
 The NIC side of L02 and L03, and their agreement with the switches, is in
-:mod:`fabricplan.lint.fabric_check`.
+:mod:`fabricplan.lint.checking.fabric_check`.
 
 >>> from fabricplan.lint.model import DeviceConfig, PortConfig, QueueScheduler
 >>> port = PortConfig("Ethernet0", trust="dscp", pfc_priorities=frozenset({3}),
 ...     dscp_to_priority={26: 3, 48: 6}, scheduler={6: QueueScheduler("dwrr", 15)})
 >>> sw = DeviceConfig("leaf1", "switch", "sonic", "leaf1.json", ports=(port,))
->>> from fabricplan.lint.rule import LintContext, infer_intent
+>>> from fabricplan.lint.checking.rule import LintContext, infer_intent
 >>> [f.what for f in check_cnp_queue(LintContext((sw,), infer_intent([sw])))]
 ['the CNP queue is not strict priority']
 """
@@ -16,8 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from fabricplan.lint.model import PortConfig
-from fabricplan.lint.rule import (
+from fabricplan.lint.checking.rule import (
     LintContext,
     LintFinding,
     finding,
@@ -26,6 +25,7 @@ from fabricplan.lint.rule import (
     lossless_domain,
     port_list,
 )
+from fabricplan.lint.model import PortConfig
 
 DSCP_TRUST = ("dscp", "both")
 """Trust modes that classify IP packets on DSCP (``both`` is Cumulus ``pcp,dscp``)."""

@@ -1,0 +1,111 @@
+"""How fast `fabricplan sweep` runs: points per second of a 1,000-point analytic sweep with one
+worker, every core and Ray local mode; the overhead per point; a flow sweep's scaling with
+workers. Prints tables; docs/performance.md records them.
+
+    PYTHONPATH=src .venv/bin/python benchmarks/sweep_speed.py [--skip-ray] [--skip-flow]
+
+The overhead per point is the sweep's wall time times its workers, divided by the points, minus
+the time :func:`~fabricplan.sweep.point.evaluate_point` alone takes per point (measured on the
+same tasks in one loop): what validation, seeding, shipping tasks to workers and writing the
+Parquet file add.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from fabricplan.sweep.grid import point_tasks, sweep_definition
+from fabricplan.sweep.point import evaluate_point
+from fabricplan.sweep.runner import InProcessExecutor, ProcessPoolExecutor, run_sweep
+
+BASE: dict[str, Any] = {
+    "name": "bench-sweep",
+    "cluster": {"gpus": 1024, "gpus_per_node": 8, "nics_per_node": 8, "nic_speed_gbps": 400},
+    "fabric": {"technologies": ["infiniband", "roce_v2"], "topology": "rail_optimized"},
+}
+ANALYTIC_GRID = [  # 8 x 5 x 5 x 5 = 1,000 points
+    "cluster.gpus=512..65536x2",
+    "fabric.oversubscription=1..5",
+    "cost.years=3..7",
+    "cost.energy_usd_per_kwh=0.08..0.16+0.02",
+]
+FLOW_GRID = ["cluster.gpus=128..1024x2", "fabric.oversubscription=1,2"]  # 8 points
+FLOW_SEEDS = 2
+
+
+def _run(definition: Any, executor: Any) -> float:
+    with tempfile.TemporaryDirectory() as tmp:
+        start = time.perf_counter()
+        summary = run_sweep(definition, Path(tmp) / "r.parquet", executor)
+        wall = time.perf_counter() - start
+    assert summary.failed == 0, summary
+    return wall
+
+
+def _evaluate_only(definition: Any) -> float:
+    tasks, _ = point_tasks(definition)
+    start = time.perf_counter()
+    for task in tasks:
+        evaluate_point(task)
+    return (time.perf_counter() - start) / len(tasks)
+
+
+def main() -> None:
+    cores = os.cpu_count() or 1
+    print(f"machine: {platform.machine()}, {cores} cores, Python {platform.python_version()}")
+    definition = sweep_definition(BASE, ANALYTIC_GRID)
+    points = 1
+    for dimension in definition.dimensions:
+        points *= len(dimension.points)
+    start = time.perf_counter()
+    point_tasks(definition)
+    validate_s = (time.perf_counter() - start) / points
+    evaluate_s = _evaluate_only(definition)
+    print(f"\n{points:,}-point analytic sweep (2 technologies per point)")
+    print(
+        f"validation {validate_s * 1e3:.2f} ms/point,"
+        f" evaluate_point alone {evaluate_s * 1e3:.2f} ms/point"
+    )
+    print(
+        f"{'executor':<22} {'workers':>7} {'wall (s)':>9} {'points/s':>9}"
+        f" {'overhead (ms/point)':>20}"
+    )
+    runs: list[tuple[str, int, Any]] = [
+        ("in process", 1, InProcessExecutor()),
+        ("process pool", cores, ProcessPoolExecutor(cores)),
+    ]
+    if "--skip-ray" not in sys.argv:
+        from fabricplan.sweep.ray_runner import RayExecutor
+
+        runs.append(("Ray local", cores, RayExecutor(cpus=cores)))
+    for name, workers, executor in runs:
+        wall = _run(definition, executor)
+        overhead_ms = (wall * workers / points - evaluate_s) * 1e3
+        print(f"{name:<22} {workers:>7} {wall:>9.2f} {points / wall:>9.1f} {overhead_ms:>20.2f}")
+    if "--skip-flow" in sys.argv:
+        return
+    flow = sweep_definition(BASE, FLOW_GRID, backend="flow", seeds=FLOW_SEEDS)
+    print(
+        f"\nflow sweep: {' x '.join(FLOW_GRID)}, {FLOW_SEEDS} seeds"
+        " (8 points, 16 runs per technology)"
+    )
+    _run(
+        flow.model_copy(update={"dimensions": flow.dimensions[:1]}), InProcessExecutor()
+    )  # compile
+    print(f"{'workers':>7} {'wall (s)':>9} {'points/s':>9} {'speed-up':>9}")
+    base_wall = 0.0
+    for workers in sorted({1, 2, cores}):
+        executor = InProcessExecutor() if workers == 1 else ProcessPoolExecutor(workers)
+        wall = _run(flow, executor)
+        base_wall = base_wall or wall
+        print(f"{workers:>7} {wall:>9.2f} {8 / wall:>9.2f} {base_wall / wall:>9.2f}")
+
+
+if __name__ == "__main__":
+    main()
