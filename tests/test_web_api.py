@@ -484,3 +484,34 @@ def test_serve_refuses_other_hosts_without_a_token_and_short_tokens(
     assert short.exit_code == 2 and "FP1121" in short.output
     monkeypatch.setenv("FABRICPLAN_TOKEN", "x")
     assert "FP1121" in _cli("serve", "--host", "10.0.0.1").output  # the variable counts too
+
+
+def test_a_sweep_job_holds_the_rows_of_every_point(client: TestClient) -> None:
+    body = {"spec": SPEC, "vary": ["cluster.gpus=256,512", "fabric.oversubscription=1,2"]}
+    started = client.post("/api/sweep", json=body)
+    assert started.status_code == 202
+    done = _wait(client, started.json()["id"])
+    assert done["status"] == "done", done
+    result = done["result"]
+    assert result["keys"] == ["cluster.gpus", "fabric.oversubscription"] and result["points"] == 4
+    assert len(result["rows"]) == 4 * 2  # points x technologies
+    assert {r["technology"] for r in result["rows"]} == {"infiniband", "roce_v2"}
+
+
+OVERS = ",".join(str(v) for v in range(1, 16))  # 18 GPU counts x 15 ratios: 270 points
+
+
+@pytest.mark.parametrize(
+    ("vary", "expected"),
+    [
+        (["cluster.gpus=8..1048576x2", f"fabric.oversubscription={OVERS}"], "FP1124"),
+        (["cost.price_book=a.yaml,b.yaml"], "FP1115"),
+        (["cluster.gpus=1001,1024"], "sweep point"),
+        (["clusterr.gpus=8,16"], "FP10"),
+    ],
+)
+def test_a_bad_sweep_is_refused_before_it_starts(
+    client: TestClient, vary: list[str], expected: str
+) -> None:
+    assert expected in _error(client.post("/api/sweep", json={"spec": SPEC, "vary": vary}))
+    assert client.get("/api/jobs").json()["jobs"] == []

@@ -253,6 +253,17 @@ def test_a_simulation_shows_progress_and_one_can_be_cancelled(
     page.wait_for_selector("#sim-result")
 
 
+def test_a_sweep_runs_as_a_job_and_draws_its_points(page: Any, tmp_path: Path) -> None:
+    page.click("button[data-tab=simulate]")
+    page.fill("#w-vary", "cluster.gpus=512,1024,2048")
+    page.click("#w-start")
+    page.wait_for_selector("#sweep-result", timeout=180_000)
+    result = page.locator("#sweep-result")
+    assert result.locator("tr").count() == 1 + 3 * 2  # header + points x technologies
+    assert result.locator("svg circle").count() == 2 * 3 * 2  # two plots
+    page.screenshot(path=str(tmp_path / "sweep.png"), full_page=True)
+
+
 def test_downloads_are_the_report_json_markdown_and_spec(page: Any, tmp_path: Path) -> None:
     saved = {}
     for kind in ("html", "json", "md", "spec"):

@@ -53,6 +53,7 @@ from fabricplan.web.schema import (
     SimulateRequest,
     SpecDocument,
     SpecRequest,
+    SweepRequest,
 )
 
 Scope = MutableMapping[str, Any]
@@ -479,6 +480,20 @@ def _routes(app: FastAPI, settings: WebSettings, board: JobBoard) -> None:
         """Start a flow (or packet) simulation job; poll ``/api/jobs/{id}`` for its progress."""
         label, work = operation.simulation_work(body, settings)
         job_id = board.submit("simulate", label, work, body.time_limit_s)
+        found = board.view(job_id)
+        assert found is not None  # just submitted; only this board removes jobs
+        return _document(found.model_dump(mode="json"), status=202)
+
+    @app.post(
+        "/api/sweep",
+        status_code=202,
+        response_model=None,
+        responses={202: {"model": JobDocument}, **ERRORS},
+    )
+    def sweep(body: SweepRequest) -> JSONResponse:
+        """Start a sweep job (analytic); its result holds the rows ``fabricplan sweep`` writes."""
+        label, work = operation.sweep_work(body, settings)
+        job_id = board.submit("sweep", label, work, settings.max_run_s)
         found = board.view(job_id)
         assert found is not None  # just submitted; only this board removes jobs
         return _document(found.model_dump(mode="json"), status=202)

@@ -58,6 +58,8 @@ class WebSettings(Frozen):
     """GPUs of a flow-level all_to_all (its flows grow as the square: 1024 GPUs are ~1M flows)."""
     max_packet_size_bytes: int = Field(default=16 * 2**20, gt=0)
     """The largest message of a packet-level job (its run time grows with the bytes sent)."""
+    max_sweep_points: int = Field(default=256, gt=0)
+    """Points of one sweep job (each is a whole analytic compare)."""
     max_run_s: float = Field(default=600.0, gt=0)
     """The longest a simulation job may run (its ``time_limit_s`` is capped here)."""
     job_workers: int = Field(default=1, ge=1, le=16)

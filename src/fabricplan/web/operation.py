@@ -34,6 +34,7 @@ from fabricplan.web.schema import (
     RoceConfigRequest,
     SimulateRequest,
     SpecRequest,
+    SweepRequest,
     UploadedFile,
 )
 
@@ -304,3 +305,53 @@ def simulation_work(body: SimulateRequest, settings: WebSettings) -> tuple[str, 
     size = f" {format_size(body.size_bytes)}" if body.size_bytes else ""
     label = f"{body.backend} {body.pattern}{size}, {valid.spec.cluster.gpus} GPUs"
     return label, work
+
+
+def sweep_work(body: SweepRequest, settings: WebSettings) -> tuple[str, Work]:
+    """Check a sweep request now (422 before anything is queued: the base spec, every point, the
+    server's limits) and return the job's label and work: the rows ``fabricplan sweep`` writes,
+    kept in the job's result instead of a file."""
+    import math
+
+    from fabricplan.sweep.grid import DEFAULT_SIZE_BYTES, point_tasks, sweep_definition
+    from fabricplan.sweep.point import evaluate_point
+
+    valid_spec(body.spec, settings)
+    definition = sweep_definition(
+        body.spec,
+        body.vary,
+        "analytic",
+        body.seeds,
+        body.base_seed,
+        body.size_bytes or DEFAULT_SIZE_BYTES,
+    )
+    if "cost.price_book" in definition.keys:
+        raise WebRequestError(
+            "FP1115",
+            "vary: cost.price_book",
+            "names files, which the web app never reads",
+            None,
+            "vary cost.prices.<item> instead",
+        )
+    points = math.prod(len(d.points) for d in definition.dimensions)
+    if points > settings.max_sweep_points:
+        raise WebRequestError(
+            "FP1124",
+            "vary",
+            "more points than this server sweeps",
+            points,
+            f"vary fewer values (at most {settings.max_sweep_points} points),"
+            " or run `fabricplan sweep` on the command line",
+        )
+    tasks, total = point_tasks(definition)
+    for task in tasks:
+        check_gpus(settings, "analytic", task.valid.spec.cluster.gpus, f"sweep point {task.index}")
+
+    def work(report: Report) -> dict[str, Any]:
+        rows: list[dict[str, Any]] = []
+        for done, task in enumerate(tasks):
+            report(done / len(tasks), f"point {done + 1} of {len(tasks)}")
+            rows.extend(evaluate_point(task).rows)
+        return {"keys": list(definition.keys), "points": total, "rows": rows}
+
+    return f"sweep of {total} points over {', '.join(definition.keys)}", work

@@ -97,6 +97,18 @@ class SimulateRequest(SpecRequest):
     """Wall-clock limit of the job; the server's own limit caps it (422 above)."""
 
 
+class SweepRequest(SpecRequest):
+    """A sweep job (analytic): the spec varied along ``vary`` as ``fabricplan sweep --vary`` does;
+    the rows stay in the job's result (no results file on the server)."""
+
+    vary: list[str] = Field(min_length=1, max_length=8)
+    """``KEY=VALUES`` items, e.g. ``cluster.gpus=512..4096x2`` (docs/sweep.md)."""
+    seeds: int = Field(default=1, ge=1, le=4)
+    base_seed: int = Field(default=0, ge=0, le=MAX_SEED)
+    size_bytes: int | None = Field(default=None, ge=1, le=MAX_SIZE_BYTES)
+    """Message size of the collective columns (default: the sweep's)."""
+
+
 class RoceConfigRequest(SpecRequest):
     """``roce-config``: the baseline lossless configuration of the spec's RoCE fabric."""
 

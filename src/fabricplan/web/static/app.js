@@ -410,9 +410,8 @@ function fabricDrawing(d, color) {
   return svgEl(W, H, body);
 }
 
-function logTicks(lo, hi, base) {
+function logTicks(lo, hi, base, step = base === 2 ? 10 : 1) {
   const ticks = [];
-  const step = base === 2 ? 10 : 1;
   const b = base === 2 ? 2 : 10;
   let e = Math.floor(Math.log(lo) / Math.log(b) / step) * step;
   for (; Math.pow(b, e) <= hi * 1.0001; e += step) if (Math.pow(b, e) >= lo / 1.0001) ticks.push(Math.pow(b, e));
@@ -421,7 +420,7 @@ function logTicks(lo, hi, base) {
 
 // series: [{name, color, dash, points: [{x, y, lo, hi}], markers}]
 function logPlot(series, opt) {
-  const W = 560, H = 300, L = 56, R = 12, T = 10, B = 40;
+  const W = 560, H = 300, L = 68, R = 16, T = 10, B = 40;
   const pts = series.flatMap((s) => s.points).filter((p) => p.y > 0 && p.x > 0);
   if (!pts.length) return "<p class='muted'>no points</p>";
   const xs = pts.map((p) => p.x), ys = pts.flatMap((p) => [p.y, p.lo || p.y, p.hi || p.y]).filter((v) => v > 0);
@@ -430,11 +429,12 @@ function logPlot(series, opt) {
   const X = (x) => L + (W - L - R) * (Math.log(x / x0) / Math.log(Math.max(x1 / x0, 1.0001)));
   const Y = (y) => T + (H - T - B) * (1 - Math.log(y / y0) / Math.log(Math.max(y1 / y0, 1.0001)));
   let body = "";
-  for (const t of logTicks(x0, x1, 2)) body += `<line class="grid" x1="${X(t)}" x2="${X(t)}" y1="${T}" y2="${H - B}"/><text x="${X(t)}" y="${H - B + 14}" text-anchor="middle">${size(t)}</text>`;
+  const xfmt = opt.xfmt || size;
+  for (const t of logTicks(x0, x1, 2, opt.xstep)) body += `<line class="grid" x1="${X(t)}" x2="${X(t)}" y1="${T}" y2="${H - B}"/><text x="${X(t)}" y="${H - B + 14}" text-anchor="middle">${xfmt(t)}</text>`;
   for (const t of logTicks(y0, y1, 10)) body += `<line class="grid" x1="${L}" x2="${W - R}" y1="${Y(t)}" y2="${Y(t)}"/><text x="${L - 5}" y="${Y(t) + 4}" text-anchor="end">${opt.yfmt(t)}</text>`;
   body += `<line class="axis" x1="${L}" x2="${W - R}" y1="${H - B}" y2="${H - B}"/><line class="axis" x1="${L}" x2="${L}" y1="${T}" y2="${H - B}"/>`;
   body += `<text x="${(L + W - R) / 2}" y="${H - 6}" text-anchor="middle">${esc(opt.xlabel)}</text>`;
-  body += `<text transform="translate(13 ${(T + H - B) / 2}) rotate(-90)" text-anchor="middle">${esc(opt.ylabel)}</text>`;
+  body += `<text transform="translate(11 ${(T + H - B) / 2}) rotate(-90)" text-anchor="middle">${esc(opt.ylabel)}</text>`;
   for (const s of series) {
     const band = s.points.filter((p) => p.lo > 0 && p.hi > 0);
     if (band.length > 1) {
@@ -445,7 +445,7 @@ function logPlot(series, opt) {
   for (const s of series) {
     const line = s.points.filter((p) => p.y > 0).map((p) => `${X(p.x).toFixed(1)},${Y(p.y).toFixed(1)}`).join(" ");
     if (!s.markersOnly) body += `<polyline points="${line}" fill="none" stroke="${s.color}" stroke-width="2" ${s.dash ? 'stroke-dasharray="5 4"' : ""}/>`;
-    if (s.markers || s.markersOnly) for (const p of s.points) if (p.y > 0) body += `<circle cx="${X(p.x)}" cy="${Y(p.y)}" r="3.2" fill="${p.color || s.color}"><title>${esc(s.name)} ${size(p.x)}: ${opt.yfmt(p.y)}${p.note ? " — " + esc(p.note) : ""}</title></circle>`;
+    if (s.markers || s.markersOnly) for (const p of s.points) if (p.y > 0) body += `<circle cx="${X(p.x)}" cy="${Y(p.y)}" r="3.2" fill="${p.color || s.color}"><title>${esc(s.name)} ${(opt.xfmt || size)(p.x)}: ${opt.yfmt(p.y)}${p.note ? " — " + esc(p.note) : ""}</title></circle>`;
   }
   const legend = `<div class="legend">${series.map((s) => `<span><i style="background:${s.color}"></i>${esc(s.name)}</span>`).join("")}</div>`;
   return svgEl(W, H, body) + legend;
@@ -594,6 +594,34 @@ async function startSimulation() {
   } catch (error) { showError("sim-error", error); }
 }
 
+async function startSweep() {
+  const vary = [$("w-vary").value, $("w-vary2").value].map((v) => v.trim()).filter(Boolean);
+  try {
+    const job = await api("/api/sweep", { spec: state.spec, vary });
+    showError("sim-error", null);
+    state.shownJob = job.id;
+    watch(job.id);
+    await refreshJobs();
+  } catch (error) { showError("sim-error", error); }
+}
+
+function renderSweepResult(job) {
+  const { keys, rows } = job.result;
+  const key = keys[0];
+  const numeric = rows.every((r) => typeof r[key] === "number" && r[key] > 0);
+  const techs = [...new Set(rows.map((r) => r.technology))];
+  const series = (field) => techs.map((t) => ({
+    name: techName(t), color: TECH_COLORS[t] || "#888", markers: true,
+    points: rows.filter((r) => r.technology === t && !r.error && r[field] > 0).map((r) => ({ x: r[key], y: r[field] })),
+  }));
+  const plots = numeric ? `<div class="plots"><div class="plot">${logPlot(series("tco_with_gpu_idle_usd"), { xlabel: key, ylabel: "TCO + idle GPU time", yfmt: money, xfmt: num, xstep: 1 })}</div>
+    <div class="plot">${logPlot(series("step_s"), { xlabel: key, ylabel: "training step (s)", yfmt: (v) => String(Number(v.toPrecision(2))), xfmt: num, xstep: 1 })}</div></div>` : "";
+  const table = rows.map((r) => `<tr>${keys.map((k) => `<td class="n">${esc(r[k])}</td>`).join("")}<td>${esc(techName(r.technology))}</td>
+    <td class="n">${money(r.capex_usd)}</td><td class="n">${money(r.tco_with_gpu_idle_usd)}</td><td class="n">${r.step_s ? r.step_s.toFixed(2) : "–"}</td><td>${r.recommended ? "✔" : ""}</td><td class="small">${esc(r.error)}</td></tr>`).join("");
+  $("job-result").innerHTML = `<div class="card" id="sweep-result"><h3>${esc(job.label)}</h3>${plots}
+    <table class="t"><tr>${keys.map((k) => `<th class="n">${esc(k)}</th>`).join("")}<th>technology</th><th class="n">capex</th><th class="n">TCO + idle</th><th class="n">step s</th><th>recommended</th><th></th></tr>${table}</table></div>`;
+}
+
 function watch(id) {
   if (state.watched.has(id)) return;
   state.watched.add(id);
@@ -648,6 +676,7 @@ function renderJobRow(job) {
 
 function renderJobResult(job) {
   if (job.status !== "done" || !job.result) return;
+  if (job.kind === "sweep") { renderSweepResult(job); return; }
   const res = job.result.results;
   $("job-result").innerHTML = `<div class="card" id="sim-result"><h3>${esc(job.label)}</h3><div class="options">${res.map((r) => {
     const fct = r.fct_us || {};
@@ -684,6 +713,7 @@ async function start() {
   bindDrop("drop-bench", "file-bench", runBench);
   $("bench-with-spec").addEventListener("change", () => state.benchFiles.length && runBench(state.benchFiles));
   $("s-start").addEventListener("click", startSimulation);
+  $("w-start").addEventListener("click", startSweep);
   $("jobs").addEventListener("click", async (ev) => {
     const cancel = ev.target.dataset.cancel, show = ev.target.dataset.show;
     if (cancel) { try { renderJobRow(await api(`/api/jobs/${cancel}/cancel`, {})); } catch (error) { showError("sim-error", error); } }
