@@ -25,6 +25,7 @@ from fabricplan.catalog.loader import (
 from fabricplan.cli.app import create_app
 from fabricplan.errors import CatalogError
 from fabricplan.model.hardware import (
+    FIBRE_PER_METRE_SUFFIX,
     Basis,
     CableSpec,
     Figure,
@@ -34,6 +35,7 @@ from fabricplan.model.hardware import (
     TechnologySpec,
 )
 from fabricplan.spec import parse_spec
+from fabricplan.topology.cable import link_price_usd
 
 CATALOG = load_catalog()
 BASES = set(Basis.__args__)  # type: ignore[attr-defined]
@@ -141,9 +143,16 @@ def _ladder(speed_gbps: float) -> list[CableSpec]:
     return sorted(cables, key=lambda c: c.max_reach_m)
 
 
+def _link_usd(cable: CableSpec) -> float:
+    """One switch-to-switch link of the class at its own reach: a whole cable, or its modules
+    (a twin-port share where the class has one) and its fibre cord."""
+    per_cage = 2 if cable.twin_module is not None else 1
+    return link_price_usd(cable, CATALOG.prices, False, per_cage, cable.max_reach_m)
+
+
 def _cheapest_that_reaches(speed_gbps: float, reach_m: float) -> CableSpec:
     fits = [c for c in _ladder(speed_gbps) if c.max_reach_m >= reach_m]
-    return min(fits, key=lambda c: CATALOG.prices[c.id].price_usd)
+    return min(fits, key=_link_usd)
 
 
 @pytest.mark.parametrize("speed", LINK_SPEEDS_GBPS)
@@ -159,8 +168,9 @@ def test_each_speed_has_a_full_reach_ladder(speed: float) -> None:
 def test_power_and_price_grow_with_reach_class(speed: float) -> None:
     ladder = _ladder(speed)
     for shorter, longer in itertools.pairwise(ladder):
-        assert shorter.power_w.value <= longer.power_w.value, (shorter.id, longer.id)
-        assert CATALOG.prices[shorter.id].price_usd < CATALOG.prices[longer.id].price_usd
+        if REACH_CLASS_ORDER[shorter.cable_kind] < REACH_CLASS_ORDER[longer.cable_kind]:
+            assert shorter.power_w.value <= longer.power_w.value, (shorter.id, longer.id)
+        assert _link_usd(shorter) < _link_usd(longer), (shorter.id, longer.id)
     # Passive copper draws almost nothing; an optical link draws watts at each end.
     assert ladder[0].power_w.value < 1 < ladder[-1].power_w.value
 
@@ -218,17 +228,37 @@ def test_infiniband_subnet_holds_the_unicast_lid_range() -> None:
 # ---------------------------------------------------------------- prices
 
 
+def _parts() -> set[str]:
+    """Modules and fibre (base and per metre) that composed optical classes are built from."""
+    parts: set[str] = set()
+    for cable in CATALOG.of_kind(CableSpec):
+        for module in (cable.twin_module, cable.single_module, cable.host_module):
+            if module is not None:
+                parts.add(module.item)
+        if cable.fibre:
+            parts |= {cable.fibre, cable.fibre + FIBRE_PER_METRE_SUFFIX}
+    return parts
+
+
 def test_everything_the_designer_can_buy_has_a_price() -> None:
-    for item_id in CATALOG.ids("switch") + CATALOG.ids("nic") + CATALOG.ids("cable"):
+    whole = [c.id for c in CATALOG.of_kind(CableSpec) if not c.composed]
+    for item_id in CATALOG.ids("switch") + CATALOG.ids("nic") + whole + sorted(_parts()):
         assert item_id in CATALOG.prices, f"{item_id} has no default price"
     assert set(CATALOG.prices) >= PRICE_ONLY_ITEMS
+
+
+def test_a_composed_optical_class_is_not_also_priced_whole() -> None:
+    for cable in CATALOG.of_kind(CableSpec):
+        if cable.composed:
+            assert cable.id not in CATALOG.prices, cable.id
+            assert cable.fibre, f"{cable.id}: an optical link needs its fibre"
 
 
 def test_default_prices_are_estimates_with_their_basis() -> None:
     for item, entry in CATALOG.prices.items():
         assert entry.basis == "estimate", f"{item}: a default price is never a vendor figure"
         assert len(entry.note) >= 10, f"{item}: say what the estimate rests on"
-        known = item in CATALOG.ids() or item in PRICE_ONLY_ITEMS
+        known = item in CATALOG.ids() or item in PRICE_ONLY_ITEMS or item in _parts()
         gpu_hour = item.startswith("gpu-hour-") and item.removeprefix("gpu-hour-") in NODES
         assert known or gpu_hour, f"{item}: priced but unknown"
 

@@ -16,7 +16,12 @@ from fabricplan.sim.performance import simulated_sizes
 from fabricplan.spec import parse_spec
 from fabricplan.topology.designer import design_fabric
 
-SPEC = "cluster:\n  gpus: 128\nfabric:\n  technologies: [infiniband, roce_v2]\n"
+# 128 NICs fit one 128-port Ethernet switch (a one-switch design since the design search
+# work); a 64-port switch keeps a leaf-spine fabric for the simulator to fail links in.
+SPEC = (
+    "cluster:\n  gpus: 128\nfabric:\n  technologies: [infiniband, roce_v2]\n"
+    "  switch: {roce_v2: th4-64x400g}\n"
+)
 
 
 app = create_app()

@@ -44,7 +44,15 @@ def design(
                 "nics_per_node": gpus_per_node,
                 "nic_speed_gbps": speed,
             },
-            "fabric": {"technologies": [tech], "switch": {tech: switch}, **fabric},
+            # The RAs' choices are pinned: the design search (fabricplan.evaluate) may keep
+            # another switch, topology or plane count by default.
+            "fabric": {
+                "technologies": [tech],
+                "switch": {tech: switch},
+                "topology": "rail_optimized",
+                "planes": 1,
+                **fabric,
+            },
         }
     )
     return design_fabric(valid, tech)

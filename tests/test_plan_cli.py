@@ -135,15 +135,27 @@ def test_init_writes_a_spec_that_compares(tmp_path: Path) -> None:
 
 
 def test_a_technology_that_cannot_be_built_is_reported_not_fatal(tmp_path: Path) -> None:
-    # 100,000 NIC ports exceed a 3-tier fat tree of 64-port NDR switches (64^3/4 = 65,536),
-    # while 128-port 400G Ethernet switches reach 128^3/4 = 524,288.
+    # With one plane pinned, 100,000 NIC ports exceed a 3-tier fat tree of 64-port NDR switches
+    # (64^3/4 = 65,536), while 128-port 400G Ethernet switches reach 128^3/4 = 524,288.
     path = tmp_path / "big.yaml"
-    path.write_text(yaml.safe_dump({"cluster": {"gpus": 100_000}}))
+    path.write_text(yaml.safe_dump({"cluster": {"gpus": 100_000}, "fabric": {"planes": 1}}))
     doc = _json(["compare", str(path), "--format", "json"])
     assert [o["technology"] for o in doc["options"]] == ["roce_v2"]
     assert [(o["technology"], o["code"]) for o in doc["infeasible"]] == [("infiniband", "FP302")]
     assert doc["recommendation"]["technology"] == "roce_v2"
     assert "infiniband cannot be built" in doc["recommendation"]["reasons"][0]
+
+
+def test_with_planes_searched_infiniband_is_built_at_100k_gpus(tmp_path: Path) -> None:
+    # The search tries planes: two planes of 50,000 ports each fit 3 tiers of 64-port switches.
+    path = tmp_path / "big.yaml"
+    path.write_text(yaml.safe_dump({"cluster": {"gpus": 100_000}}))
+    doc = _json(["design", str(path), "--format", "json"])
+    ib = next(o for o in doc["options"] if o["technology"] == "infiniband")
+    assert ib["design"]["planes"] >= 2
+    assert doc["infeasible"] == []
+    lost = [a for a in ib["design"]["alternatives"] if a["planes"] == 1]
+    assert lost and all(a["lost_because"].startswith("cannot be built") for a in lost)
 
 
 def test_the_starter_spec_names_only_presets_that_exist(tmp_path: Path) -> None:

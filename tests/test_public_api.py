@@ -21,7 +21,7 @@ PUBLIC: dict[str, set[str]] = {
         "replace_spec",
         "resolve",
     },
-    "fabricplan.evaluate": {"evaluate", "evaluate_feasible", "evaluate_one"},
+    "fabricplan.evaluate": {"evaluate", "evaluate_feasible", "evaluate_one", "search_design"},
     "fabricplan.backends": {
         "BACKENDS",
         "AnalyticBackend",

@@ -256,9 +256,10 @@ def test_another_sweep_in_the_same_file_is_refused(tmp_path: Path) -> None:
 
 
 def test_a_failing_point_is_recorded_and_the_sweep_goes_on(tmp_path: Path) -> None:
-    base = {"cluster": {"gpus": 1024}, "fabric": {"technologies": ["infiniband"]}}
+    base = {"cluster": {"gpus": 1024}, "fabric": {"technologies": ["infiniband"], "planes": 1}}
     path = tmp_path / "r.parquet"
-    # 131,072 GPUs exceed a three-tier fat tree of 64-port switches: the designer refuses.
+    # 131,072 GPUs exceed one plane of a three-tier fat tree of 64-port switches (k^3/4 = 65,536
+    # ports): with the plane count pinned, the designer refuses.
     summary = run_sweep(
         sweep_definition(base, ["cluster.gpus=1024,131072,2048"]), path, InProcessExecutor()
     )
@@ -277,7 +278,8 @@ def test_an_infeasible_technology_keeps_its_row_with_the_reason(tmp_path: Path) 
         sweep_definition(BASE, ["cluster.gpus=65536", "fabric.tiers=2"]), path, InProcessExecutor()
     )
     rows = {r["technology"]: r for r in _table(path)}
-    assert "FP302" in rows["infiniband"]["error"] and rows["infiniband"]["step_s"] is None
+    # No switch, topology or plane count fits 65,536 NDR ports in two tiers of 64-port switches.
+    assert "FP301" in rows["infiniband"]["error"] and rows["infiniband"]["step_s"] is None
     assert rows["roce_v2"]["error"] == "" and rows["roce_v2"]["recommended"] is True
 
 

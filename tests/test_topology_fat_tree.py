@@ -180,7 +180,10 @@ def test_fat_tree_properties(radix: int, ratio: float, share: float, management:
     endpoints = max(1, min(most - management, round(share * most)))
     if endpoints + management > most:
         return
-    _check_plane(fat_tree(endpoints, radix, ratio, None, management), endpoints)
+    plane = fat_tree(endpoints, radix, ratio, None, management)
+    _check_plane(plane, endpoints)
+    if plane.tiers > 1:
+        assert plane.hosts_per_leaf <= ratio * plane.leaf_up_ports + 1e-9
 
 
 @settings(max_examples=300, deadline=None)
@@ -204,5 +207,8 @@ def test_rail_optimized_properties(
     _check_plane(plane, nodes * rails)
     assert plane.rail_aligned
     if plane.tiers > 1:
-        assert plane.max_host_ports % (rails * down) == 0
+        # Growth comes in whole scalable units of ``rails`` leaves; no leaf beyond the densest
+        # split, and no leaf above the asked ratio (to the port).
+        assert plane.max_host_ports % rails == 0
         assert plane.hosts_per_leaf <= down
+        assert plane.hosts_per_leaf <= ratio * plane.leaf_up_ports + 1e-9

@@ -265,6 +265,24 @@ def _pick_switch(
     return min(fitting, key=key)
 
 
+def _switch_candidates(
+    catalog: Catalog, tech: TechnologySpec, speed_gbps: float
+) -> tuple[SwitchSpec, ...]:
+    """Every catalog switch of the technology's family with a port mode at ``speed_gbps``
+    (natively or as a breakout), largest radix first; the design search tries each."""
+    fitting = [
+        s
+        for s in catalog.of_kind(SwitchSpec)
+        if s.family == tech.switch_family and s.port_mode_for(speed_gbps) is not None
+    ]
+
+    def radix(s: SwitchSpec) -> int:
+        mode = s.port_mode_for(speed_gbps)
+        return mode.ports if mode else 0
+
+    return tuple(sorted(fitting, key=lambda s: (-radix(s), s.id)))
+
+
 def _pick_nic(
     catalog: Catalog, family: str, speed_gbps: float, default_id: str, origin: str
 ) -> NicSpec:
@@ -328,6 +346,7 @@ def resolve(
     technologies: dict[TechnologyName, TechnologySpec] = {}
     switches: dict[TechnologyName, SwitchSpec] = {}
     nics: dict[TechnologyName, NicSpec] = {}
+    candidates: dict[TechnologyName, tuple[SwitchSpec, ...]] = {}
     speed = cluster.nic_speed_gbps
     for name in spec.fabric.technologies:
         tech = catalog.get_typed(name, TechnologySpec, f"{origin}: fabric.technologies")
@@ -338,7 +357,13 @@ def resolve(
             switch = _generic_switch(name, tech.switch_family, choice)
         elif choice == "auto":
             switch = _pick_switch(catalog, tech, speed, origin)
-            assumptions.append(f"{name}: switch auto -> {switch.id} ({switch.name})")
+            tried = _switch_candidates(catalog, tech, speed)
+            candidates[name] = tried
+            assumptions.append(
+                f"{name}: switch auto -> the design search tries"
+                f" {', '.join(s.id for s in tried)} (every catalog {tech.switch_family} switch"
+                f" with {speed:g}G ports); pin one with fabric.switch.{name}"
+            )
         else:
             try:
                 switch = catalog.get_typed(choice, SwitchSpec, where)
@@ -362,6 +387,7 @@ def resolve(
                 "choose a faster switch or lower cluster.nic_speed_gbps",
             )
         switches[name] = switch
+        candidates.setdefault(name, (switch,))
         if isinstance(cluster.nic, GenericNicSpec):
             nics[name] = _generic_nic(cluster.nic)
         elif cluster.nic == "auto":
@@ -388,6 +414,20 @@ def resolve(
                     "lower nic_speed_gbps or choose a faster NIC",
                 )
             nics[name] = nic
+    lay = spec.layout
+    per_rack = lay.nodes_per_rack
+    racks = (
+        f"{per_rack} nodes per rack"
+        if isinstance(per_rack, int)
+        else "nodes per rack auto (4 of up to 8 GPUs; a rack-scale NVLink domain fills its rack)"
+    )
+    assumptions.append(
+        f"layout: {racks}, rows of {lay.row_length_racks} racks (auto: a square hall, 16-64"
+        f" racks a row) {lay.rack_width_m:g} m wide,"
+        f" {lay.row_pitch_m:g} m between rows, +{lay.tray_drop_m:g} m tray drop and"
+        f" +{lay.slack_m:g} m slack per run, {lay.in_rack_m:g} m inside a rack; rail leaves in a"
+        " network rack per scalable unit, spines in a central block (set layout: to change)"
+    )
     prices: dict[str, PriceEntry] = dict(catalog.prices)
     if spec.cost.price_book:
         try:
@@ -421,6 +461,7 @@ def resolve(
         technologies=technologies,
         prices=prices,
         cables=tuple(catalog.of_kind(CableSpec)),
+        switch_candidates=candidates,
         assumptions=tuple(assumptions),
     )
 

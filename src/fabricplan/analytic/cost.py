@@ -3,8 +3,10 @@
 - capex = sum over bill-of-materials lines of quantity x unit price (the scenario's price book,
   after the user's price book and inline ``cost.prices``); an item without a price counts 0 and
   says so in the assumptions;
+- a fibre cord costs its base price plus its length x ``<fibre>-per-m`` (both in the price book);
 - power = switches (system power without optics) + NICs + cables (power of the whole link, both
-  ends) from the hardware specs in the scenario, before PUE;
+  ends) + transceivers (each module's power) from the hardware specs in the scenario, before
+  PUE; fibre is passive;
 - energy a year = power x PUE x 8,760 h x energy price;
 - support a year = support fraction x capex (``cost.support_fraction_per_year``, else the price
   book's ``support-<switch family>`` item, else :data:`DEFAULT_SUPPORT_FRACTION_PER_YEAR`);
@@ -28,7 +30,12 @@ from __future__ import annotations
 from fabricplan.analytic.operations_effort import effort_records, engineer_years_per_year
 from fabricplan.errors import ModelError
 from fabricplan.model.fabric import BomLine, FabricDesign, LinkGroup, TierDesign
-from fabricplan.model.hardware import Figure
+from fabricplan.model.hardware import (
+    FIBRE_PER_METRE_SUFFIX,
+    Figure,
+    PriceEntry,
+    fibre_cord_usd,
+)
 from fabricplan.model.results import CostBreakdown, CostLine, StepTimeResult
 from fabricplan.model.scenario import ValidScenario
 from fabricplan.units import HOURS_PER_YEAR, energy_kwh_per_year
@@ -43,6 +50,8 @@ SUPPORT_ITEM_PREFIX = "support-"
 (in their ``price_usd`` field) for fabrics of that switch family."""
 
 UNPRICED_WARNING = "WARNING: unpriced"
+
+PASSIVE_FIBRE_W = Figure(value=0.0, basis="standard", note="passive fibre draws no power")
 """Start of the assumption written for each bill-of-materials item with no price."""
 
 
@@ -50,8 +59,21 @@ def _usd(value: float) -> str:
     return f"${value:,.0f}"
 
 
+def _fibre_entry(valid: ValidScenario, line: BomLine) -> PriceEntry | None:
+    """A fibre cord's price at its length: the cord plus length x ``<fibre>-per-m``."""
+    base = valid.prices.get(line.item)
+    if base is None or line.length_m is None:
+        return base
+    per_m = valid.prices.get(line.item + FIBRE_PER_METRE_SUFFIX)
+    usd = fibre_cord_usd(valid.prices, line.item, line.length_m)
+    rate = f" + {line.length_m:g} m x ${per_m.price_usd:g}/m" if per_m is not None else ""
+    return base.model_copy(
+        update={"price_usd": usd, "note": f"${base.price_usd:g} a cord{rate}; {base.note}"}
+    )
+
+
 def _priced_line(valid: ValidScenario, line: BomLine) -> tuple[CostLine, str]:
-    entry = valid.prices.get(line.item)
+    entry = _fibre_entry(valid, line) if line.kind == "fibre" else valid.prices.get(line.item)
     if entry is None:
         cost_line = CostLine(
             item=line.item,
@@ -96,6 +118,13 @@ def _power_figure(valid: ValidScenario, line: BomLine) -> Figure | None:
         for cable in valid.cables:
             if cable.id == line.item:
                 return cable.power_w
+    elif line.kind == "transceiver":
+        for cable in valid.cables:
+            for module in (cable.twin_module, cable.single_module, cable.host_module):
+                if module is not None and module.item == line.item:
+                    return module.power_w
+    elif line.kind == "fibre":
+        return PASSIVE_FIBRE_W
     return None
 
 
@@ -112,7 +141,7 @@ def _power(valid: ValidScenario, design: FabricDesign) -> tuple[dict[str, float]
             continue
         by_kind[line.kind] = by_kind.get(line.kind, 0.0) + line.quantity * figure.value
         detail = f": {figure.note}" if figure.note else ""
-        unit = "per link" if line.kind == "cable" else "each"
+        unit = {"cable": "per link", "fibre": "per cord"}.get(line.kind, "each")
         notes.append(
             f"power {line.item}: {figure.value:g} W {unit} x {line.quantity} ({figure.basis}"
             f"{detail})"

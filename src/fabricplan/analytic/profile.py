@@ -282,8 +282,8 @@ def path_latency_ns(profile: FabricProfile, switch_hops: int, size_bytes: float)
     >>> from fabricplan.topology.designer import design_fabric
     >>> valid = parse_spec({"cluster": {"gpus": 1024}})
     >>> profile = fabric_profile(valid, design_fabric(valid, "infiniband"))
-    >>> round(path_latency_ns(profile, 1, 2), 2)   # 2 x 350 + 130 + 2 x 3 m x 4.5 + 28 B at 400G
-    857.56
+    >>> round(path_latency_ns(profile, 1, 2), 2)   # 2 x 350 + 130 + 2 x 3 m x 4.9 + 28 B at 400G
+    859.96
     """
     cables = switch_hops_cables(switch_hops)
     propagation = sum(n * ns for n, ns in zip(cables, profile.cable_ns, strict=True))

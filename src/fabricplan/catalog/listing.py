@@ -45,7 +45,7 @@ def summary(item: CatalogItem) -> str:
     >>> summary(load_catalog().get("qm9700"))
     '64x400G, 128x200G; 25.6 Tb/s; 130 ns; 750 W'
     >>> summary(load_catalog().get("dac-400g"))
-    'dac 400G <= 2 m; 0.2 W per link'
+    'dac 400G <= 3 m; 0.2 W per link'
     """
     n = figure_number
     if isinstance(item, SwitchSpec):

@@ -24,13 +24,21 @@ cluster:
                             #   {nic_slot: {generation: 4, lanes: 16}, gpu_nic_path: pxb}
 fabric:
   technologies: [infiniband, roce_v2]   # also: roce_v1 (one L2 domain)
-  topology: rail_optimized  # or fat_tree
-  oversubscription: 1       # leaf downlinks : uplinks
+  topology: auto            # auto (the design search tries both) | rail_optimized | fat_tree
+  oversubscription: 1       # leaf downlinks : uplinks, built to the port
   tiers: auto               # auto | 2 | 3
-  planes: 1                 # independent parallel fabrics (multi-plane)
-  switch: {}                # per technology: catalog id, auto,
+  planes: auto              # auto | 1 | 2 | 4 | 8: independent parallel fabrics (multi-plane)
+  switch: {}                # per technology: catalog id (pins it), auto (searched),
                             #   or {ports, port_speed_gbps, latency_ns}
-  cable_reach: {node_leaf_m: 3, leaf_spine_m: 30, spine_core_m: 100}
+  # cable_reach: {node_leaf_m: 3, leaf_spine_m: 30, spine_core_m: 100}   # fixed lengths
+  #                         #   instead of the layout's
+layout:                     # where racks stand: cable lengths and reach classes come from it
+  nodes_per_rack: auto      # auto: 4 servers of up to 8 GPUs; an NVL72 rack's trays
+  row_length_racks: auto    # auto: a roughly square hall, 16-64 racks a row
+  rack_width_m: 0.6
+  row_pitch_m: 2.4          # rack depth + aisle
+  tray_drop_m: 3.0          # up from one port to the tray and down to the other
+  slack_m: 1.0
 cost:
   years: 5                  # TCO horizon
   energy_usd_per_kwh: 0.12

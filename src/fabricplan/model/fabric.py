@@ -12,6 +12,7 @@ from typing import Literal
 from pydantic import Field
 
 from fabricplan.model.base import Frozen
+from fabricplan.model.hardware import SwitchSpec
 from fabricplan.model.scenario import TechnologyName, TopologyName
 
 Severity = Literal["info", "warning", "error"]
@@ -59,14 +60,65 @@ class LinkGroup(Frozen):
     cable_id: str
 
 
+class CableRun(Frozen):
+    """Links of one group that share a length class and a cable or optic class."""
+
+    group: LinkGroupName
+    count: int = Field(ge=0)
+    length_m: float = Field(gt=0)
+    """Orderable length (the run rounded up to :data:`fabricplan.topology.layout` steps)."""
+    cable_id: str
+
+
 class BomLine(Frozen):
     """One line of the bill of materials."""
 
     item: str
-    """Catalog id (or ``generic-...`` for figures the user gave)."""
-    kind: Literal["switch", "nic", "cable", "router", "appliance"]
+    """Catalog or price-book id (or ``generic-...`` for figures the user gave)."""
+    kind: Literal["switch", "nic", "cable", "transceiver", "fibre", "router", "appliance"]
     quantity: int = Field(ge=0)
     role: str
+    length_m: float | None = None
+    """Length of each cable or fibre cord on this line (copper and fibre are bought by length)."""
+
+
+class DesignChoice(Frozen):
+    """One point of the design space: what the designer is told to build."""
+
+    switch: SwitchSpec
+    topology: TopologyName
+    tiers: int | None = None
+    """``None`` for the fewest tiers that fit."""
+    planes: int = Field(default=1, ge=1)
+
+    @property
+    def label(self) -> str:
+        tiers = "fewest tiers" if self.tiers is None else f"{self.tiers} tiers"
+        return f"{self.switch.id} {self.topology}, {tiers}, {self.planes} plane(s)"
+
+
+class DesignAlternative(Frozen):
+    """A design the search considered and did not keep, with its money and why it lost."""
+
+    switch: str
+    topology: TopologyName
+    tiers: int | None
+    """Tiers built (``None`` when it could not be built)."""
+    planes: int
+    spine_groups: int | None = None
+    switches_total: int | None = None
+    capex_usd: float | None = None
+    tco_usd: float | None = None
+    """Capex plus the horizon's opex (energy, support, operations)."""
+    gpu_idle_usd: float | None = None
+    """Value of the GPU time its exposed communication idles over the horizon, when ranked on
+    it (the cheapest few by TCO are)."""
+    money_usd: float | None = None
+    """What the search minimised: ``tco_usd`` plus ``gpu_idle_usd`` when known."""
+    more_usd: float | None = None
+    """How much more than the chosen design it costs (money, or capex for a design priced on
+    capex only); ``None`` when it cannot be built."""
+    lost_because: str
 
 
 class FabricDesign(Frozen):
@@ -105,6 +157,11 @@ class FabricDesign(Frozen):
     """More GPUs that fit (same node model) before the design must change."""
     findings: tuple[Finding, ...] = ()
     bom: tuple[BomLine, ...] = ()
+    cable_runs: tuple[CableRun, ...] = ()
+    """Every link by group, orderable length and cable class, from the physical layout."""
+    alternatives: tuple[DesignAlternative, ...] = ()
+    """The other designs the search considered, best first, each with why it lost (empty when
+    every choice was pinned or the design did not come from the search)."""
 
     @property
     def switches(self) -> dict[str, int]:

@@ -10,6 +10,8 @@ estimate. Every entry carries the ``source`` it came from and the ``date`` of th
 
 from __future__ import annotations
 
+import math
+from collections.abc import Mapping
 from typing import Literal
 
 from pydantic import Field
@@ -68,6 +70,9 @@ class SwitchSpec(Entry):
     power_w: Figure
     """Typical system power without optics."""
     rack_units: int = 1
+    cages: int | None = Field(default=None, gt=0)
+    """Front-panel cages (OSFP / QSFP); ``ports / cages`` logical ports share one cage, so one
+    twin-port module carries two links on a 64-port, 32-cage QM9700. ``None``: one per port."""
     adaptive_routing: bool = False
     in_network_reduction: bool = False
     """SHARP-style in-network reduction."""
@@ -78,6 +83,20 @@ class SwitchSpec(Entry):
             if mode.speed_gbps == speed_gbps:
                 return mode
         return None
+
+    def links_per_cage(self, mode: PortMode) -> int:
+        """Logical ports that share one cage in ``mode`` (1 when the cage count is unknown).
+
+        >>> f = Figure(value=1, basis="estimate")
+        >>> sw = SwitchSpec(id="sw", name="sw", source="test", date="2024", family="ethernet",
+        ...     port_modes=(PortMode(ports=64, speed_gbps=800), PortMode(ports=128,
+        ...     speed_gbps=400)), capacity_tbps=f, latency_ns=f, power_w=f, cages=64)
+        >>> [sw.links_per_cage(m) for m in sw.port_modes]
+        [1, 2]
+        """
+        if self.cages is None:
+            return 1
+        return max(1, mode.ports // self.cages)
 
     @property
     def max_port_speed_gbps(self) -> float:
@@ -104,8 +123,27 @@ class NicSpec(Entry):
     cnp_dscp: int | None = None
 
 
+class ModuleSpec(Frozen):
+    """A pluggable transceiver that one link class is built from."""
+
+    item: str = Field(pattern=r"^[a-z0-9][a-z0-9_\-\.]*$")
+    """Price-book id (an orderable part)."""
+    name: str
+    links: int = Field(default=1, gt=0)
+    """Links one module carries (2 for a twin-port OSFP at 2 x 400G)."""
+    power_w: Figure
+    """Power of one module."""
+    source: str = Field(min_length=3)
+
+
 class CableSpec(Entry):
-    """A cable or optic by reach class."""
+    """A cable or optic by reach class (one link of ``speed_gbps`` up to ``max_reach_m``).
+
+    Copper and active optical cables are one orderable item per link. An optical link class
+    names the modules it is built from: at a switch, ``twin_module`` in a cage that carries two
+    links (twin-port OSFP) or ``single_module`` in a cage that carries one; at the NIC,
+    ``host_module`` (none: the class does not serve host links); and its ``fibre`` cord, priced
+    per cord plus per metre. A class without modules is priced and counted as a whole link."""
 
     kind: Literal["cable"] = "cable"
     cable_kind: CableKind
@@ -115,6 +153,18 @@ class CableSpec(Entry):
     """Power of the whole link (both ends), in watts."""
     ns_per_m: Figure
     """Propagation delay per metre."""
+    twin_module: ModuleSpec | None = None
+    single_module: ModuleSpec | None = None
+    host_module: ModuleSpec | None = None
+    fibre: str | None = None
+    """Fibre cord item: ``price(fibre) + length x price(fibre-per-m)``; one cord per link."""
+    host_links: bool = True
+    """False for classes that only join switches (e.g. 500 m DR4: NIC-side modules reach 100 m)."""
+
+    @property
+    def composed(self) -> bool:
+        """True when the link is built from modules and fibre rather than bought whole."""
+        return self.twin_module is not None or self.single_module is not None
 
 
 GpuNicPath = Literal["pix", "pxb", "p2c", "pxn", "phb", "sys"]
@@ -190,6 +240,26 @@ class PriceEntry(Frozen):
     basis: Basis
     note: str = ""
     date: str = ""
+
+
+FIBRE_PER_METRE_SUFFIX = "-per-m"
+"""Price-book item ``<fibre>-per-m``: a fibre's price per metre of cord."""
+
+
+def fibre_cord_usd(prices: Mapping[str, PriceEntry], fibre: str, length_m: float) -> float:
+    """One fibre cord of ``length_m``: its base price plus length x its price per metre
+    (``inf`` when the base price is missing).
+
+    >>> entries = {"smf": PriceEntry(item="smf", price_usd=50, basis="estimate"),
+    ...     "smf-per-m": PriceEntry(item="smf-per-m", price_usd=1.0, basis="estimate")}
+    >>> fibre_cord_usd(entries, "smf", 30)
+    80.0
+    """
+    base = prices.get(fibre)
+    if base is None:
+        return math.inf
+    per_m = prices.get(fibre + FIBRE_PER_METRE_SUFFIX)
+    return base.price_usd + (per_m.price_usd if per_m is not None else 0.0) * length_m
 
 
 CatalogItem = SwitchSpec | NicSpec | CableSpec | NodeSpec | TechnologySpec

@@ -33,6 +33,9 @@ from fabricplan.model.hardware import (
 
 TechnologyName = Literal["infiniband", "roce_v2", "roce_v1"]
 TopologyName = Literal["fat_tree", "rail_optimized"]
+TopologyChoice = Literal["auto", "fat_tree", "rail_optimized"]
+"""``auto``: the design search tries both topologies and keeps the cheaper (money over the
+horizon); a named topology pins it."""
 Experience = Literal["none", "some", "expert"]
 Deployment = Literal["on_premises", "cloud", "hybrid"]
 PriorityPreset = Literal[
@@ -118,25 +121,67 @@ class CableReachSpec(Frozen):
     spine_core_m: float = Field(default=100.0, gt=0, le=10_000)
 
 
+MAX_PLANES = 16
+"""Most fabric planes a spec may ask for (DeepSeek's MPFT uses 8; a bound on input, not a
+hardware limit)."""
+
+
+class LayoutSpec(Frozen):
+    """The physical layout cable lengths come from: racks in rows, trays above them.
+
+    A run between racks is its Manhattan distance through the trays (rows apart x
+    ``row_pitch_m`` plus racks apart x ``rack_width_m``) plus ``tray_drop_m`` (up from one port
+    and down to the other) plus ``slack_m``; a run that stays in one rack is ``in_rack_m``.
+    Rail-optimized leaves sit in a network rack in the middle of their scalable unit's node
+    racks; fat-tree leaves sit in the rack of their nodes (top of rack) when those nodes fit one
+    rack; spines and cores in a central network block; a three-tier pod's aggregation switches
+    in the pod's middle. Defaults: see docs/models.md (designer, "Layout")."""
+
+    nodes_per_rack: int | Literal["auto"] = "auto"
+    """``auto``: 4 nodes of up to 8 GPUs (the DGX H100 SuperPOD RA's 4 systems per rack,
+    40.8 kW); the trays of a rack-scale NVLink domain fill its rack (18 GB200 NVL72 trays); a
+    larger node fills a rack alone."""
+    rack_width_m: float = Field(default=0.6, gt=0, le=5)
+    row_length_racks: int | Literal["auto"] = "auto"
+    """Racks per row; ``auto``: a roughly square hall (rows x ``row_pitch_m`` about equal to
+    the row length x ``rack_width_m``), between 16 and 64 racks a row."""
+    row_pitch_m: float = Field(default=2.4, gt=0, le=20)
+    tray_drop_m: float = Field(default=3.0, ge=0, le=20)
+    slack_m: float = Field(default=1.0, ge=0, le=20)
+    in_rack_m: float = Field(default=2.0, gt=0, le=10)
+
+
 class FabricSpec(Frozen):
     """How the fabric should be built."""
 
     technologies: tuple[TechnologyName, ...] = Field(
         default=("infiniband", "roce_v2"), min_length=1
     )
-    topology: TopologyName = "rail_optimized"
+    topology: TopologyChoice = "auto"
+    """``auto`` searches rail-optimized and fat tree; a name pins it."""
     oversubscription: float = Field(default=1.0, ge=1.0, le=64.0)
-    """Downlinks : uplinks at the leaf (1 = non-blocking)."""
+    """Downlinks : uplinks at the leaf (1 = non-blocking), built to the port."""
     tiers: Literal["auto", 2, 3] = "auto"
-    planes: int = Field(default=1, ge=1, le=16)
+    """``auto`` searches the fewest tiers that fit and three; a number pins it."""
+    planes: int | Literal["auto"] = "auto"
+    """Independent fabric planes (each NIC port of a node on one plane); ``auto`` searches the
+    divisors of ``cluster.nics_per_node``; a number pins it."""
     switch: dict[TechnologyName, str | GenericSwitchSpec] = Field(default_factory=dict)
-    """Switch per technology: a catalog id, ``auto``, or a generic switch's figures."""
+    """Switch per technology: a catalog id (pins it), ``auto`` (the design search tries every
+    catalog switch of the family with ports at the NIC speed), or a generic switch's figures."""
     cable_reach: CableReachSpec = CableReachSpec()
+    """Fixed run lengths per tier boundary; when set in the spec they replace the lengths the
+    layout gives (the defaults are used only for what reads them without a design)."""
     management_ports: int | Literal["auto"] = "auto"
     """Fabric ports for management appliances (UFM on InfiniBand); ``auto`` follows the RA."""
 
     @model_validator(mode="after")
     def _check(self) -> FabricSpec:
+        if isinstance(self.planes, int) and not 1 <= self.planes <= MAX_PLANES:
+            raise ValueError(
+                f"fabric.planes: must be between 1 and {MAX_PLANES} ({self.planes}); use a"
+                " divisor of cluster.nics_per_node or auto"
+            )
         if len(set(self.technologies)) != len(self.technologies):
             raise ValueError(
                 f"fabric.technologies: lists a technology twice ({list(self.technologies)});"
@@ -274,6 +319,8 @@ class ScenarioSpec(Frozen):
     priorities: PriorityPreset | PriorityWeights = "balanced"
     workload: WorkloadSpec = WorkloadSpec()
     nccl: NcclSpec = NcclSpec()
+    layout: LayoutSpec = LayoutSpec()
+    """Racks and rows the cable lengths of the bill of materials come from."""
 
 
 class ValidScenario(Frozen):
@@ -286,6 +333,10 @@ class ValidScenario(Frozen):
     technologies: dict[TechnologyName, TechnologySpec]
     cables: tuple[CableSpec, ...]
     """Every cable and optic the designer may choose from (catalog order)."""
+    switch_candidates: dict[TechnologyName, tuple[SwitchSpec, ...]] = Field(default_factory=dict)
+    """Switches the design search tries per technology: the pinned one alone, or every catalog
+    switch of the family with a port mode at the NIC speed (``switches`` holds the default pick,
+    and after the search the chosen one)."""
     prices: dict[str, PriceEntry]
     assumptions: tuple[str, ...] = ()
     """Defaults the resolver chose, said in words (shown in every output)."""

@@ -66,6 +66,8 @@ def options_document(
 ) -> dict[str, Any]:
     """The whole document for ``design``, ``cost``, ``compare``."""
     doc: dict[str, Any] = {"schema_version": SCHEMA_VERSION, **scenario_document(valid)}
+    # The design search may choose another switch than the resolver's default: say the chosen.
+    doc["hardware"]["switches"].update({e.technology: e.design.switch_id for e in evaluations})
     doc["options"] = [option_document(e, parts) for e in evaluations]
     doc["infeasible"] = [o.model_dump(mode="json") for o in infeasible]
     if recommendation is not None:

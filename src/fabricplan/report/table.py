@@ -40,8 +40,22 @@ def design_rows(evals: Sequence[Evaluation]) -> list[Row]:
         ("bisection", [f"{e.design.bisection_tbps:,.1f} Tb/s" for e in evals]),
         ("worst-case switch hops", [str(e.design.worst_case_switch_hops) for e in evals]),
         ("growth headroom", [f"+{e.design.headroom_gpus:,} GPUs" for e in evals]),
+        ("topology", [e.design.topology for e in evals]),
+        ("designs searched", [str(len(e.design.alternatives) + 1) for e in evals]),
+        ("next best design", [_next_best(e) for e in evals]),
     ]
     return rows
+
+
+def _next_best(evaluation: Evaluation) -> str:
+    """The search's runner-up and why it lost, in a few words (``-`` when nothing was searched)."""
+    if not evaluation.design.alternatives:
+        return "-"
+    alt = evaluation.design.alternatives[0]
+    shape = f"{alt.tiers}T x {alt.planes}P"
+    if alt.more_usd is None:
+        return f"{alt.switch} {alt.topology} {shape}: cannot be built"
+    return f"{alt.switch} {alt.topology} {shape}: +{money(alt.more_usd)}"
 
 
 def cost_rows(evals: Sequence[Evaluation]) -> list[Row]:

@@ -1,16 +1,99 @@
-"""Choosing the cable or optic for a group of links.
+"""Choosing the cable or optic for a run, and what one link of it costs.
 
-Rule: among the catalog cables that reach far enough, take the slowest speed at or above the
-link speed (a faster cable runs at the link's speed), then the cheapest (a cable with no price
-counts as infinitely dear, so priced ones win), then the shortest reach class, then the id.
+Rule: among the catalog classes that reach far enough (and serve host links, for a link to a
+NIC), take the slowest speed at or above the link speed (a faster cable runs at the link's
+speed), then the cheapest per link at that length (a class with an unpriced part counts as
+infinitely dear, so priced ones win), then the shortest reach class, then the id.
+
+A link's price: a copper or active optical cable is one item; a composed optical link is its
+switch-side module share (``1 / links`` of a twin-port module in a cage that carries two links,
+a whole single module otherwise) at each switch end, the NIC module at a host end, and its fibre
+cord (``price(fibre) + length x price(fibre-per-m)``).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 
-from fabricplan.model.hardware import CableSpec, PriceEntry
+from fabricplan.model.hardware import CableSpec, ModuleSpec, PriceEntry, fibre_cord_usd
+
+
+def switch_module(cable: CableSpec, links_per_cage: int) -> ModuleSpec | None:
+    """The module a switch cage carrying ``links_per_cage`` links of this class takes."""
+    if links_per_cage >= 2 and cable.twin_module is not None:
+        return cable.twin_module
+    return cable.single_module
+
+
+def _price(prices: Mapping[str, PriceEntry], item: str) -> float:
+    entry = prices.get(item)
+    return entry.price_usd if entry is not None else math.inf
+
+
+def link_price_usd(
+    cable: CableSpec,
+    prices: Mapping[str, PriceEntry],
+    host_end: bool,
+    links_per_cage: int,
+    length_m: float,
+) -> float:
+    """What one link of ``cable`` costs (``inf`` when a part is unpriced or missing).
+
+    ``host_end``: one end is a NIC (a node-leaf or management link), else both ends are switch
+    cages carrying ``links_per_cage`` links each.
+    """
+    if not cable.composed:
+        return _price(prices, cable.id)
+    module = switch_module(cable, links_per_cage)
+    if module is None:
+        return math.inf
+    switch_share = _price(prices, module.item) / min(module.links, max(1, links_per_cage))
+    if host_end:
+        if cable.host_module is None or not cable.host_links:
+            return math.inf
+        ends = switch_share + _price(prices, cable.host_module.item)
+    else:
+        ends = 2 * switch_share
+    fibre = fibre_cord_usd(prices, cable.fibre, length_m) if cable.fibre else 0.0
+    return ends + fibre
+
+
+def cable_chooser(
+    cables: Iterable[CableSpec],
+    prices: Mapping[str, PriceEntry],
+    speed_gbps: float,
+    host_end: bool = False,
+    links_per_cage: int = 1,
+) -> Callable[[float], CableSpec | None]:
+    """:func:`cable_for` with everything but the length fixed, for many runs of one group (a
+    link's price is ``fixed + per_metre x length``, so the parts are priced once)."""
+    options: list[tuple[float, float, float, float, str, CableSpec]] = []
+    for c in cables:
+        if c.speed_gbps < speed_gbps or (host_end and not c.host_links):
+            continue
+        if c.composed and switch_module(c, links_per_cage) is None:
+            continue
+        if host_end and c.composed and c.host_module is None:
+            continue
+        fixed = link_price_usd(c, prices, host_end, links_per_cage, 0.0)
+        per_m = 0.0
+        if c.composed and c.fibre:
+            per_m = link_price_usd(c, prices, host_end, links_per_cage, 1.0) - fixed
+        options.append((c.speed_gbps, fixed, per_m, c.max_reach_m, c.id, c))
+
+    def choose(reach_m: float) -> CableSpec | None:
+        best: tuple[float, float, float, str] | None = None
+        found: CableSpec | None = None
+        for speed, fixed, per_m, reach, cable_id, cable in options:
+            if reach < reach_m:
+                continue
+            key = (speed, fixed + per_m * reach_m, reach, cable_id)
+            if best is None or key < best:
+                best, found = key, cable
+        return found
+
+    return choose
 
 
 def cable_for(
@@ -18,6 +101,8 @@ def cable_for(
     prices: Mapping[str, PriceEntry],
     speed_gbps: float,
     reach_m: float,
+    host_end: bool = False,
+    links_per_cage: int = 1,
 ) -> CableSpec | None:
     """The cable for links of ``speed_gbps`` over ``reach_m`` metres, or ``None`` if none reaches.
 
@@ -26,11 +111,15 @@ def cable_for(
     cables
         Candidates (``ValidScenario.cables``).
     prices
-        Price book (``ValidScenario.prices``) keyed by catalog id.
+        Price book (``ValidScenario.prices``) keyed by item id.
     speed_gbps
         Link speed.
     reach_m
-        Longest cable run of the group.
+        Length of the run.
+    host_end
+        One end of the link is a NIC (classes with ``host_links: false`` do not serve it).
+    links_per_cage
+        Links one switch cage carries (2 for a twin-port OSFP switch at 400G).
 
     Examples
     --------
@@ -46,13 +135,4 @@ def cable_for(
     >>> cable_for(catalog, {}, 800, 1.5) is None
     True
     """
-    fitting = [c for c in cables if c.speed_gbps >= speed_gbps and c.max_reach_m >= reach_m]
-    if not fitting:
-        return None
-
-    def key(cable: CableSpec) -> tuple[float, float, float, str]:
-        entry = prices.get(cable.id)
-        price_usd = entry.price_usd if entry is not None else math.inf
-        return (cable.speed_gbps, price_usd, cable.max_reach_m, cable.id)
-
-    return min(fitting, key=key)
+    return cable_chooser(cables, prices, speed_gbps, host_end, links_per_cage)(reach_m)

@@ -1,8 +1,11 @@
 """Design one technology's fabric for a scenario: the entry point of :mod:`fabricplan.topology`.
 
-:func:`design_fabric` reads the scenario, builds one plane with :func:`~.fat_tree.fat_tree` or
-:func:`~.fat_tree.rail_optimized`, replicates it over the planes, picks cables, counts the bill of
-materials and reports the technology's scale limits as findings.
+:func:`design_fabric` builds one :class:`~fabricplan.model.fabric.DesignChoice` (a switch, a
+topology, tiers, planes): one plane with :func:`~.fat_tree.fat_tree` or
+:func:`~.fat_tree.rail_optimized`, replicated over the planes, with cables, the bill of materials
+and the technology's scale limits as findings. :func:`design_space` lists every choice the spec
+leaves open; the search that prices them and keeps the best is
+:func:`fabricplan.evaluate.search_design`.
 """
 
 from __future__ import annotations
@@ -12,6 +15,8 @@ import math
 from fabricplan.errors import DesignError
 from fabricplan.model.fabric import (
     BomLine,
+    CableRun,
+    DesignChoice,
     FabricDesign,
     Finding,
     LinkGroup,
@@ -19,15 +24,18 @@ from fabricplan.model.fabric import (
     TierDesign,
 )
 from fabricplan.model.hardware import PortMode, SwitchSpec, TechnologySpec
-from fabricplan.model.scenario import TechnologyName, ValidScenario
-from fabricplan.topology.cable import cable_for
+from fabricplan.model.scenario import TechnologyName, TopologyName, ValidScenario
+from fabricplan.topology.cable import cable_chooser, switch_module
 from fabricplan.topology.fat_tree import FatTree, fat_tree, rail_optimized
+from fabricplan.topology.layout import layout_runs
 from fabricplan.topology.scale_limit import (
+    IB_ROUTER_PORTS,
     addresses_per_plane,
     domain_findings,
     ecmp_findings,
-    ib_routers_needed,
+    ib_routers_for_bandwidth,
     l2_domain_findings,
+    subnets_needed,
 )
 from fabricplan.units import gbps_to_tbps
 
@@ -103,65 +111,169 @@ def management_ports_per_plane(setting: int | str, tech: TechnologySpec) -> int:
     return MANAGEMENT_PORTS_PER_SUBNET if tech.scope == "ib_subnet" else 0
 
 
-def _plane(valid: ValidScenario, radix: int, rails: int, management: int) -> FatTree:
+DEFAULT_TOPOLOGY: TopologyName = "rail_optimized"
+"""The topology :func:`default_choice` builds when the spec says ``auto`` (the DGX SuperPOD
+RAs' choice); the search tries the others."""
+
+
+def default_choice(valid: ValidScenario, technology: TechnologyName) -> DesignChoice:
+    """The design the spec names, with ``auto`` read as the resolver's switch, a rail-optimized
+    topology, the fewest tiers and one plane.
+
+    >>> from fabricplan.spec import parse_spec
+    >>> default_choice(parse_spec({"cluster": {"gpus": 256}}), "infiniband").label
+    'qm9700 rail_optimized, fewest tiers, 1 plane(s)'
+    """
     fabric = valid.spec.fabric
-    tiers = None if fabric.tiers == "auto" else fabric.tiers
+    return DesignChoice(
+        switch=valid.switches[technology],
+        topology=DEFAULT_TOPOLOGY if fabric.topology == "auto" else fabric.topology,
+        tiers=None if fabric.tiers == "auto" else fabric.tiers,
+        planes=1 if fabric.planes == "auto" else fabric.planes,
+    )
+
+
+TOPOLOGIES: tuple[TopologyName, ...] = ("rail_optimized", "fat_tree")
+
+
+def design_space(valid: ValidScenario, technology: TechnologyName) -> tuple[DesignChoice, ...]:
+    """Every choice the spec leaves open for ``technology``, the default first.
+
+    Switches: ``valid.switch_candidates`` (the pinned one alone); topology: both unless pinned;
+    tiers: the fewest that fit and three unless pinned; planes: the divisors of
+    ``cluster.nics_per_node`` unless pinned.
+
+    >>> from fabricplan.spec import parse_spec
+    >>> valid = parse_spec({"cluster": {"gpus": 256}, "fabric": {"technologies": ["infiniband"],
+    ...     "topology": "fat_tree", "tiers": 2, "planes": 1}})
+    >>> [c.label for c in design_space(valid, "infiniband")]
+    ['qm9700 fat_tree, 2 tiers, 1 plane(s)']
+    """
+    fabric = valid.spec.fabric
+    nics = valid.spec.cluster.nics_per_node
+    switches = valid.switch_candidates.get(technology) or (valid.switches[technology],)
+    topologies = TOPOLOGIES if fabric.topology == "auto" else (fabric.topology,)
+    tiers_options: tuple[int | None, ...] = (None, 3) if fabric.tiers == "auto" else (fabric.tiers,)
+    if fabric.planes == "auto":
+        planes_options = tuple(p for p in range(1, nics + 1) if nics % p == 0)
+    else:
+        planes_options = (fabric.planes,)
+    default = default_choice(valid, technology)
+    choices = [default]
+    for switch in switches:
+        for topology in topologies:
+            for planes in planes_options:
+                for tiers in tiers_options:
+                    choice = DesignChoice(
+                        switch=switch, topology=topology, tiers=tiers, planes=planes
+                    )
+                    if choice != default:
+                        choices.append(choice)
+    return tuple(choices)
+
+
+def _plane(
+    valid: ValidScenario,
+    choice: DesignChoice,
+    radix: int,
+    rails: int,
+    management: int,
+    oversubscription: float,
+) -> FatTree:
     nodes = valid.spec.cluster.nodes
-    if fabric.topology == "rail_optimized":
-        return rail_optimized(nodes, rails, radix, fabric.oversubscription, tiers, management)
-    return fat_tree(nodes * rails, radix, fabric.oversubscription, tiers, management)
+    if choice.topology == "rail_optimized":
+        return rail_optimized(nodes, rails, radix, oversubscription, choice.tiers, management)
+    return fat_tree(nodes * rails, radix, oversubscription, choice.tiers, management)
+
+
+def _fixed_lengths(valid: ValidScenario) -> dict[LinkGroupName, float] | None:
+    """``fabric.cable_reach`` as one length per group, when the spec sets it."""
+    fabric = valid.spec.fabric
+    if "cable_reach" not in fabric.model_fields_set:
+        return None
+    reach = fabric.cable_reach
+    return {
+        "node_leaf": reach.node_leaf_m,
+        "management": reach.node_leaf_m,
+        "leaf_spine": reach.leaf_spine_m,
+        "spine_core": reach.spine_core_m,
+    }
 
 
 def _link_groups(
-    valid: ValidScenario, plane: FatTree, planes: int, port_speed_gbps: float, management: int
-) -> tuple[tuple[LinkGroup, ...], list[Finding]]:
-    reach = valid.spec.fabric.cable_reach
-    nic_speed = valid.spec.cluster.nic_speed_gbps
-    wanted: list[tuple[LinkGroupName, int, float, float]] = [
-        ("node_leaf", valid.spec.cluster.endpoints, nic_speed, reach.node_leaf_m),
-        ("management", management * planes, nic_speed, reach.node_leaf_m),
-        ("leaf_spine", plane.leaf_spine_links * planes, port_speed_gbps, reach.leaf_spine_m),
-        ("spine_core", plane.spine_core_links * planes, port_speed_gbps, reach.spine_core_m),
-    ]
+    valid: ValidScenario,
+    choice: DesignChoice,
+    plane: FatTree,
+    mode: PortMode,
+    management: int,
+) -> tuple[tuple[LinkGroup, ...], tuple[CableRun, ...], list[Finding]]:
+    """Link groups (count, longest run and its cable) and the runs by orderable length."""
+    cluster = valid.spec.cluster
+    nic_speed = cluster.nic_speed_gbps
+    planes = choice.planes
+    runs = layout_runs(
+        valid.spec.layout,
+        choice.topology,
+        plane,
+        planes,
+        cluster.nodes,
+        cluster.nics_per_node,
+        cluster.gpus_per_node,
+        management * planes,
+        _fixed_lengths(valid),
+        valid.node.nvlink_domain_gpus,
+    )
+    per_cage = choice.switch.links_per_cage(mode)
     groups: list[LinkGroup] = []
+    cable_runs: list[CableRun] = []
     findings: list[Finding] = []
-    for name, count, speed, reach_m in wanted:
-        if count == 0:
+    names: tuple[LinkGroupName, ...] = ("node_leaf", "management", "leaf_spine", "spine_core")
+    for name in names:
+        if not runs[name]:
             continue
-        cable = cable_for(valid.cables, valid.prices, speed, reach_m)
-        if cable is None:
-            findings.append(
-                Finding(
-                    code="FP316",
-                    severity="error",
-                    message=(
-                        f"{_ROLE[name]}: no catalog cable carries {speed:g}G over {reach_m:g} m;"
-                        f" the {count} links are unpriced; add such a cable to the catalog or"
-                        f" shorten fabric.cable_reach"
-                    ),
+        host_end = name in ("node_leaf", "management")
+        speed = nic_speed if host_end else mode.speed_gbps
+        longest_id = NO_CABLE_ID
+        choose = cable_chooser(valid.cables, valid.prices, speed, host_end, per_cage)
+        for length_m, count in runs[name]:
+            cable = choose(length_m)
+            if cable is None:
+                findings.append(
+                    Finding(
+                        code="FP316",
+                        severity="error",
+                        message=(
+                            f"{_ROLE[name]}: no catalog cable carries {speed:g}G over"
+                            f" {length_m:g} m; the {count} links are unpriced; add such a cable"
+                            " to the catalog, shorten fabric.cable_reach or change layout"
+                        ),
+                    )
                 )
-            )
-        elif cable.speed_gbps > speed:
-            findings.append(
-                Finding(
-                    code="FP318",
-                    severity="info",
-                    message=(
-                        f"{_ROLE[name]}: no {speed:g}G cable reaches {reach_m:g} m; using"
-                        f" {cable.id} ({cable.speed_gbps:g}G class) at {speed:g}G"
-                    ),
+            elif cable.speed_gbps > speed:
+                findings.append(
+                    Finding(
+                        code="FP318",
+                        severity="info",
+                        message=(
+                            f"{_ROLE[name]}: no {speed:g}G cable reaches {length_m:g} m; using"
+                            f" {cable.id} ({cable.speed_gbps:g}G class) at {speed:g}G"
+                        ),
+                    )
                 )
+            longest_id = cable.id if cable is not None else NO_CABLE_ID
+            cable_runs.append(
+                CableRun(group=name, count=count, length_m=length_m, cable_id=longest_id)
             )
         groups.append(
             LinkGroup(
                 name=name,
-                count=count,
+                count=sum(n for _, n in runs[name]),
                 speed_gbps=speed,
-                reach_m=reach_m,
-                cable_id=cable.id if cable is not None else NO_CABLE_ID,
+                reach_m=runs[name][-1][0],
+                cable_id=longest_id,
             )
         )
-    return tuple(groups), findings
+    return tuple(groups), tuple(cable_runs), findings
 
 
 def _bisection_tbps(
@@ -197,15 +309,17 @@ def _port_findings(tiers: tuple[TierDesign, ...], headroom_gpus: int) -> list[Fi
 def _design_findings(
     valid: ValidScenario,
     tech: TechnologySpec,
-    switch: SwitchSpec,
+    choice: DesignChoice,
     mode: PortMode,
     plane: FatTree,
     management: int,
     tiers: tuple[TierDesign, ...],
     headroom_gpus: int,
+    oversubscription: float,
 ) -> list[Finding]:
     """Findings about the design as built (port mode, grouping, management, scale, ports)."""
     nic_speed = valid.spec.cluster.nic_speed_gbps
+    switch = choice.switch
     notes: list[Finding] = []
     if mode.speed_gbps != nic_speed:
         notes.append(
@@ -235,8 +349,8 @@ def _design_findings(
             )
         )
     if management and plane.tiers > 1:
-        rails = valid.spec.cluster.nics_per_node // valid.spec.fabric.planes
-        bare = _plane(valid, mode.ports, rails, 0)
+        rails = valid.spec.cluster.nics_per_node // choice.planes
+        bare = _plane(valid, choice, mode.ports, rails, 0, oversubscription)
         extra = plane.switches - bare.switches
         if extra > 0:
             notes.append(
@@ -250,22 +364,111 @@ def _design_findings(
                     ),
                 )
             )
-    notes.extend(domain_findings(tech, plane, valid.spec.fabric.planes))
+    notes.extend(domain_findings(tech, plane, choice.planes))
     notes.extend(l2_domain_findings(tech, plane))
     notes.extend(ecmp_findings(tech, plane))
     notes.extend(_port_findings(tiers, headroom_gpus))
     return notes
 
 
+def _cabling_bom(valid: ValidScenario, runs: tuple[CableRun, ...], per_cage: int) -> list[BomLine]:
+    """Cables by length; for composed optics, modules at both ends and fibre cords by length.
+
+    A switch cage carrying ``per_cage`` links takes one twin-port module for ``per_cage``
+    links of a group (rounded up per group); a NIC takes one module per link; every optical
+    link has one fibre cord.
+    """
+    by_id = {cable.id: cable for cable in valid.cables}
+    cables: dict[tuple[str, float], tuple[int, set[str]]] = {}
+    module_links: dict[tuple[str, LinkGroupName], tuple[int, int, int]] = {}
+    fibres: dict[tuple[str, float], tuple[int, set[str]]] = {}
+
+    def add(
+        book: dict[tuple[str, float], tuple[int, set[str]]],
+        key: tuple[str, float],
+        count: int,
+        role: str,
+    ) -> None:
+        have, roles = book.get(key, (0, set()))
+        book[key] = (have + count, roles | {role})
+
+    for run in runs:
+        cable = by_id.get(run.cable_id)
+        if cable is None:
+            continue
+        role = _ROLE[run.group]
+        if not cable.composed:
+            add(cables, (cable.id, run.length_m), run.count, role)
+            continue
+        module = switch_module(cable, per_cage)
+        host_end = run.group in ("node_leaf", "management")
+        if module is not None:
+            key = (module.item, run.group)
+            links, per, ends = module_links.get(key, (0, min(module.links, per_cage), 0))
+            module_links[key] = (links + run.count, max(1, per), 1 if host_end else 2)
+        if host_end and cable.host_module is not None:
+            key = (cable.host_module.item, run.group)
+            links, _, _ = module_links.get(key, (0, 1, 1))
+            module_links[key] = (links + run.count, 1, 1)
+        if cable.fibre:
+            add(fibres, (cable.fibre, run.length_m), run.count, role)
+
+    def cable_role(item: str, n: int, roles: set[str], length: float) -> str:
+        text = f"{', '.join(sorted(roles))}, {length:g} m"
+        copper = by_id[item].cable_kind in ("dac", "acc")
+        if copper and per_cage >= 2 and roles & {_ROLE["node_leaf"], _ROLE["management"]}:
+            # A twin-port cage takes a 1:2 splitter (LinkX MCP7Y00 / MCA7J70): one cable, two
+            # host links; the line counts links, priced per link.
+            text += f"; ordered as about {math.ceil(n / per_cage)} 1:{per_cage} splitter cables"
+        return text
+
+    lines = [
+        BomLine(
+            item=item,
+            kind="cable",
+            quantity=n,
+            role=cable_role(item, n, roles, length),
+            length_m=length,
+        )
+        for (item, length), (n, roles) in sorted(cables.items())
+    ]
+    modules: dict[str, tuple[int, list[str]]] = {}
+    for (item, group), (links, per, ends) in module_links.items():
+        count = ends * math.ceil(links / per)
+        have, roles = modules.get(item, (0, []))
+        modules[item] = (have + count, [*roles, _ROLE[group]])
+    lines += [
+        BomLine(
+            item=item,
+            kind="transceiver",
+            quantity=n,
+            role=f"transceivers for {', '.join(sorted(set(roles)))}",
+        )
+        for item, (n, roles) in sorted(modules.items())
+    ]
+    lines += [
+        BomLine(
+            item=item,
+            kind="fibre",
+            quantity=n,
+            role=f"fibre cords for {', '.join(sorted(roles))}, {length:g} m",
+            length_m=length,
+        )
+        for (item, length), (n, roles) in sorted(fibres.items())
+    ]
+    return lines
+
+
 def _bom(
     valid: ValidScenario,
     technology: TechnologyName,
+    switch_id: str,
     tiers: tuple[TierDesign, ...],
-    groups: tuple[LinkGroup, ...],
+    runs: tuple[CableRun, ...],
+    per_cage: int,
     routers: int,
     appliances: int,
 ) -> tuple[BomLine, ...]:
-    switch_id = valid.switches[technology].id
     lines = [
         BomLine(item=switch_id, kind="switch", quantity=tier.switches, role=f"{tier.name} switches")
         for tier in tiers
@@ -278,11 +481,7 @@ def _bom(
             role="host NICs",
         )
     )
-    lines.extend(
-        BomLine(item=group.cable_id, kind="cable", quantity=group.count, role=_ROLE[group.name])
-        for group in groups
-        if group.cable_id != NO_CABLE_ID
-    )
+    lines.extend(_cabling_bom(valid, runs, per_cage))
     if routers:
         lines.append(
             BomLine(
@@ -304,7 +503,25 @@ def _bom(
     return tuple(lines)
 
 
-def design_fabric(valid: ValidScenario, technology: TechnologyName) -> FabricDesign:
+def bom_capex_usd(valid: ValidScenario, design: FabricDesign) -> float:
+    """Quantity x unit price over the bill of materials (an unpriced item counts 0), the same
+    sum as :func:`fabricplan.analytic.cost.fabric_cost`'s capex, without its notes.
+
+    >>> from fabricplan.spec import parse_spec
+    >>> valid = parse_spec({"cluster": {"gpus": 32}})
+    >>> bom_capex_usd(valid, design_fabric(valid, "roce_v2")) > 0
+    True
+    """
+    return sum(
+        line.quantity * valid.prices[line.item].price_usd
+        for line in design.bom
+        if line.item in valid.prices
+    )
+
+
+def design_fabric(
+    valid: ValidScenario, technology: TechnologyName, choice: DesignChoice | None = None
+) -> FabricDesign:
     """Design ``technology``'s fabric for the scenario.
 
     Parameters
@@ -313,12 +530,19 @@ def design_fabric(valid: ValidScenario, technology: TechnologyName) -> FabricDes
         The resolved scenario.
     technology
         One of ``valid.spec.fabric.technologies``.
+    choice
+        Switch, topology, tiers and planes to build; default :func:`default_choice` (what the
+        spec pins, ``auto`` read as the RA defaults). :func:`fabricplan.evaluate.search_design`
+        tries every choice of :func:`design_space` and keeps the best.
 
     Returns
     -------
     FabricDesign
         Counts summed over planes, link groups with their cables, the bill of materials, the
         bisection bandwidth, growth headroom and findings (scale limits, unused ports, cables).
+        At ``fabric.oversubscription`` above 1 the leaves are built to that ratio to the port;
+        if that costs more than the non-blocking design of the same switch, the non-blocking one
+        is built and an FP321 finding says so.
 
     Raises
     ------
@@ -334,8 +558,6 @@ def design_fabric(valid: ValidScenario, technology: TechnologyName) -> FabricDes
     >>> design.switches, design.links["node_leaf"] + design.links["management"]
     ({'leaf': 32, 'spine': 16, 'core': 0}, 1020)
     """
-    spec = valid.spec
-    cluster, fabric = spec.cluster, spec.fabric
     if technology not in valid.switches or technology not in valid.technologies:
         raise DesignError(
             "FP305",
@@ -344,9 +566,41 @@ def design_fabric(valid: ValidScenario, technology: TechnologyName) -> FabricDes
             technology,
             f"add it to fabric.technologies or design one of {list(valid.switches)}",
         )
-    switch = valid.switches[technology]
+    choice = choice or default_choice(valid, technology)
+    asked = valid.spec.fabric.oversubscription
+    design = _design(valid, technology, choice, asked)
+    if asked <= 1:
+        return design
+    try:
+        blocking_free = _design(valid, technology, choice, 1.0)
+    except DesignError:
+        return design
+    asked_usd, free_usd = bom_capex_usd(valid, design), bom_capex_usd(valid, blocking_free)
+    if free_usd >= asked_usd:
+        return design
+    note = Finding(
+        code="FP321",
+        severity="info",
+        message=(
+            f"{asked:g}:1 oversubscription costs more than non-blocking with {choice.switch.id}"
+            f" at this size (${asked_usd:,.0f} vs ${free_usd:,.0f} capex: the leaf split and"
+            " spine divisibility leave more switches or links), so the design is built 1:1"
+        ),
+    )
+    return blocking_free.model_copy(update={"findings": (note, *blocking_free.findings)})
+
+
+def _design(
+    valid: ValidScenario,
+    technology: TechnologyName,
+    choice: DesignChoice,
+    oversubscription: float,
+) -> FabricDesign:
+    spec = valid.spec
+    cluster, fabric = spec.cluster, spec.fabric
+    switch = choice.switch
     tech = valid.technologies[technology]
-    planes = fabric.planes
+    planes = choice.planes
     if cluster.nics_per_node % planes:
         choices = [p for p in range(1, cluster.nics_per_node + 1) if cluster.nics_per_node % p == 0]
         raise DesignError(
@@ -360,12 +614,20 @@ def design_fabric(valid: ValidScenario, technology: TechnologyName) -> FabricDes
     rails = cluster.nics_per_node // planes
     mode = port_mode_for_nic(switch, cluster.nic_speed_gbps)
     management = management_ports_per_plane(fabric.management_ports, tech)
-    plane = _plane(valid, mode.ports, rails, management)
     management_moved = False
+    try:
+        plane = _plane(valid, choice, mode.ports, rails, management, oversubscription)
+    except DesignError:
+        if fabric.management_ports != "auto" or not management:
+            raise
+        # The subnet manager's ports alone tip the plane over its largest size (65,536 NICs on
+        # 64-port switches): run the SM elsewhere rather than fail.
+        plane = _plane(valid, choice, mode.ports, rails, 0, oversubscription)
+        management, management_moved = 0, True
     if fabric.management_ports == "auto" and management:
         # The RA keeps a node slot free for the subnet manager; when the cluster fills every
         # slot, an architect runs the SM elsewhere rather than buy another scalable unit.
-        bare = _plane(valid, mode.ports, rails, 0)
+        bare = _plane(valid, choice, mode.ports, rails, 0, oversubscription)
         if bare.switches < plane.switches:
             plane, management, management_moved = bare, 0, True
 
@@ -379,11 +641,13 @@ def design_fabric(valid: ValidScenario, technology: TechnologyName) -> FabricDes
         )
         for tier in plane.tier_designs()
     )
-    groups, findings = _link_groups(valid, plane, planes, mode.speed_gbps, management)
+    groups, runs, findings = _link_groups(valid, choice, plane, mode, management)
     more_nodes = max(0, (plane.max_host_ports - plane.host_ports) // rails)
     headroom_gpus = more_nodes * cluster.gpus_per_node
 
-    notes = _design_findings(valid, tech, switch, mode, plane, management, tiers, headroom_gpus)
+    notes = _design_findings(
+        valid, tech, choice, mode, plane, management, tiers, headroom_gpus, oversubscription
+    )
     if management_moved:
         notes.append(
             Finding(
@@ -402,14 +666,33 @@ def design_fabric(valid: ValidScenario, technology: TechnologyName) -> FabricDes
     routers = 0
     limit = tech.max_endpoints_per_domain
     if tech.scope == "ib_subnet" and limit is not None:
-        routers = planes * ib_routers_needed(addresses_per_plane(tech, plane), int(limit.value))
+        subnets = subnets_needed(addresses_per_plane(tech, plane), int(limit.value))
+        per_plane = ib_routers_for_bandwidth(
+            plane.host_ports, subnets, mode.speed_gbps, oversubscription
+        )
+        routers = planes * per_plane
+        if per_plane:
+            notes.append(
+                Finding(
+                    code="FP322",
+                    severity="warning",
+                    message=(
+                        f"{per_plane} IB router(s) of {IB_ROUTER_PORTS} x {mode.speed_gbps:g}G"
+                        f" per plane carry the traffic between its {subnets} subnets: under"
+                        f" uniform traffic {subnets - 1}/{subnets} of the"
+                        f" {plane.host_ports:,} host ports' load crosses a subnet boundary at"
+                        f" {oversubscription:g}:1 (an estimate; the spine ports the routers take"
+                        " are not counted); more planes or a larger radix avoid the routers"
+                    ),
+                )
+            )
     appliances = 0
     if tech.scope == "ib_subnet" and management:
         appliances = math.ceil(management * planes / MANAGEMENT_PORTS_PER_APPLIANCE)
 
     return FabricDesign(
         technology=technology,
-        topology=fabric.topology,
+        topology=choice.topology,
         switch_id=switch.id,
         port_speed_gbps=mode.speed_gbps,
         radix=mode.ports,
@@ -430,5 +713,15 @@ def design_fabric(valid: ValidScenario, technology: TechnologyName) -> FabricDes
         max_endpoints=cluster.endpoints + more_nodes * cluster.nics_per_node,
         headroom_gpus=headroom_gpus,
         findings=(*notes, *findings),
-        bom=_bom(valid, technology, tiers, groups, routers, appliances),
+        cable_runs=runs,
+        bom=_bom(
+            valid,
+            technology,
+            switch.id,
+            tiers,
+            runs,
+            switch.links_per_cage(mode),
+            routers,
+            appliances,
+        ),
     )

@@ -2,9 +2,13 @@
 
 A plane is built from three rules, each checked against published designs:
 
-- **Leaf split.** A leaf of radix ``k`` at oversubscription ``o`` serves
-  ``d = floor(k*o/(o+1))`` host ports and has the fewest uplinks ``u = ceil(d/o)`` that keep
-  ``d:u <= o`` (:func:`leaf_split`).
+- **Leaf split.** A leaf of radix ``k`` at oversubscription ``o = p/q`` (1 = non-blocking) has
+  ``d`` host ports and ``u`` uplinks with ``d:u = o`` to the port: ``d = p*m``, ``u = q*m``,
+  ``d + u <= k`` (:func:`leaf_splits`); the densest split ``d = floor(k*o/(o+1))``,
+  ``u = ceil(d/o)`` (:func:`leaf_split`, ``d:u <= o``) is always a candidate. At ``o = 1`` the
+  split is ``k/2 : k/2``. The builders try every candidate and keep the plane with the fewest
+  switches, then the fewest uplinks (64-port leaves at 2:1 for 1,024 host ports: 32:16, not
+  42:21, whose 21 uplinks would need 21 spines to spread evenly).
 - **Even spread.** A leaf's ``u`` uplinks go evenly to the ``S`` switches above it, ``u/S`` links
   each, so ``S`` divides ``u``; ``S`` is the smallest such divisor with enough ports for every
   leaf below it (:func:`smallest_divisor_at_least`). This reproduces the DGX SuperPOD tables
@@ -167,6 +171,39 @@ def leaf_split(radix: int, oversubscription: float = 1.0) -> tuple[int, int]:
     return down, up
 
 
+SPLIT_SEARCH_SHARE = 2
+"""Exact-ratio leaf splits are tried from the densest down to ``1/SPLIT_SEARCH_SHARE`` of its host
+ports: sparser leaves only add leaves (a search bound of ours, not a hardware figure)."""
+
+
+def leaf_splits(radix: int, oversubscription: float = 1.0) -> tuple[tuple[int, int], ...]:
+    """Candidate ``(host ports, uplinks)`` of one leaf at ``oversubscription``, densest first.
+
+    At 1:1 only ``k/2 : k/2``. Otherwise every split with exactly ``d:u = o`` (``o`` read as the
+    fraction ``p/q``: ``d = p*m``, ``u = q*m``) from the densest down to half its host ports, and
+    the densest split of :func:`leaf_split` (``d:u <= o``) when it is not one of them.
+
+    Examples
+    --------
+    >>> leaf_splits(64)
+    ((32, 32),)
+    >>> leaf_splits(64, 2)[:3], leaf_splits(64, 2)[-1]
+    (((42, 21), (40, 20), (38, 19)), (22, 11))
+    >>> leaf_splits(64, 1.5)[:2]  # 38:26 is below 1.5; 36:24 is 3:2 exactly
+    ((38, 26), (36, 24))
+    """
+    densest = leaf_split(radix, oversubscription)
+    ratio = Fraction(oversubscription).limit_denominator(RATIO_MAX_DENOMINATOR)
+    if ratio == 1:
+        return (densest,)
+    p, q = ratio.numerator, ratio.denominator
+    top = radix // (p + q)
+    exact = [(p * m, q * m) for m in range(top, 0, -1) if p * m * SPLIT_SEARCH_SHARE >= densest[0]]
+    if densest not in exact:
+        exact.insert(0, densest)
+    return tuple(exact)
+
+
 def smallest_divisor_at_least(number: int, least: int) -> int:
     """The smallest divisor of ``number`` that is at least ``least`` (``least <= number``).
 
@@ -320,6 +357,14 @@ def _forced_misfit(
     return DesignError("FP301", "fabric.tiers", what, tiers, f"set tiers: {fitting} or auto")
 
 
+def _best(planes: list[FatTree]) -> FatTree:
+    """The plane with the fewest switches, then the fewest uplinks (optics), then most growth."""
+    return min(
+        planes,
+        key=lambda p: (p.switches, p.leaf_spine_links + p.spine_core_links, -p.max_host_ports),
+    )
+
+
 def fat_tree(
     endpoints: int,
     radix: int,
@@ -328,6 +373,9 @@ def fat_tree(
     management_ports: int = 0,
 ) -> FatTree:
     """One plane of a fat tree whose host ports fill leaves consecutively.
+
+    Every leaf split of :func:`leaf_splits` is tried; the plane with the fewest switches (then
+    uplinks) is kept.
 
     Parameters
     ----------
@@ -351,9 +399,34 @@ def fat_tree(
     --------
     >>> [fat_tree(n, 64).switches for n in (64, 2048, 65536)]
     [1, 96, 5120]
+    >>> two = fat_tree(1024, 64, 2.0)  # 2:1 to the port; 42:21 would need 21 spines
+    >>> two.hosts_per_leaf, two.leaf_up_ports, two.leaves, two.spines
+    (40, 20, 26, 10)
     """
     host_ports = endpoints + management_ports
-    down, up = leaf_split(radix, oversubscription)
+    built: list[FatTree] = []
+    first_error: DesignError | None = None
+    for down, up in leaf_splits(radix, oversubscription):
+        try:
+            built.append(
+                _fat_tree_split(endpoints, host_ports, radix, down, up, oversubscription, tiers)
+            )
+        except DesignError as exc:
+            first_error = first_error or exc
+    if first_error is not None and not built:
+        raise first_error
+    return _best(built)
+
+
+def _fat_tree_split(
+    endpoints: int,
+    host_ports: int,
+    radix: int,
+    down: int,
+    up: int,
+    oversubscription: float,
+    tiers: int | None,
+) -> FatTree:
     leaves = math.ceil(host_ports / down)
     fill = _consecutive_fill(endpoints, leaves, down)
     pod_leaves_max = radix // 2
@@ -386,11 +459,13 @@ def rail_optimized(
     SUs are built whole (the DGX SuperPOD RAs design the full SU even when fewer nodes are
     installed), except a cluster of one partly filled SU: its leaves get the uplinks its nodes
     need and keep the rest free. Management ports take node slots after the last node, ``rails``
-    ports a slot.
+    ports a slot. Every leaf split of :func:`leaf_splits` is tried; the plane with the fewest
+    switches (then uplinks) is kept.
 
-    Choice with ``tiers=None``: one switch when there is one rail and every port fits; else two
-    tiers with one spine set for all leaves; else two tiers with a spine set per rail (cross-rail
-    traffic then crosses NVLink first, as NCCL's PXN does); else three tiers with SU-aligned pods.
+    Choice with ``tiers=None``: one switch when every port fits (all rails on one switch are
+    one hop apart, which is what rail alignment buys); else two tiers with one spine set for all
+    leaves; else two tiers with a spine set per rail (cross-rail traffic then crosses NVLink
+    first, as NCCL's PXN does); else three tiers with SU-aligned pods.
 
     Parameters
     ----------
@@ -411,9 +486,35 @@ def rail_optimized(
     >>> su4 = rail_optimized(127, 8, 64, management_ports=4)  # DGX H100 SuperPOD, 4 SU
     >>> su4.leaves, su4.spines, su4.leaf_spine_links
     (32, 16, 1024)
+    >>> rail_optimized(4, 8, 64).switches  # 32 GPUs x 1 NIC each: one 64-port switch
+    1
     """
+    built: list[FatTree] = []
+    first_error: DesignError | None = None
+    for down, up in leaf_splits(radix, oversubscription):
+        try:
+            plane = _rail_split(
+                nodes, rails, radix, down, up, oversubscription, tiers, management_ports
+            )
+            built.append(plane)
+        except DesignError as exc:
+            first_error = first_error or exc
+    if first_error is not None and not built:
+        raise first_error
+    return _best(built)
+
+
+def _rail_split(
+    nodes: int,
+    rails: int,
+    radix: int,
+    down: int,
+    up: int,
+    oversubscription: float,
+    tiers: int | None,
+    management_ports: int,
+) -> FatTree:
     host_ports = nodes * rails + management_ports
-    down, up = leaf_split(radix, oversubscription)
     slots = nodes + math.ceil(management_ports / rails)
     units = math.ceil(slots / down)
     leaves = units * rails
@@ -425,7 +526,7 @@ def rail_optimized(
     half = radix // 2
     pod_leaves_max = rails * (half // rails) if half >= rails else half
     options: list[tuple[int, int]] = []  # (tiers, spine groups) in order of preference
-    if rails == 1 and host_ports <= radix:
+    if host_ports <= radix:
         options.append((1, 1))
     if leaves <= radix:
         options.append((2, 1))
@@ -440,12 +541,12 @@ def rail_optimized(
         raise _forced_misfit(host_ports, radix, oversubscription, tiers or 0, options[0][0])
     chosen, groups = fitting[0]
     if chosen == 1:
-        return _single_switch(host_ports, nodes, radix, rail_aligned=True)
+        return _single_switch(host_ports, nodes * rails, radix, rail_aligned=True)
     if chosen == 2:
         if units == 1 and slots < down:
-            # A single, partly filled SU: cable the uplinks its nodes need (non-blocking at the
-            # asked ratio) and leave the rest of each leaf free for growth, rather than buy the
-            # spines and optics of node slots that do not exist.
+            # A single, partly filled SU: cable the uplinks its nodes need (at the asked ratio)
+            # and leave the rest of each leaf free for growth, rather than buy the spines and
+            # optics of node slots that do not exist.
             ratio = Fraction(oversubscription).limit_denominator(RATIO_MAX_DENOMINATOR)
             cabled_up = math.ceil(slots / ratio)
             return _two_tier(

@@ -59,6 +59,42 @@ def ib_routers_needed(lids: int, lids_per_subnet: int) -> int:
     return subnets_needed(lids, lids_per_subnet) - 1
 
 
+IB_ROUTER_PORTS = 64
+"""Ports of one InfiniBand router. Estimate: an NDR router built on the Quantum-2 ASIC, like the
+64-port QM9700 (UFM Enterprise UM "Appendix - IB Router" describes router systems joining 2-6
+subnets; no router port count was retrieved). Its ports run at the fabric's port speed."""
+
+
+def ib_routers_for_bandwidth(
+    host_ports: int,
+    subnets: int,
+    port_speed_gbps: float,
+    oversubscription: float,
+    router_ports: int = IB_ROUTER_PORTS,
+) -> int:
+    """IB routers a plane split into ``subnets`` equal subnets needs to carry its traffic.
+
+    Under uniform traffic a share ``(subnets - 1) / subnets`` of what the hosts send leaves its
+    subnet; the fabric carries ``host_ports x speed / oversubscription`` at full load, so the
+    routers must carry ``host_ports x speed x (subnets - 1) / subnets / oversubscription``. A
+    router forwards at most ``router_ports x speed`` (every port full duplex, each crossing flow
+    entering on one port and leaving on another). At least ``subnets - 1`` routers join the
+    subnets at all.
+
+    Examples
+    --------
+    >>> ib_routers_for_bandwidth(49_152, 2, 400, 1.0)   # two halves of a non-blocking fabric
+    384
+    >>> ib_routers_for_bandwidth(49_152, 2, 400, 8.0), ib_routers_for_bandwidth(100, 2, 400, 1)
+    (48, 1)
+    """
+    if subnets <= 1:
+        return 0
+    crossing_gbps = host_ports * port_speed_gbps * (subnets - 1) / subnets / oversubscription
+    by_bandwidth = math.ceil(crossing_gbps / (router_ports * port_speed_gbps))
+    return max(subnets - 1, by_bandwidth)
+
+
 def addresses_per_plane(tech: TechnologySpec, plane: FatTree) -> int:
     """Unicast addresses one plane uses in its domain (LIDs for an IB subnet).
 
@@ -93,9 +129,10 @@ def domain_findings(tech: TechnologySpec, plane: FatTree, planes: int) -> tuple[
                 message=(
                     f"{tech.id}: a plane needs {addresses:,} LIDs ({plane.host_ports:,} host"
                     f" ports + {plane.switches:,} switches), above the {limit:,} unicast LIDs of"
-                    f" one subnet (LMC 0); it is split into {subnets} subnets joined by at least"
-                    f" {routers} IB router(s) per plane ({routers * planes} in all, in the bill"
-                    f" of materials); or add fabric.planes so that each plane fits one subnet"
+                    f" one subnet (LMC 0); it is split into {subnets} subnets; joining them takes"
+                    f" at least {routers} IB router(s) per plane, and carrying the traffic that"
+                    " crosses subnets takes more (the bill of materials counts routers by that"
+                    " bandwidth); or add fabric.planes so that each plane fits one subnet"
                 ),
             ),
         )

@@ -1,0 +1,301 @@
+"""Cable runs from the physical layout: where racks stand, and how long each link is.
+
+Racks stand in rows of ``row_length_racks`` (:func:`row_length_racks`); rack ``i`` of the hall
+sequence is in row ``i // row_length`` at column ``i % row_length``. A run between two racks follows
+the overhead trays: ``|rows apart| x row_pitch_m + |racks apart| x rack_width_m + tray_drop_m
++ slack_m``; a run inside one rack is ``in_rack_m``
+(:class:`~fabricplan.model.scenario.LayoutSpec`).
+
+Where the switches stand (the DGX SuperPOD RAs' practice, reference catalog B.2):
+
+- rail-optimized leaves: one network rack per scalable unit, in the middle of that unit's node
+  racks (a rail leaf takes one NIC of every node of its unit, so it cannot sit next to all of
+  them);
+- fat-tree leaves: in the rack of their nodes (top of rack) when those nodes share one rack,
+  else in the rack of their middle node;
+- a single switch: a network rack in the middle of the node racks;
+- spines of a two-tier plane and cores of a three-tier plane: a central network block (the middle
+  of the hall); a three-tier pod's aggregation switches: the pod's middle leaf rack.
+
+Lengths are rounded up to orderable steps (:data:`LENGTH_STEPS_M`).
+
+>>> [orderable_length_m(m) for m in (2.2, 17.3, 61, 142)]
+[2.5, 18.0, 65.0, 150.0]
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+
+import numpy as np
+import numpy.typing as npt
+
+from fabricplan.model.fabric import LinkGroupName
+from fabricplan.model.scenario import LayoutSpec, TopologyName
+from fabricplan.topology.fat_tree import FatTree
+
+NODES_PER_RACK_8_GPU = 4
+"""Nodes of up to 8 GPUs per rack with ``nodes_per_rack: auto``: the DGX H100 SuperPOD RA
+recommends four DGX H100 per rack (4 x 10.2 kW = 40.8 kW; 8 compute racks per 32-node SU), and
+the DGX B300 RA places four DGX B300 in one rack."""
+
+NODES_PER_RACK_RACK_SCALE = 1
+"""A node of more than 8 GPUs fills its rack. Trays of a rack-scale NVLink domain (GB200 NVL72:
+18 trays of 4 GPUs) fill their domain's rack."""
+
+LENGTH_STEPS_M: tuple[tuple[float, float], ...] = ((5.0, 0.5), (30.0, 1.0), (100.0, 5.0))
+"""Orderable length steps: up to 5 m in 0.5 m (copper cables come in 0.5 m steps, e.g. the
+LinkX MCP7Y00 splitter at 1, 1.5, 2, 2.5, 3 m), up to 30 m in 1 m, up to 100 m in 5 m, beyond
+in 10 m (fibre cords are cut to order; coarser steps keep the bill short). A convention of
+ours, not a vendor list."""
+
+LONG_STEP_M = 10.0
+
+ROW_LENGTH_RACKS_MIN = 16
+ROW_LENGTH_RACKS_MAX = 64
+"""Bounds of ``row_length_racks: auto``: at least 16 racks (a 32-node SU's 8 compute racks and
+its network racks, twice), at most 64 (about 38 m of 600 mm racks, an estimate of the longest
+practical contained aisle; larger clusters add rows)."""
+
+
+def row_length_racks(layout: LayoutSpec, racks: int) -> int:
+    """Racks per row: the layout's, or for ``auto`` a roughly square hall.
+
+    Square: ``rows x row_pitch = row length x rack_width`` with ``rows = racks / row length``,
+    so ``row length = sqrt(racks x row_pitch / rack_width)``, kept within
+    [:data:`ROW_LENGTH_RACKS_MIN`, :data:`ROW_LENGTH_RACKS_MAX`].
+
+    >>> row_length_racks(LayoutSpec(), 64), row_length_racks(LayoutSpec(), 3_300)
+    (16, 64)
+    """
+    if isinstance(layout.row_length_racks, int):
+        return layout.row_length_racks
+    square = math.ceil(math.sqrt(racks * layout.row_pitch_m / layout.rack_width_m))
+    return max(ROW_LENGTH_RACKS_MIN, min(ROW_LENGTH_RACKS_MAX, square))
+
+
+Runs = dict[LinkGroupName, list[tuple[float, int]]]
+"""Per link group: ``(orderable length in m, links)`` pairs, shortest first."""
+
+
+def orderable_length_m(length_m: float) -> float:
+    """``length_m`` rounded up to the next orderable step (:data:`LENGTH_STEPS_M`)."""
+    for limit, step in LENGTH_STEPS_M:
+        if length_m <= limit:
+            return math.ceil(round(length_m / step, 9)) * step
+    return math.ceil(round(length_m / LONG_STEP_M, 9)) * LONG_STEP_M
+
+
+def nodes_per_rack(layout: LayoutSpec, gpus_per_node: int, rack_domain_gpus: int = 0) -> int:
+    """The layout's nodes per rack, ``auto`` read by node size.
+
+    ``rack_domain_gpus``: GPUs of an NVLink domain that spans a rack (72 for GB200 NVL72), whose
+    trays fill that rack; 0 (or a domain no larger than the node) for a standalone server.
+
+    >>> nodes_per_rack(LayoutSpec(), 8), nodes_per_rack(LayoutSpec(), 72), nodes_per_rack(
+    ...     LayoutSpec(), 4, 72)
+    (4, 1, 18)
+    """
+    if isinstance(layout.nodes_per_rack, int):
+        return layout.nodes_per_rack
+    if rack_domain_gpus > gpus_per_node:
+        return max(1, rack_domain_gpus // gpus_per_node)
+    return NODES_PER_RACK_8_GPU if gpus_per_node <= 8 else NODES_PER_RACK_RACK_SCALE
+
+
+IntArray = npt.NDArray[np.int64]
+FloatArray = npt.NDArray[np.float64]
+
+
+class _Hall:
+    """Rack positions in the hall sequence and the distances between them."""
+
+    def __init__(self, layout: LayoutSpec, racks: int, per_row: int) -> None:
+        self.layout = layout
+        rows = max(1, math.ceil(racks / per_row))
+        self.per_row = per_row
+        self.center_row = (rows - 1) / 2
+        self.center_col = (min(racks, per_row) - 1) / 2
+
+    def _run(self, d_rows: FloatArray, d_cols: FloatArray) -> FloatArray:
+        lay = self.layout
+        horizontal = d_rows * lay.row_pitch_m + d_cols * lay.rack_width_m
+        return np.asarray(horizontal + lay.tray_drop_m + lay.slack_m, dtype=np.float64)
+
+    def between(self, a: IntArray, b: IntArray) -> FloatArray:
+        rows = np.abs(a // self.per_row - b // self.per_row).astype(np.float64)
+        cols = np.abs(a % self.per_row - b % self.per_row).astype(np.float64)
+        length = self._run(rows, cols)
+        return np.where(a == b, self.layout.in_rack_m, length)
+
+    def to_center(self, a: IntArray) -> FloatArray:
+        rows = np.abs(a // self.per_row - self.center_row)
+        cols = np.abs(a % self.per_row - self.center_col)
+        return self._run(rows.astype(np.float64), cols.astype(np.float64))
+
+
+def orderable_lengths_m(lengths_m: FloatArray) -> FloatArray:
+    """:func:`orderable_length_m` of every element (vectorised)."""
+    out = np.ceil(np.round(lengths_m / LONG_STEP_M, 9)) * LONG_STEP_M
+    for limit, step in reversed(LENGTH_STEPS_M):
+        out = np.where(lengths_m <= limit, np.ceil(np.round(lengths_m / step, 9)) * step, out)
+    return np.asarray(out, dtype=np.float64)
+
+
+def _binned(lengths: FloatArray, weights: IntArray) -> list[tuple[float, int]]:
+    if lengths.size == 0:
+        return []
+    bins, inverse = np.unique(orderable_lengths_m(lengths), return_inverse=True)
+    totals = np.bincount(inverse.ravel(), weights=weights.astype(np.float64))
+    return [
+        (float(length), round(total))
+        for length, total in zip(bins.tolist(), totals.tolist(), strict=True)
+        if total
+    ]
+
+
+def _rack_nodes(nodes: int, racks: int, per_rack: int) -> IntArray:
+    rack = np.arange(racks, dtype=np.int64)
+    return np.clip(nodes - rack * per_rack, 0, per_rack)
+
+
+def _node_positions(
+    topology: TopologyName,
+    plane: FatTree,
+    nodes: int,
+    rails: int,
+    per_rack: int,
+    row_length: int,
+) -> tuple[IntArray, IntArray, IntArray, IntArray]:
+    """Hall positions of node racks (or nodes), of the leaf rack their NICs reach, how many
+    nodes each stands for, and the position of every leaf of a plane."""
+    if plane.leaves == 1:
+        racks = math.ceil(nodes / per_rack)
+        middle = racks // 2
+        rack = np.arange(racks, dtype=np.int64)
+        pos = rack + (rack >= middle)
+        return (
+            pos,
+            np.full(racks, middle, dtype=np.int64),
+            _rack_nodes(nodes, racks, per_rack),
+            np.array([middle], dtype=np.int64),
+        )
+    if topology == "rail_optimized":
+        slots = plane.hosts_per_leaf  # node slots of one scalable unit
+        unit_racks = math.ceil(slots / per_rack)
+        middle = unit_racks // 2
+        stride = unit_racks + 1  # the unit's node racks and its network rack
+        units = plane.leaves // rails
+
+        def start(unit: IntArray) -> IntArray:
+            # A unit that fits a row starts a new row rather than straddle two.
+            if stride > row_length:
+                return unit * stride
+            per_row = row_length // stride
+            return (unit // per_row) * row_length + (unit % per_row) * stride
+
+        unit = np.repeat(np.arange(units, dtype=np.int64), unit_racks)
+        local = np.tile(np.arange(unit_racks, dtype=np.int64), units)
+        in_unit = np.clip(nodes - unit * slots, 0, slots)
+        count = np.clip(in_unit - local * per_rack, 0, per_rack)
+        pos = start(unit) + local + (local >= middle)
+        unit_leaf_pos = start(np.arange(units, dtype=np.int64)) + middle
+        return pos, start(unit) + middle, count, np.repeat(unit_leaf_pos, rails)
+    per_leaf = plane.hosts_per_leaf
+    node = np.arange(nodes, dtype=np.int64)
+    rack = node // per_rack
+    leaf = (node * rails) // per_leaf
+    leaves = np.arange(plane.leaves, dtype=np.int64)
+    middle_node = np.minimum((leaves * per_leaf + per_leaf // 2) // rails, nodes - 1)
+    leaf_rack = middle_node // per_rack
+    leaf_of_node = leaf_rack[np.minimum(leaf, plane.leaves - 1)]
+    return rack, leaf_of_node, np.ones(nodes, dtype=np.int64), leaf_rack
+
+
+def layout_runs(
+    layout: LayoutSpec,
+    topology: TopologyName,
+    plane: FatTree,
+    planes: int,
+    nodes: int,
+    nics_per_node: int,
+    gpus_per_node: int,
+    management_links: int,
+    fixed_m: Mapping[LinkGroupName, float] | None = None,
+    rack_domain_gpus: int = 0,
+) -> Runs:
+    """Links per group and orderable length for one design (every plane alike).
+
+    Parameters
+    ----------
+    layout
+        Racks and rows.
+    topology, plane, planes
+        The design: one plane's counts and how many planes.
+    nodes, nics_per_node, gpus_per_node
+        The cluster.
+    management_links
+        Subnet-manager links of all planes (from a central management rack to a leaf).
+    fixed_m
+        Per group, one length for every run (``fabric.cable_reach`` set in the spec).
+    rack_domain_gpus
+        GPUs of a rack-scale NVLink domain (see :func:`nodes_per_rack`).
+
+    Examples
+    --------
+    >>> from fabricplan.topology.fat_tree import rail_optimized
+    >>> plane = rail_optimized(32, 8, 64)                  # one SU of 32 nodes, 8 rail leaves
+    >>> runs = layout_runs(LayoutSpec(), "rail_optimized", plane, 1, 32, 8, 8, 0)
+    >>> sum(n for _, n in runs["node_leaf"]), runs["node_leaf"][0]
+    (256, (5.0, 64))
+    """
+    rails = nics_per_node // planes
+    counts: dict[LinkGroupName, int] = {
+        "node_leaf": nodes * nics_per_node,
+        "management": management_links,
+        "leaf_spine": plane.leaf_spine_links * planes,
+        "spine_core": plane.spine_core_links * planes,
+    }
+    if fixed_m is not None:
+        return {
+            group: [(orderable_length_m(fixed_m[group]), count)] if count else []
+            for group, count in counts.items()
+        }
+    per_rack = nodes_per_rack(layout, gpus_per_node, rack_domain_gpus)
+    node_racks = math.ceil(nodes / per_rack)
+    per_row = row_length_racks(layout, node_racks + math.ceil(plane.leaves / rails))
+    node_pos, node_leaf_pos, node_count, leaf_pos = _node_positions(
+        topology, plane, nodes, rails, per_rack, per_row
+    )
+    hall = _Hall(layout, int(max(node_pos.max(), leaf_pos.max())) + 1, per_row)
+    runs: Runs = {group: [] for group in counts}
+    runs["node_leaf"] = _binned(hall.between(node_pos, node_leaf_pos), node_count * nics_per_node)
+    if management_links:
+        first = leaf_pos[:1]
+        runs["management"] = _binned(
+            hall.to_center(first), np.array([management_links], dtype=np.int64)
+        )
+    if plane.tiers >= 2 and plane.leaf_up_ports:
+        # leaf_fill order is consecutive leaves; each leaf cables leaf_up_ports uplinks.
+        ups = np.full(plane.leaves, plane.leaf_up_ports * planes, dtype=np.int64)
+        if plane.tiers == 2:
+            runs["leaf_spine"] = _binned(hall.to_center(leaf_pos), ups)
+        else:
+            pod = np.arange(plane.leaves, dtype=np.int64) // plane.leaves_per_pod
+            pod_first = pod * plane.leaves_per_pod
+            pod_mid = np.minimum(pod_first + plane.leaves_per_pod // 2, plane.leaves - 1)
+            runs["leaf_spine"] = _binned(hall.between(leaf_pos, leaf_pos[pod_mid]), ups)
+            pods = np.arange(plane.pods, dtype=np.int64) * plane.leaves_per_pod
+            mids = np.minimum(pods + plane.leaves_per_pod // 2, plane.leaves - 1)
+            per_pod = counts["spine_core"] // plane.pods
+            weights = np.full(plane.pods, per_pod, dtype=np.int64)
+            weights[-1] += counts["spine_core"] - per_pod * plane.pods
+            runs["spine_core"] = _binned(hall.to_center(leaf_pos[mids]), weights)
+    # Rounding of the weights above must not lose or invent links.
+    for group, count in counts.items():
+        have = sum(n for _, n in runs[group])
+        if have != count and runs[group]:
+            length, last = runs[group][-1]
+            runs[group][-1] = (length, last + count - have)
+    return runs
