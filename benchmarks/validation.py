@@ -13,11 +13,18 @@ model for that algorithm (``algorithm``); a perftest pair is two hosts one switc
 
 Usage::
 
-    .venv/bin/python benchmarks/validation.py               # print the comparison table
-    .venv/bin/python benchmarks/validation.py --write-doc   # also write docs/validation.md
+    .venv/bin/python benchmarks/validation.py                 # print the comparison table
+    .venv/bin/python benchmarks/validation.py --write-doc     # also write docs/validation.md
+    .venv/bin/python benchmarks/validation.py --write-bands   # regenerate the uncertainty bands
 
-Targets (issue "public reference set"): median absolute error <= 15 % on bandwidth rows and
-<= 25 % on small-message latency rows, over rows whose status is ``reference``.
+Rows are scored per regime (:mod:`fabricplan.analytic.uncertainty`): small-message latency
+(collectives below 64 KiB, perftest ``*_lat``), mid-size (64 KiB to 64 MiB) and bandwidth (64 MiB
+and up, perftest ``*_bw``). Goals (issue 11): median absolute error <= 10 % on bandwidth rows and
+<= 20 % on small-message latency rows, over rows whose status is ``reference``. The test suite
+gates the medians at :data:`BANDWIDTH_GATE_PCT` / :data:`LATENCY_GATE_PCT` (the model as it
+stands, so a change that makes it worse fails). ``--write-bands`` stores the spread of
+measured over predicted performance per regime in ``analytic/data/uncertainty_bands.yaml``; a
+test checks the stored bands match the current model, so a model change reruns it.
 """
 
 from __future__ import annotations
@@ -33,6 +40,16 @@ from typing import Any, Literal, cast
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from fabricplan.analytic.uncertainty import (
+    BANDS_FILE,
+    BandTable,
+    Regime,
+    Residual,
+    band_table,
+    bands_yaml,
+    regime_of_p2p,
+    regime_of_size,
+)
 from fabricplan.cli.guard import write_atomic
 from fabricplan.errors import FabricPlanError, SpecError
 from fabricplan.model.fabric import FabricDesign
@@ -44,11 +61,22 @@ from fabricplan.units import format_size
 ROOT = Path(__file__).resolve().parents[1]
 DATA_PATH = ROOT / "tests" / "data" / "validation" / "reference.yaml"
 DOC_PATH = ROOT / "docs" / "validation.md"
+BANDS_PATH = ROOT / "src" / "fabricplan" / "analytic" / "data" / BANDS_FILE
 
-BANDWIDTH_TARGET_PCT = 15.0
-"""Median absolute error allowed on bandwidth rows (the issue's target)."""
-LATENCY_TARGET_PCT = 25.0
-"""Median absolute error allowed on small-message latency rows (the issue's target)."""
+BANDWIDTH_TARGET_PCT = 10.0
+"""Goal for the median absolute error on bandwidth rows (issue 11)."""
+LATENCY_TARGET_PCT = 20.0
+"""Goal for the median absolute error on small-message latency rows (issue 11)."""
+BANDWIDTH_GATE_PCT = 10.0
+"""Regression gate of the test suite on the bandwidth median (tests/test_validation_data.py): the
+goal; the model met it when the gate was set (6.1 % over 22 rows)."""
+LATENCY_GATE_PCT = 20.0
+"""Regression gate on the small-message latency median (the goal; the model met it when the gate
+was set: 17.9 % over 20 rows; 14.9 % after the NCCL model fixes of issue 11)."""
+MIN_LATENCY_ROWS = 20
+"""Small-message latency rows the scored set must keep (issue 11)."""
+MIN_ROWS = 60
+"""Rows the reference set must keep (issue 11)."""
 
 PLACEHOLDER_NODE = "h100"
 """Node model used for perftest rows whose GPU is not in the catalog: perftest moves host (or
@@ -57,6 +85,10 @@ GENERIC_SWITCH_PORTS = 64
 """Radix of the generic switch used when the catalog has no switch at a row's link speed."""
 
 MODEL_MODULE = "fabricplan.analytic.performance"
+NCCL_TESTS_TIERS = 2
+"""Tiers of the fabric an nccl-tests row's job runs on: a leaf per rail and a spine layer, as the
+rail-optimized clusters the rows come from are built (DGX SuperPOD reference architectures)."""
+
 DESIGNER_MODULE = "fabricplan.topology.designer"
 
 Technology = Literal["infiniband", "roce_v2"]
@@ -156,6 +188,9 @@ class ReferenceRow(_Record):
     """``NCCL_ALGO`` the run forced; the model is then asked for that algorithm."""
     collnet: bool = False
     """The run enabled CollNet (``NCCL_COLLNET_ENABLE=1``): SHARP in-network reduction."""
+    switch_hops: int | None = Field(default=None, ge=0)
+    """Switches between a perftest pair as the source states it (0: back to back); ``None``
+    is :data:`PERFTEST_SWITCH_HOPS`."""
     assumptions: tuple[str, ...] = ()
     notes: str = ""
 
@@ -186,6 +221,13 @@ class ReferenceRow(_Record):
     @property
     def is_bandwidth(self) -> bool:
         return self.quantity in BANDWIDTH_QUANTITIES
+
+    @property
+    def regime(self) -> Regime:
+        """Where the row's error is scored: latency, mid or bandwidth (module docstring)."""
+        if self.is_perftest:
+            return regime_of_p2p(PERFTEST_P2P[self.test])
+        return regime_of_size(self.size_bytes)
 
 
 def load_reference(path: Path = DATA_PATH) -> list[ReferenceRow]:
@@ -223,12 +265,14 @@ class ComparisonRecord(_Record):
 
 
 class ValidationStats(_Record):
-    """Median errors over the scored reference rows."""
+    """Median errors over the scored reference rows, per regime."""
 
     bandwidth_median_abs_error_pct: float | None
     bandwidth_rows: int
     latency_median_abs_error_pct: float | None
     latency_rows: int
+    mid_median_abs_error_pct: float | None = None
+    mid_rows: int = 0
     bounds_met: int
     bounds_total: int
     unscored: int
@@ -262,14 +306,20 @@ def spec_data(
     """The cluster spec (as a mapping) for a row's hardware at the tested node count.
 
     perftest rows are two hosts on one switch (a one-leaf fat tree); nccl-tests rows use a
-    rail-optimized fabric, as GPU clusters of 8-NIC nodes are built. ``switch`` replaces the
-    catalog switch with a generic one given by its figures (where the catalog has none at the
-    row's speed).
+    two-tier rail-optimized fabric: the published jobs ran on a few nodes of a larger cluster,
+    whose leaves are rail-aligned (one port per node on each leaf), not on one switch holding
+    every rail of the job (where SHARP's two aggregation flows per switch would bind). ``switch``
+    replaces the catalog switch with a generic one given by its figures (where the catalog has
+    none at the row's speed).
     """
     hw = row.hardware
     speed = hw.nic_speed_gbps
     topology = "fat_tree" if row.is_perftest else "rail_optimized"
     fabric: dict[str, Any] = {"technologies": [row.technology], "topology": topology}
+    if not row.is_perftest:
+        fabric["tiers"] = NCCL_TESTS_TIERS
+    if row.collnet:  # the run set NCCL_COLLNET_ENABLE=1 with the SHARP plugin
+        fabric["sharp"] = "on"
     if switch is not None:
         fabric["switch"] = {row.technology: switch}
     return {
@@ -340,7 +390,11 @@ def perf_request(row: ReferenceRow) -> PerfRequest:
         step=False,
         algorithm=None if row.nccl_algo is None else MODEL_ALGORITHM_OF[row.nccl_algo],
         in_network_reduction=None if row.collnet else False,
-        p2p_switch_hops=PERFTEST_SWITCH_HOPS if row.is_perftest else None,
+        p2p_switch_hops=(
+            (PERFTEST_SWITCH_HOPS if row.switch_hops is None else row.switch_hops)
+            if row.is_perftest
+            else None
+        ),
     )
 
 
@@ -413,25 +467,68 @@ def pending_records(rows: Sequence[ReferenceRow]) -> list[ComparisonRecord]:
     return [ComparisonRecord(row=row, verdict="prediction pending") for row in rows]
 
 
+def scored_records(records: Sequence[ComparisonRecord]) -> list[ComparisonRecord]:
+    """Records that count: scored, status ``reference``, a measurement or an expectation."""
+    return [
+        r
+        for r in records
+        if r.error_pct is not None and r.row.status == "reference" and r.row.kind in SCORED_KINDS
+    ]
+
+
+def performance_ratio(record: ComparisonRecord) -> float:
+    """Measured over predicted performance (bandwidth ratio, or predicted over measured time).
+
+    >>> row = next(r for r in load_reference() if r.quantity == "time")
+    >>> performance_ratio(ComparisonRecord(row=row, predicted=row.value / 2, error_pct=-50.0,
+    ...     verdict="scored"))
+    0.5
+    """
+    if record.predicted is None:
+        raise ValueError(f"row {record.row.id}: no prediction")
+    measured, predicted = record.row.value, record.predicted
+    return measured / predicted if record.row.is_bandwidth else predicted / measured
+
+
+def residual_bands(records: Sequence[ComparisonRecord]) -> BandTable:
+    """The uncertainty bands the current model's residuals give (``--write-bands`` stores
+    them)."""
+    scored = scored_records(records)
+    residuals = [
+        Residual(
+            regime=r.row.regime,
+            technology=r.row.technology,
+            ratio=performance_ratio(r),
+            abs_error_pct=abs(r.error_pct or 0.0),
+        )
+        for r in scored
+    ]
+    source = f"{len(scored)} scored rows of tests/data/validation/reference.yaml"
+    return band_table(residuals, source)
+
+
+def _median(errors: Sequence[float]) -> float | None:
+    return statistics.median(errors) if errors else None
+
+
 def validation_stats(records: Sequence[ComparisonRecord]) -> ValidationStats:
-    """Median absolute errors over scored rows whose status is ``reference``.
+    """Median absolute errors per regime over scored rows whose status is ``reference``.
 
     >>> validation_stats([]).bandwidth_rows
     0
     """
-    scored = [
-        (r.row.is_bandwidth, abs(r.error_pct))
-        for r in records
-        if r.error_pct is not None and r.row.status == "reference" and r.row.kind in SCORED_KINDS
-    ]
-    bandwidth = [error for is_bandwidth, error in scored if is_bandwidth]
-    latency = [error for is_bandwidth, error in scored if not is_bandwidth]
+    scored = [(r.row.regime, abs(r.error_pct or 0.0)) for r in scored_records(records)]
+    bandwidth = [error for regime, error in scored if regime == "bandwidth"]
+    latency = [error for regime, error in scored if regime == "latency"]
+    mid = [error for regime, error in scored if regime == "mid"]
     bounds = [r for r in records if r.verdict in ("bound met", "bound missed")]
     return ValidationStats(
-        bandwidth_median_abs_error_pct=statistics.median(bandwidth) if bandwidth else None,
+        bandwidth_median_abs_error_pct=_median(bandwidth),
         bandwidth_rows=len(bandwidth),
-        latency_median_abs_error_pct=statistics.median(latency) if latency else None,
+        latency_median_abs_error_pct=_median(latency),
         latency_rows=len(latency),
+        mid_median_abs_error_pct=_median(mid),
+        mid_rows=len(mid),
         bounds_met=sum(r.verdict == "bound met" for r in bounds),
         bounds_total=len(bounds),
         unscored=sum(r.verdict.startswith("unscored") for r in records),
@@ -474,11 +571,14 @@ def table_text(records: Sequence[ComparisonRecord]) -> str:
     return "\n".join(lines)
 
 
-def _median_line(name: str, value: float | None, rows: int, target: float) -> str:
+def _median_line(name: str, value: float | None, rows: int, target: float | None) -> str:
     if value is None:
-        return f"{name}: no scored rows (target <= {target:g} %)"
+        return f"{name}: no scored rows"
+    line = f"{name}: median |error| {value:.1f} % over {rows} rows"
+    if target is None:
+        return line
     met = "meets" if value <= target else "misses"
-    return f"{name}: median |error| {value:.1f} % over {rows} rows ({met} <= {target:g} %)"
+    return f"{line} ({met} the goal <= {target:g} %)"
 
 
 def summary_lines(stats: ValidationStats) -> list[str]:
@@ -496,6 +596,7 @@ def summary_lines(stats: ValidationStats) -> list[str]:
             stats.latency_rows,
             LATENCY_TARGET_PCT,
         ),
+        _median_line("mid-size", stats.mid_median_abs_error_pct, stats.mid_rows, None),
         f"vendor bounds: {stats.bounds_met} of {stats.bounds_total} met",
         f"rows without a like-for-like model figure: {stats.unscored}",
         f"rows skipped or failed in the model: {stats.skipped}",
@@ -504,6 +605,29 @@ def summary_lines(stats: ValidationStats) -> list[str]:
 
 def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
+
+
+def bands_section(table: BandTable) -> list[str]:
+    """The regimes' bands as docs/validation.md shows them."""
+    out = [
+        "## Uncertainty bands",
+        "",
+        f"The central {table.coverage:.0%} of measured over predicted performance per regime"
+        f" ({table.source}), widened to at least +-{table.noise_floor:.0%}; every predicted"
+        " number carries its regime's band (`*_low` / `*_high`, docs/output.md). A bandwidth"
+        " `b` reads `b x low .. b x high`, a time `t` reads `t / high .. t / low`. Stored in"
+        f" `src/fabricplan/analytic/data/{BANDS_FILE}` by `--write-bands`.",
+        "",
+        r"| regime | technology | rows | ratio low | ratio high | median \|error\| | basis |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for band in table.bands:
+        error = "-" if band.median_abs_error_pct is None else f"{band.median_abs_error_pct:.1f} %"
+        out.append(
+            f"| {band.regime} | {band.technology or 'all'} | {band.rows} | {band.ratio_low:.3f} |"
+            f" {band.ratio_high:.3f} | {error} | {_cell(band.basis)} |"
+        )
+    return out
 
 
 def markdown_doc(records: Sequence[ComparisonRecord], model_available: bool) -> str:
@@ -517,10 +641,13 @@ def markdown_doc(records: Sequence[ComparisonRecord], model_available: bool) -> 
         "",
         "The analytic model is compared with published nccl-tests and perftest results. Each row"
         " comes from a source that was read (the quote is reproduced below); what the source does"
-        " not state but the comparison needs is listed as an assumption. Targets: median absolute"
+        " not state but the comparison needs is listed as an assumption. Goals: median absolute"
         f" error <= {BANDWIDTH_TARGET_PCT:g} % on bandwidth and <= {LATENCY_TARGET_PCT:g} % on"
-        " small-message latency, over rows whose status is `reference`. `anomaly` rows are runs"
-        " the source itself calls too slow; they are shown, never used to tune the model."
+        " small-message latency, over rows whose status is `reference`; the test suite gates the"
+        f" medians at {BANDWIDTH_GATE_PCT:g} % and {LATENCY_GATE_PCT:g} %. Rows are scored per"
+        " regime: small-message latency (collectives below 64 KiB, perftest `*_lat`), mid-size"
+        " (64 KiB to 64 MiB) and bandwidth (64 MiB and up, perftest `*_bw`). `anomaly` rows are"
+        " runs the source itself calls too slow; they are shown, never used to tune the model."
         " `uncertain` rows lack a hardware detail. Bounds are vendor pass thresholds, checked as"
         " met or missed.",
         "",
@@ -534,7 +661,8 @@ def markdown_doc(records: Sequence[ComparisonRecord], model_available: bool) -> 
         "- Each row becomes a cluster spec of the tested hardware at the tested node count"
         " (rail-optimized) and the analytic model is asked, through its public `PerfRequest`,"
         " for the same collective, size and rank count; a perftest pair is two hosts one switch"
-        " apart (`p2p_switch_hops=1`).",
+        " apart (`p2p_switch_hops=1`), or as many switches as the source states"
+        " (`switch_hops`, 0 for a back-to-back cable).",
         "- In-network reduction (SHARP) only where the run enabled CollNet"
         " (`NCCL_COLLNET_ENABLE=1`): `in_network_reduction=false` otherwise, because NCCL does"
         " not use SHARP unless asked. (The model's own default, for a tuned SuperPOD, is to use"
@@ -550,6 +678,7 @@ def markdown_doc(records: Sequence[ComparisonRecord], model_available: bool) -> 
     ]
     if model_available:
         out += [f"- {line}" for line in summary_lines(stats)]
+        out += ["", *bands_section(residual_bands(records))]
     else:
         out.append(
             "- predictions pending: the analytic model"
@@ -559,9 +688,9 @@ def markdown_doc(records: Sequence[ComparisonRecord], model_available: bool) -> 
         "",
         "## Rows",
         "",
-        "| id | test | size | ranks (nodes x GPUs) | hardware | tech | algorithm | measured |"
-        " predicted | error | status / verdict |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "| id | test | size | ranks (nodes x GPUs) | hardware | tech | regime | algorithm |"
+        " measured | predicted | error | status / verdict |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for rec in records:
         row, hw = rec.row, rec.row.hardware
@@ -570,7 +699,8 @@ def markdown_doc(records: Sequence[ComparisonRecord], model_available: bool) -> 
         out.append(
             f"| {row.id} | {row.test} | {format_size(row.size_bytes)} |"
             f" {row.ranks} ({hw.nodes} x {hw.gpus_per_node}) | {_cell(hardware)} |"
-            f" {row.technology} | {_cell(row.algorithm)} | {_measured(row)} {row.unit} |"
+            f" {row.technology} | {row.regime} | {_cell(row.algorithm)} |"
+            f" {_measured(row)} {row.unit} |"
             f" {predicted} | {_error(rec)} | {row.status} / {_cell(rec.verdict)} |"
         )
     out += ["", "## Sources, quotes and assumptions", ""]
@@ -599,6 +729,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--data", type=Path, default=DATA_PATH, help="reference YAML")
     parser.add_argument("--write-doc", action="store_true", help=f"write {DOC_PATH}")
     parser.add_argument("--doc", type=Path, default=DOC_PATH, help="where --write-doc writes")
+    parser.add_argument(
+        "--write-bands", action="store_true", help=f"regenerate {BANDS_PATH.name} from residuals"
+    )
+    parser.add_argument("--bands", type=Path, default=BANDS_PATH, help="where --write-bands writes")
     args = parser.parse_args(argv)
     rows = load_reference(args.data)
     functions = model_functions()
@@ -618,6 +752,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     print()
     for line in summary_lines(validation_stats(records)):
         print(line)
+    if args.write_bands:
+        write_atomic(args.bands, bands_yaml(residual_bands(records)))
+        print(f"wrote {args.bands}")
     if args.write_doc:
         write_atomic(args.doc, markdown_doc(records, model_available=True))
         print(f"wrote {args.doc}")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
 from hypothesis import settings
 
@@ -18,3 +20,12 @@ def pytest_configure(config: pytest.Config) -> None:
     from fabricplan.sim.packet.compiled import drop_stale_cache
 
     drop_stale_cache()
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _performance_cache_in_tmp(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Simulated results cached by ``compare --backend flow|packet`` go to a temporary
+    directory, never to the user's cache."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("FABRICPLAN_CACHE_DIR", str(tmp_path_factory.mktemp("performance-cache")))
+        yield

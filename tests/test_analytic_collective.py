@@ -34,7 +34,11 @@ def profile(
     nic_gbps: float = 400,
     **design: Any,
 ) -> FabricProfile:
-    valid = cluster_scenario(gpus, cluster={"gpus": gpus, "gpu": gpu, "nic_speed_gbps": nic_gbps})
+    # SHARP on where the switches have it, as a tuned SuperPOD runs (the spec's default, auto,
+    # leaves CollNet off; test_in_network_reduction_follows_the_request checks that).
+    valid = cluster_scenario(
+        gpus, cluster={"gpus": gpus, "gpu": gpu, "nic_speed_gbps": nic_gbps}, fabric={"sharp": "on"}
+    )
     return fabric_profile(
         valid, designed_leaf_spine(valid, tech, **design), PerfRequest(**(request or {}))
     )
@@ -366,7 +370,9 @@ def test_collnet_chain_is_the_nvlink_chain_when_the_network_is_faster() -> None:
 
 
 def test_collnet_chain_is_the_network_when_the_network_is_slower() -> None:
-    valid = cluster_scenario(64, cluster={"gpus": 64, "nics_per_node": 1, "nic_speed_gbps": 400})
+    valid = cluster_scenario(
+        64, cluster={"gpus": 64, "nics_per_node": 1, "nic_speed_gbps": 400}, fabric={"sharp": "on"}
+    )
     prof = fabric_profile(valid, designed_leaf_spine(valid))
     chain = candidate(prof, 64, "CollNetChain/Simple", 8 * GIB)
     sharp = prof.nic_goodput_GBps * SHARP_BW_EFFICIENCY  # one NIC per node
@@ -384,6 +390,8 @@ def test_in_network_reduction_follows_the_request() -> None:
     assert default.in_network_reduction and not off.in_network_reduction
     assert not labels & {"CollNetDirect", "CollNetChain"}
     valid = cluster_scenario(1024)
+    # fabric.sharp: auto (the default) is what NCCL does without the SHARP plugin: CollNet off.
+    assert not fabric_profile(valid, designed_leaf_spine(valid)).in_network_reduction
     with pytest.raises(ModelError) as err:  # an Ethernet fabric without SHARP cannot be asked
         fabric_profile(
             valid, designed_leaf_spine(valid, "roce_v2"), PerfRequest(in_network_reduction=True)

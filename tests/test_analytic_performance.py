@@ -96,7 +96,7 @@ def test_routing_override_is_said() -> None:
 
 
 def test_a_forced_algorithm_reaches_every_row_through_the_request() -> None:
-    valid = cluster_scenario(256)
+    valid = cluster_scenario(256, fabric={"sharp": "on"})
     result = analytic_performance(
         valid,
         designed_leaf_spine(valid),
@@ -114,7 +114,7 @@ def test_a_forced_algorithm_reaches_every_row_through_the_request() -> None:
 
 
 def test_in_network_reduction_is_said_and_can_be_turned_off() -> None:
-    valid = cluster_scenario(256)
+    valid = cluster_scenario(256, fabric={"sharp": "on"})
     request = PerfRequest(sizes_bytes=(2**33,), collectives=("all_reduce",), p2p=False, step=False)
     on = analytic_performance(valid, designed_leaf_spine(valid), request)
     off = analytic_performance(

@@ -140,3 +140,22 @@ def test_seeds_of_jobs_and_runs_do_not_overlap() -> None:
     assert len(set(drawn)) == len(drawn)
     assert list(runs) != [0, 1, 2, 3]
     assert np.all(np.asarray(runs) >= 0)
+
+
+def test_run_pattern_runs_every_child_seed_and_reports_the_spread() -> None:
+    from fabricplan.sim.run import RunOptions, run_pattern
+    from fabricplan.sim.seed import spawn_seeds
+
+    valid = parse_spec(
+        {"cluster": {"gpus": 256}, "fabric": {"technologies": ["roce_v2"], "topology": "fat_tree"}}
+    )
+    options = RunOptions(pattern="permutation", size_bytes=2**22, seed=5, seeds=4, routing="ecmp")
+    run = run_pattern(valid, "roce_v2", "flow", options)
+    record = run.record()
+    assert run.seeds == spawn_seeds(5, 4) and record["seeds"]["parent"] == 5
+    # Each child draws its own permutation and hash seeds: the completions are not all equal.
+    assert len(set(np.round(run.completions_us, 3))) > 1
+    spread = record["seeds"]["completion_us"]
+    assert (
+        spread["min"] <= spread["p50"] <= spread["max"] == pytest.approx(run.completions_us.max())
+    )

@@ -154,9 +154,14 @@ def test_calibrate_writes_a_profile_compare_can_load(tmp_path: Path) -> None:
     assert doc["error_after_pct"] < doc["error_before_pct"]
     profile = load_profile(out)
     assert profile.source.startswith("fabricplan calibrate on infiniband")
+    scope = {"source", "technology", "nic", "switch"}
     assert set(doc["fitted"]) == {
-        k for k, v in profile.model_dump().items() if v is not None and k != "source"
+        k for k, v in profile.model_dump().items() if v is not None and k not in scope
     }
+    # The profile names the technology it was fitted on, so it applies to that one only; the
+    # logs do not name NIC or switch models, so those stay open.
+    assert (profile.technology, profile.nic, profile.switch) == ("infiniband", None, None)
+    assert "cx7" in profile.source
 
 
 def test_calibrate_rejects_unknown_parameters(tmp_path: Path) -> None:
@@ -172,3 +177,29 @@ def test_calibrate_rejects_unknown_parameters(tmp_path: Path) -> None:
     )
     assert result.exit_code == 2 and "FP468" in result.output and "warp_speed" in result.output
     assert not (tmp_path / "p.yaml").exists()
+
+
+def test_json_says_which_band_judged_each_row_and_whether_the_profile_applied(
+    tmp_path: Path,
+) -> None:
+    profile = tmp_path / "roce.yaml"
+    profile.write_text(
+        yaml.safe_dump({"nic_latency_ns": 900.0, "technology": "roce_v2", "source": "roce"}),
+        encoding="utf-8",
+    )
+    args = [str(DATA / "nccl_2025_allreduce_cut.log"), "--spec", _spec(tmp_path), "-f", "json"]
+    default = json.loads(_invoke("check-bench", *args).output)
+    assert default["summary"]["band"] == "validation"
+    judged = [r for r in default["measurements"] if r.get("ratio") is not None]
+    assert judged and all(r["ratio_low"] < 1 < r["ratio_high"] for r in judged)
+    assert all(r["band_basis"].split()[0] in {"latency", "mid", "bandwidth"} for r in judged)
+    fixed = json.loads(_invoke("check-bench", *args, "--band", "0.15").output)
+    assert fixed["summary"]["band"] == 0.15
+    calibrated = json.loads(_invoke("check-bench", *args, "--calibration", str(profile)).output)
+    # the log is InfiniBand: a profile fitted on RoCE is not applied, and the output says so
+    assert calibrated["calibration"] == [
+        "calibration not applied to infiniband: the profile was fitted on roce_v2"
+    ]
+    assert [r.get("expected") for r in calibrated["measurements"]] == [
+        r.get("expected") for r in default["measurements"]
+    ]

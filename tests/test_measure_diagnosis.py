@@ -84,7 +84,7 @@ def _nccl_run(
                 technology=tech,
                 expected=e,
                 ratio=ratio,
-                status=classify(ratio, BAND),
+                status=classify(ratio, 1 - BAND, 1 + BAND),
             )
         )
         measurements.append(m)
@@ -135,7 +135,7 @@ def _perftest_run(
                 technology="roce_v2",
                 expected=e,
                 ratio=ratio,
-                status=classify(ratio, BAND),
+                status=classify(ratio, 1 - BAND, 1 + BAND),
             )
         )
         measurements.append(m)

@@ -24,8 +24,20 @@ COLLECTIVE_KEYS = {
     "time_us",
     "algbw_GBps",
     "busbw_GBps",
+    *(
+        f"{field}_{end}"
+        for field in ("time_us", "algbw_GBps", "busbw_GBps")
+        for end in ("low", "high")
+    ),
 }
-P2P_KEYS = {"technology", "test", "size_bytes", "latency_us", "bw_gbps"}
+P2P_KEYS = {
+    "technology",
+    "test",
+    "size_bytes",
+    "latency_us",
+    "bw_gbps",
+    *(f"{field}_{end}" for field in ("latency_us", "bw_gbps") for end in ("low", "high")),
+}
 
 
 def make_app() -> typer.Typer:
@@ -145,8 +157,10 @@ def test_a_forced_algorithm_runs_where_the_hardware_has_it(spec: Path) -> None:
 
 
 def test_no_sharp_removes_in_network_reduction(spec: Path) -> None:
-    on = invoke(str(spec), "--sizes", "8G", "--format", "json")
+    on = invoke(str(spec), "--sharp", "--sizes", "8G", "--format", "json")
     off = invoke(str(spec), "--no-sharp", "--sizes", "8G", "--format", "json")
+    default = invoke(str(spec), "--sizes", "8G", "--format", "json")
+    assert default.output.replace("--no-sharp", "") == off.output  # auto: CollNet off
     algorithms = {
         name: {r["algorithm"] for r in json.loads(res.output)["results"]}
         for name, res in (("on", on), ("off", off))

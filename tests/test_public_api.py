@@ -21,7 +21,14 @@ PUBLIC: dict[str, set[str]] = {
         "replace_spec",
         "resolve",
     },
-    "fabricplan.evaluate": {"evaluate", "evaluate_feasible", "evaluate_one", "search_design"},
+    "fabricplan.evaluate": {
+        "applicable_profile",
+        "calibrated_performance",
+        "evaluate",
+        "evaluate_feasible",
+        "evaluate_one",
+        "search_design",
+    },
     "fabricplan.backends": {
         "BACKENDS",
         "AnalyticBackend",
@@ -33,6 +40,21 @@ PUBLIC: dict[str, set[str]] = {
         "get_backend",
     },
     "fabricplan.cli.app": {"HELP", "create_app", "main"},
+    "fabricplan.export.formats": {
+        "EXPORT_FORMATS",
+        "ExportFormat",
+        "ExportOptions",
+        "check_technology",
+        "export_files",
+    },
+    "fabricplan.export.cabling": {
+        "CablingPlan",
+        "PlannedCable",
+        "PlannedDevice",
+        "cabling_plan",
+        "device_names",
+    },
+    "fabricplan.export.verify": {"CablingComparison", "CablingDifference", "compare_cabling"},
     "fabricplan.sim.run": {
         "ANALYTIC_PATTERNS",
         "LEVELS",

@@ -60,7 +60,9 @@ def test_paths_resolve_against_the_spec_structure() -> None:
         "fabric.switch.roce_v2",
         "fabric.switch.roce_v2.ports",
         "priorities",
-        "priorities.tco",
+        "decision.worth_usd.roce_v2",
+        "growth.target_gpus",
+        "fabric.lossless.pfc",
         "cost.prices.qm9700",
         "workload.tp",
     ):

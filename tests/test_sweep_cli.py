@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
+from typing import Any
 
 import pyarrow.parquet as pq
 import pytest
@@ -237,3 +239,18 @@ def test_sweep_report_of_one_text_key(spec_file: Path, tmp_path: Path) -> None:
     assert html.exit_code == 0
     assert html.stdout.count("<svg") == 1  # no numeric x, no second key: the Pareto front only
     assert "Crossovers" not in html.stdout
+
+
+def test_a_bare_ray_reaches_the_sweep_command_as_local(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The console script completes a bare --ray before the parser sees it.
+    from fabricplan.cli import app as app_module
+
+    seen: list[list[str]] = []
+
+    def recording_app() -> Any:
+        return lambda args: seen.append(args)
+
+    monkeypatch.setattr(app_module, "create_app", recording_app)
+    monkeypatch.setattr(sys, "argv", ["fabricplan", "sweep", "s.yaml", "--ray", "--fresh"])
+    app_module.main()
+    assert seen == [["sweep", "s.yaml", "--ray", "local", "--fresh"]]

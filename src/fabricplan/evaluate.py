@@ -15,21 +15,39 @@ others are kept in ``design.alternatives`` with why each lost.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
-from fabricplan.analytic.cost import fabric_cost, with_gpu_idle_cost
-from fabricplan.backends import get_backend
-from fabricplan.errors import DesignError, FabricPlanError, InputFileError, ModelError
+from fabricplan.analytic.config_risk import config_risk
+from fabricplan.analytic.cost import fabric_cost, with_config_risk, with_gpu_idle_cost
+from fabricplan.analytic.growth import growth_result
+from fabricplan.analytic.lossless import (
+    LosslessEffect,
+    lossless_effect,
+    with_lossless_points,
+    with_lossless_step,
+)
+from fabricplan.analytic.operations_effort import HOURS_PER_ENGINEER_YEAR, team_experience
+from fabricplan.analytic.step_simulated import with_simulated_collectives
+from fabricplan.analytic.uncertainty import with_uncertainty
+from fabricplan.backends import Backend, get_backend
+from fabricplan.errors import DesignError, FabricPlanError, ModelError
+from fabricplan.lint.headroom import sonic_mellanox_headroom
 from fabricplan.lint.operations import assess_operations
+from fabricplan.measure.calibration import calibration_changes
 from fabricplan.model.fabric import DesignAlternative, DesignChoice, FabricDesign, Finding
 from fabricplan.model.results import (
+    CalibrationEffect,
+    CalibrationProfile,
     CostBreakdown,
     Evaluation,
+    GrowthResult,
     InfeasibleOption,
     PerformanceResult,
     PerfRequest,
 )
 from fabricplan.model.scenario import TechnologyName, ValidScenario
+from fabricplan.spec import replace_spec
 from fabricplan.topology.designer import (
     bom_capex_usd,
     design_fabric,
@@ -207,7 +225,14 @@ def _shape(candidate: _Candidate) -> tuple[object, ...]:
 
 def _idle_usd(candidate: _Candidate, backend: str, request: PerfRequest) -> float | None:
     ranking = get_backend(backend if backend in RANKING_BACKENDS else "analytic")
-    step_only = request.model_copy(update={"collectives": (), "p2p": False, "step": True})
+    step_only = request.model_copy(
+        update={
+            "collectives": (),
+            "p2p": False,
+            "step": True,
+            "calibration": applicable_profile(request, candidate.valid, candidate.design),
+        }
+    )
     try:
         result = ranking.perform(candidate.valid, candidate.design, step_only)
     except FabricPlanError:
@@ -353,14 +378,219 @@ def search_design(
     return winner.valid, design, winner.cost
 
 
-__all__ = ["evaluate", "evaluate_feasible", "evaluate_one", "search_design"]
+def applicable_profile(
+    request: PerfRequest, valid: ValidScenario, design: FabricDesign
+) -> CalibrationProfile | None:
+    """The request's calibration profile if it was fitted on this fabric, else ``None``."""
+    profile = request.calibration
+    technology = design.technology
+    if profile is None or profile.applies_to(
+        technology, valid.nics[technology].id, design.switch_id
+    ):
+        return profile
+    return None
+
+
+def calibrated_performance(
+    valid: ValidScenario, design: FabricDesign, backend: BackendChoice, request: PerfRequest
+) -> PerformanceResult:
+    """The backend's result with the request's calibration profile where it applies, and what
+    the profile changed; then the uncertainty bands of every predicted value.
+
+    A profile applies only to the technology it was fitted on, and to the NIC and switch where it
+    names them (:meth:`~fabricplan.model.results.CalibrationProfile.applies_to`): one fitted on
+    RoCE runs leaves the InfiniBand prediction as it was, and the result says so.
+
+    >>> from fabricplan.model.results import CalibrationProfile
+    >>> from fabricplan.spec import parse_spec
+    >>> valid = parse_spec({"cluster": {"gpus": 64}})
+    >>> roce = CalibrationProfile(nic_bw_efficiency=0.5, technology="roce_v2")
+    >>> ib = calibrated_performance(valid, design_fabric(valid, "infiniband"), "analytic",
+    ...     PerfRequest(calibration=roce, step=False))
+    >>> ib.calibration is None, "not applied" in ib.notes[-1]
+    (True, True)
+    """
+    model = get_backend(backend) if isinstance(backend, str) else backend
+    technology = design.technology
+    profile = request.calibration
+    nic = valid.nics[technology].id
+    if profile is None or applicable_profile(request, valid, design) is not None:
+        result = model.perform(valid, design, request)
+    else:
+        result = model.perform(valid, design, request.model_copy(update={"calibration": None}))
+        fitted = "/".join(x for x in (profile.technology, profile.nic, profile.switch) if x)
+        note = (
+            f"calibration profile not applied: fitted on {fitted}, this fabric is"
+            f" {technology}/{nic}/{design.switch_id}"
+        )
+        result = result.model_copy(update={"notes": (*result.notes, note)})
+        profile = None
+    if profile is not None:
+        before = None
+        if model.name == "analytic":  # instant: say what the profile moved
+            before = model.perform(valid, design, request.model_copy(update={"calibration": None}))
+        effect = CalibrationEffect(
+            source=profile.source,
+            technology=technology,
+            changes=calibration_changes(profile, valid, technology),
+            base_latency_us_before=before.base_latency_us if before else None,
+            step_s_before=before.step.step_s if before and before.step else None,
+        )
+        result = result.model_copy(update={"calibration": effect})
+    return with_uncertainty(result)
+
+
+HEADROOM_MTU_BYTES = 9100
+"""MTU the required PFC headroom is computed for (the SONiC default port MTU)."""
+
+
+def _headroom_ok(valid: ValidScenario, design: FabricDesign) -> bool:
+    given = valid.spec.fabric.lossless.pfc_headroom_bytes
+    if given == "auto":
+        return True
+    longest = max((g.reach_m for g in design.link_groups if g.count), default=3.0)
+    need = sonic_mellanox_headroom(design.port_speed_gbps, longest, HEADROOM_MTU_BYTES)
+    return given >= need.xoff_bytes
+
+
+def _effect(
+    valid: ValidScenario, design: FabricDesign, routing: str, *, pfc: bool | None = None
+) -> LosslessEffect:
+    lossless = valid.spec.fabric.lossless
+    cc = "none" if lossless.congestion_control == "none" or not lossless.ecn else "dcqcn"
+    return lossless_effect(
+        lossless.pfc if pfc is None else pfc,
+        _headroom_ok(valid, design),
+        cc,
+        not lossless.pfc_watchdog,
+        valid.spec.fabric.oversubscription,
+        routing,
+    )
+
+
+def _routing(valid: ValidScenario, technology: TechnologyName, request: PerfRequest) -> str:
+    return (
+        request.routing.get(technology)
+        or valid.spec.fabric.routing.get(technology)
+        or valid.technologies[technology].routing
+    )
+
+
+def _with_configuration(
+    valid: ValidScenario, design: FabricDesign, performance: PerformanceResult, routing: str
+) -> PerformanceResult:
+    """The performance with the deployed lossless configuration's effect, and a note saying what
+    it costs in step time and GPU time."""
+    effect = _effect(valid, design, routing)
+    if effect.neutral and not effect.notes:
+        return performance
+    step = performance.step
+    notes = [f"lossless configuration: {n}" for n in effect.notes]
+    if step is not None and not effect.neutral:
+        after = with_lossless_step(step, effect)
+        cost = fabric_cost(valid, design)
+        before_usd = with_gpu_idle_cost(valid, cost, step).gpu_idle_usd or 0.0
+        after_usd = with_gpu_idle_cost(valid, cost, after).gpu_idle_usd or 0.0
+        notes.append(
+            f"configuration: {design.technology}: {effect.notes[0].split(':')[0]}: all_to_all"
+            f" {effect.all_to_all - 1:+.0%}, rings {effect.ring - 1:+.0%}, step"
+            f" {after.step_s / step.step_s - 1:+.1%} ({step.step_s:.3f} s -> {after.step_s:.3f} s),"
+            f" ${after_usd - before_usd:,.0f} of GPU time over {valid.spec.cost.years} years"
+            " (fabric.lossless)"
+        )
+        step = after
+    return performance.model_copy(
+        update={
+            "step": step,
+            "collectives": with_lossless_points(performance.collectives, effect),
+            "notes": (*performance.notes, *notes),
+        }
+    )
+
+
+def with_configuration_points(
+    valid: ValidScenario, design: FabricDesign, performance: PerformanceResult, request: PerfRequest
+) -> PerformanceResult:
+    """nccl-tests rows with the deployed lossless configuration's effect (``perf --config``)."""
+    effect = _effect(valid, design, _routing(valid, design.technology, request))
+    if effect.neutral and not effect.notes:
+        return performance
+    return performance.model_copy(
+        update={
+            "collectives": with_lossless_points(performance.collectives, effect),
+            "notes": (*performance.notes, *(f"lossless configuration: {n}" for n in effect.notes)),
+        }
+    )
+
+
+def scenario_for_growth(valid: ValidScenario, design: FabricDesign, gpus: int) -> ValidScenario:
+    """``valid`` at ``gpus`` GPUs with the design's choices pinned: its switch, topology and
+    planes (tiers stay the spec's: growth may need a new one)."""
+    data = valid.spec.model_dump(exclude_unset=True)
+    data["cluster"]["gpus"] = gpus
+    data["growth"] = None
+    fabric = data.setdefault("fabric", {})
+    fabric["topology"] = design.topology
+    fabric["planes"] = design.planes
+    chosen = valid.spec.fabric.switch.get(design.technology)
+    if (chosen is None or isinstance(chosen, str)) and valid.switches[
+        design.technology
+    ].id == design.switch_id:
+        fabric.setdefault("switch", {})[design.technology] = design.switch_id
+    return replace_spec(valid, data, "growth target")
+
+
+def growth_of(valid: ValidScenario, design: FabricDesign) -> GrowthResult | None:
+    """What growing ``design`` to ``growth.target_gpus`` costs (``None`` when none is asked)."""
+    growth = valid.spec.growth
+    if growth is None:
+        return None
+    try:
+        target = design_fabric(
+            scenario_for_growth(valid, design, growth.target_gpus), design.technology
+        )
+    except FabricPlanError as exc:
+        return growth_result(valid, design, None, growth.target_gpus, str(exc))
+    return growth_result(valid, design, target, growth.target_gpus)
+
+
+BackendChoice = str | Backend
+"""A backend by name, or a backend object (e.g. a cached one)."""
+
+
+def _perform(
+    valid: ValidScenario, design: FabricDesign, backend: BackendChoice, request: PerfRequest
+) -> PerformanceResult:
+    """The backend's result; a simulator's collective times also go into the step time."""
+    chosen = get_backend(backend) if isinstance(backend, str) else backend
+    performance = calibrated_performance(valid, design, chosen, request)
+    if chosen.name in SIMULATED_BACKENDS and request.step and performance.step is not None:
+        analytic = get_backend("analytic").perform(
+            valid, design, request.model_copy(update={"p2p": False, "step": False})
+        )
+        performance = with_simulated_collectives(performance, analytic.collectives)
+    return performance
+
+
+SIMULATED_BACKENDS = frozenset({"flow", "packet"})
+
+
+__all__ = [
+    "applicable_profile",
+    "calibrated_performance",
+    "evaluate",
+    "evaluate_feasible",
+    "evaluate_one",
+    "search_design",
+]
 
 
 def evaluate_one(
     valid: ValidScenario,
     technology: TechnologyName,
-    backend: str = "analytic",
+    backend: BackendChoice = "analytic",
     request: PerfRequest | None = None,
+    performance: PerformanceResult | None = None,
 ) -> Evaluation:
     """Everything known about one technology's best fabric for this scenario.
 
@@ -371,14 +601,20 @@ def evaluate_one(
     technology
         One of its technologies.
     backend
-        A name of :func:`fabricplan.backends.backend_names`.
+        A name of :func:`fabricplan.backends.backend_names`, or a backend object (e.g. a cached
+        one); a simulator's collective times also go into the step.
     request
         What to model (default: every collective at the default sizes, the training step).
+    performance
+        A result already made for the same design and configuration (the decision's team and
+        growth re-evaluations), used instead of running the backend again.
 
     Returns
     -------
     Evaluation
-        Design, cost, performance and operations of that technology.
+        Design, cost (with the GPU time the fabric idles and the configuration risk),
+        performance (with the deployed lossless configuration's effect), operations and, when
+        the spec asks for growth, what growing the design costs.
 
     Examples
     --------
@@ -387,74 +623,63 @@ def evaluate_one(
     >>> e.technology, e.performance.backend
     ('roce_v2', 'fake')
     """
-    chosen, design, cost = search_design(valid, technology, backend, request)
-    performance = get_backend(backend).perform(chosen, design, request or PerfRequest())
+    request = request or PerfRequest()
+    name = backend if isinstance(backend, str) else backend.name
+    chosen, design, searched_cost = search_design(valid, technology, name, request)
+    routing = _routing(chosen, technology, request)
+    if performance is None:
+        performance = _perform(chosen, design, backend, request)
+        # The packet level simulates the lossless settings itself (drops, pauses, go-back-N).
+        if chosen.technologies[technology].link_flow_control == "pfc" and name != "packet":
+            performance = _with_configuration(chosen, design, performance, routing)
+        performance = with_uncertainty(performance)  # the bands of the values as changed above
+    cost = with_gpu_idle_cost(chosen, searched_cost, performance.step)
+    tech = chosen.technologies[technology]
+    slowdown = 0.0
+    pfc_on = chosen.spec.fabric.lossless.pfc
+    if performance.step is not None and tech.link_flow_control == "pfc" and pfc_on:
+        lossy = with_lossless_step(performance.step, _effect(chosen, design, routing, pfc=False))
+        slowdown = lossy.step_s / performance.step.step_s - 1.0
+    risk = config_risk(
+        tech,
+        team_experience(chosen, technology),
+        chosen.spec.cost.years,
+        design.gpus,
+        slowdown,
+        chosen.spec.cost.engineer_usd_per_year / HOURS_PER_ENGINEER_YEAR,
+    )
     return Evaluation(
         technology=technology,
         design=design,
-        cost=with_gpu_idle_cost(chosen, cost, performance.step),
+        cost=with_config_risk(chosen, cost, risk),
         performance=performance,
         ops=assess_operations(chosen, design),
+        growth=growth_of(chosen, design),
     )
 
 
 def evaluate(
-    valid: ValidScenario, backend: str = "analytic", request: PerfRequest | None = None
+    valid: ValidScenario, backend: BackendChoice = "analytic", request: PerfRequest | None = None
 ) -> list[Evaluation]:
     """One :class:`Evaluation` per technology in the spec, in the spec's order.
 
-    Parameters
-    ----------
-    valid
-        The validated scenario.
-    backend
-        A name of :func:`fabricplan.backends.backend_names`.
-    request
-        What to model.
-
-    Returns
-    -------
-    list of Evaluation
-        One per technology.
-
-    Raises
-    ------
-    DesignError
-        The first, if a technology cannot be designed; :func:`evaluate_feasible` keeps going
-        instead.
-
-    Examples
-    --------
-    >>> from fabricplan.spec import parse_spec
-    >>> [e.technology for e in evaluate(parse_spec({"cluster": {"gpus": 256}}), backend="fake")]
-    ['infiniband', 'roce_v2']
+    Raises the first :class:`~fabricplan.errors.DesignError` if a technology cannot be designed;
+    :func:`evaluate_feasible` keeps going instead.
     """
     return [evaluate_one(valid, tech, backend, request) for tech in valid.spec.fabric.technologies]
 
 
 def evaluate_feasible(
-    valid: ValidScenario, backend: str = "analytic", request: PerfRequest | None = None
+    valid: ValidScenario,
+    backend: BackendChoice = "analytic",
+    request: PerfRequest | None = None,
+    performance: Mapping[TechnologyName, PerformanceResult] | None = None,
 ) -> tuple[list[Evaluation], list[InfeasibleOption]]:
     """Evaluations of the technologies that can be designed, and the others with the reason.
 
     A spec asking for something no technology can build still raises the first design error.
+    ``performance`` reuses results per technology (see :func:`evaluate_one`).
 
-    Parameters
-    ----------
-    valid
-        The validated scenario.
-    backend
-        A name of :func:`fabricplan.backends.backend_names`.
-    request
-        What to model.
-
-    Returns
-    -------
-    tuple of (list of Evaluation, list of InfeasibleOption)
-        The designable technologies' evaluations and the others with their error.
-
-    Examples
-    --------
     >>> from fabricplan.spec import parse_spec
     >>> valid = parse_spec({"cluster": {"gpus": 256}})
     >>> evals, infeasible = evaluate_feasible(valid, backend="fake")
@@ -466,7 +691,9 @@ def evaluate_feasible(
     first_error: DesignError | None = None
     for tech in valid.spec.fabric.technologies:
         try:
-            evaluations.append(evaluate_one(valid, tech, backend, request))
+            evaluations.append(
+                evaluate_one(valid, tech, backend, request, (performance or {}).get(tech))
+            )
         except DesignError as exc:
             first_error = first_error or exc
             infeasible.append(InfeasibleOption(technology=tech, code=exc.code, message=str(exc)))
@@ -480,12 +707,40 @@ PER_TECHNOLOGY_CODES = frozenset(("FP509", "FP513"))
 lacks): the other technologies still run, and the skipped one is named."""
 
 
+COLLNET_ALGORITHMS = frozenset({"collnet_direct", "collnet_chain"})
+"""Forced algorithms that need in-network reduction (``perf --algorithm collnet_*``)."""
+
+
+def collnet_on(valid: ValidScenario) -> ValidScenario:
+    """``fabric.sharp: on`` for every technology whose switches have in-network reduction.
+
+    >>> from fabricplan.spec import parse_spec
+    >>> collnet_on(parse_spec({"cluster": {"gpus": 64}})).spec.fabric.sharp_for("infiniband")
+    'on'
+    """
+    fabric = valid.spec.fabric
+    modes = {
+        t: (
+            "on"
+            if valid.technologies[t].in_network_reduction and valid.switches[t].in_network_reduction
+            else fabric.sharp_for(t)
+        )
+        for t in fabric.technologies
+    }
+    data = valid.spec.model_dump(exclude_unset=True)
+    data.setdefault("fabric", {})["sharp"] = modes
+    return replace_spec(valid, data, "--algorithm")
+
+
 def perform_each(
     valid: ValidScenario, request: PerfRequest, backend: str = "analytic"
 ) -> tuple[list[PerformanceResult], dict[TechnologyName, ModelError]]:
     """The performance of every technology's designed fabric (what ``perf`` prints).
 
-    A technology lacking what the request forces (:data:`PER_TECHNOLOGY_CODES`) is skipped with
+    A forced CollNet algorithm without ``in_network_reduction`` turns SHARP on where the switches
+    have it; a PFC technology's result carries the lossless configuration's points (not for the
+    packet backend, which simulates PFC itself), and every result its uncertainty band. A
+    technology lacking what the request forces (:data:`PER_TECHNOLOGY_CODES`) is skipped with
     its error; when every technology is skipped, the first error is raised.
 
     >>> from fabricplan.spec import parse_spec
@@ -494,39 +749,21 @@ def perform_each(
     (['infiniband', 'roce_v2'], {})
     """
     model = get_backend(backend)
+    if request.algorithm in COLLNET_ALGORITHMS and request.in_network_reduction is None:
+        valid = collnet_on(valid)
     results: list[PerformanceResult] = []
     skipped: dict[TechnologyName, ModelError] = {}
     for tech in valid.spec.fabric.technologies:
         try:
-            results.append(model.perform(valid, design_fabric(valid, tech), request))
+            design = design_fabric(valid, tech)
+            result = model.perform(valid, design, request)
+            if valid.technologies[tech].link_flow_control == "pfc" and backend != "packet":
+                result = with_configuration_points(valid, design, result, request)
+            results.append(with_uncertainty(result))
         except ModelError as exc:
             if exc.code not in PER_TECHNOLOGY_CODES:
                 raise
-            skipped[tech] = exc
+            skipped[tech] = exc  # this technology lacks what was forced; the others run
     if not results:
         raise next(iter(skipped.values()))
     return results, skipped
-
-
-def roce_baseline_files(valid: ValidScenario, vendor: str, origin: str = "spec") -> dict[str, str]:
-    """The baseline lossless configuration of the spec's RoCE fabric (``roce-config``'s files).
-
-    FP420 when the spec names no RoCE technology.
-
-    >>> from fabricplan.spec import parse_spec
-    >>> files = roce_baseline_files(parse_spec({"cluster": {"gpus": 64}}), "sonic")
-    >>> "host-nic-expected.txt" in files
-    True
-    """
-    from fabricplan.lint.baselines.generator import baseline_spec, roce_baseline
-
-    technology = next((t for t in ("roce_v2", "roce_v1") if t in valid.technologies), None)
-    if technology is None:
-        raise InputFileError(
-            "FP420",
-            f"{origin}: fabric.technologies",
-            "names no RoCE technology",
-            list(valid.technologies),
-            "add roce_v2 to fabric.technologies",
-        )
-    return roce_baseline(baseline_spec(valid, design_fabric(valid, technology)), vendor)

@@ -332,12 +332,18 @@ def resolve(
     catalog = catalog or load_catalog()
     from fabricplan.model.hardware import NodeSpec  # local: keeps the import list short
 
+    assumptions: list[str] = []
+    if spec.priorities == "ethernet_team" and "infiniband" not in spec.team.model_fields_set:
+        spec = spec.model_copy(update={"team": spec.team.model_copy(update={"infiniband": "none"})})
+        assumptions.append(
+            "priorities ethernet_team: team.infiniband taken as none (not set in the spec); the"
+            " staff and configuration-risk money follow from it"
+        )
     cluster = spec.cluster
     try:
         node = catalog.get_typed(cluster.gpu, NodeSpec, f"{origin}: cluster.gpu")
     except CatalogError as exc:
         raise SpecError("FP109", exc.where, exc.what, exc.value, exc.fix) from None
-    assumptions: list[str] = []
     if node.gpus_per_node != cluster.gpus_per_node:
         assumptions.append(
             f"node {node.id} has {node.gpus_per_node} GPUs; the spec's gpus_per_node="
@@ -388,6 +394,21 @@ def resolve(
             )
         switches[name] = switch
         candidates.setdefault(name, (switch,))
+        sharp = spec.fabric.sharp
+        if (
+            isinstance(sharp, dict)
+            and sharp.get(name) == "on"
+            and not (
+                tech.in_network_reduction and any(c.in_network_reduction for c in candidates[name])
+            )
+        ):
+            raise SpecError(
+                "FP701",
+                f"{origin}: fabric.sharp.{name}",
+                f"{switch.id} with {name} has no in-network reduction",
+                "on",
+                "use auto or off, or choose a switch with SHARP",
+            )
         if isinstance(cluster.nic, GenericNicSpec):
             nics[name] = _generic_nic(cluster.nic)
         elif cluster.nic == "auto":

@@ -173,6 +173,18 @@ def gbps_to_mbps(speed_gbps: float) -> float:
     return speed_gbps * MBPS_PER_GBPS
 
 
+KBPS_PER_GBPS = 1_000_000
+
+
+def gbps_to_kbps(speed_gbps: float) -> int:
+    """Gigabits to whole kilobits per second (NetBox stores interface speed in kb/s).
+
+    >>> gbps_to_kbps(400)
+    400000000
+    """
+    return round(speed_gbps * KBPS_PER_GBPS)
+
+
 def s_to_ms(value_s: float) -> float:
     """Seconds to milliseconds (EOS prints PFC watchdog timers in seconds).
 

@@ -27,6 +27,7 @@ True
 
 from __future__ import annotations
 
+from fabricplan.analytic.config_risk import ConfigRisk
 from fabricplan.analytic.operations_effort import effort_records, engineer_years_per_year
 from fabricplan.errors import ModelError
 from fabricplan.model.fabric import BomLine, FabricDesign, LinkGroup, TierDesign
@@ -192,7 +193,8 @@ def _operations_notes(valid: ValidScenario, design: FabricDesign, years: float) 
         " and cost.engineer_usd_per_year to override)"
     ]
     notes += [
-        f"operations task ({record.engineer_years_per_year:.3f} engineer-years/yr): {record.task}"
+        f"operations task ({record.engineer_years_per_year:.3f} engineer-years/yr,"
+        f" {record.hours_per_year:,.0f} h/yr): {record.task}"
         for record in records
     ]
     return notes
@@ -283,9 +285,11 @@ def with_gpu_idle_cost(
 ) -> CostBreakdown:
     """``cost`` with the value of the GPU time the fabric leaves idle over the horizon.
 
-    ``gpu_idle_usd = step.gpu_hours_lost_per_year x years x price(gpu-hour-<node>)``: the GPUs
-    wait on communication that compute does not hide, and an idle GPU-hour costs what any other
-    GPU-hour costs its owner. Unchanged when there is no step time or no GPU-hour price.
+    ``gpu_idle_usd = step.gpu_hours_lost_per_year x (fabric share of the exposed time) x years x
+    price(gpu-hour-<node>)``: the GPUs wait on communication across the fabric that compute does
+    not hide. NVLink-only communication idles them the same way on every fabric: its value is
+    ``gpu_idle_in_domain_usd``, shown and never a difference. Unchanged when there is no step
+    time or no GPU-hour price.
 
     Examples
     --------
@@ -295,26 +299,45 @@ def with_gpu_idle_cost(
     ...                     "prices": {"gpu-hour-h100": 2.0}}})
     >>> cost = fabric_cost(valid, _tiny_leaf_spine())
     >>> step = StepTimeResult(compute_s=1.0, comm_total_s=0.2, comm_exposed_s=0.1, step_s=1.1,
-    ...     comm_by_dimension_s={}, exposed_fraction=0.1 / 1.1, gpu_hours_lost_per_year=1000.0)
-    >>> with_gpu_idle_cost(valid, cost, step).gpu_idle_usd  # 1000 h x 2 years x 2 USD
-    4000.0
+    ...     comm_by_dimension_s={}, exposed_fraction=0.1 / 1.1, gpu_hours_lost_per_year=1000.0,
+    ...     comm_exposed_in_domain_s=0.025)
+    >>> idle = with_gpu_idle_cost(valid, cost, step)
+    >>> round(idle.gpu_idle_usd, 6), round(idle.gpu_idle_in_domain_usd, 6)  # 4000 USD split 3:1
+    (3000.0, 1000.0)
     """
     item = f"{GPU_HOUR_ITEM_PREFIX}{valid.node.id}"
     price = valid.prices.get(item)
     if step is None or price is None:
         return cost
     years = valid.spec.cost.years
-    idle_usd = step.gpu_hours_lost_per_year * years * price.price_usd
+    share = step.comm_exposed_fabric_s / step.comm_exposed_s if step.comm_exposed_s else 0.0
+    all_usd = step.gpu_hours_lost_per_year * years * price.price_usd
+    idle_usd = all_usd * share
     note = (
-        f"GPU time idled by exposed communication: {step.gpu_hours_lost_per_year:,.0f} GPU-hours"
-        f" a year x {years} years x ${price.price_usd:.2f}/GPU-hour ({price.basis}: {price.note})"
-        f" = {_usd(idle_usd)}; override with cost.prices.{item}"
+        f"GPU time idled by exposed communication across the fabric:"
+        f" {step.gpu_hours_lost_per_year * share:,.0f} GPU-hours a year x {years} years x"
+        f" ${price.price_usd:.2f}/GPU-hour ({price.basis}: {price.note}) = {_usd(idle_usd)};"
+        f" NVLink-only communication adds {_usd(all_usd - idle_usd)} on every fabric (not a"
+        f" difference); override with cost.prices.{item}"
     )
     return cost.model_copy(
         update={
             "gpu_idle_usd": idle_usd,
+            "gpu_idle_in_domain_usd": all_usd - idle_usd,
             "tco_with_gpu_idle_usd": cost.tco_usd + idle_usd,
             "assumptions": (*cost.assumptions, note),
+        }
+    )
+
+
+def with_config_risk(valid: ValidScenario, cost: CostBreakdown, risk: ConfigRisk) -> CostBreakdown:
+    """``cost`` with the expected configuration-risk cost (:mod:`.config_risk`) recorded."""
+    return cost.model_copy(
+        update={
+            "config_risk_gpu_hours": risk.gpu_hours,
+            "config_risk_staff_usd": risk.staff_usd,
+            "config_risk_basis": risk.basis,
+            "assumptions": (*cost.assumptions, risk.basis),
         }
     )
 

@@ -36,6 +36,11 @@ from fabricplan.model.fabric import FabricDesign
 from fabricplan.model.hardware import SwitchFamily, TechnologySpec
 from fabricplan.model.scenario import Experience, TechnologyName, ValidScenario
 
+HOURS_PER_ENGINEER_YEAR = 1800.0
+"""Working hours in one engineer-year (estimate: about 45 weeks of 40 hours; the OECD's average
+annual hours actually worked per worker range 1,350-2,200 across member countries, OECD
+Employment Outlook). Used to say each task's effort in hours."""
+
 
 @dataclass(frozen=True)
 class TaskEffort:
@@ -57,6 +62,11 @@ class EffortRecord:
     switches: int
     experience: Experience
     engineer_years_per_year: float
+
+    @property
+    def hours_per_year(self) -> float:
+        """The same effort in engineer-hours a year."""
+        return self.engineer_years_per_year * HOURS_PER_ENGINEER_YEAR
 
 
 HARDWARE_LIFECYCLE_EFFORT = TaskEffort(

@@ -141,6 +141,9 @@ class FabricProfile:
     """NICs the node's ranks use: those on their own PCIe switches (NCCL picks the closest
     NICs), so one GPU of an 8-GPU server uses its switch's NICs, not all of them."""
     notes: tuple[str, ...] = ()
+    qps_per_connection: int = 1
+    """Queue pairs per NCCL connection (``nccl.qps_per_connection``): each is hashed onto its
+    own path by ECMP (its own UDP source port), so more QPs spread a NIC's traffic."""
 
     @property
     def gpus(self) -> int:
@@ -302,7 +305,9 @@ def _effective_routing(
     tech = valid.technologies[design.technology]
     switch = valid.switches[design.technology]
     can_adapt = tech.adaptive_routing_available and switch.adaptive_routing
-    asked = request.routing.get(design.technology)
+    asked = request.routing.get(design.technology) or valid.spec.fabric.routing.get(
+        design.technology
+    )
     if asked == "adaptive" and not can_adapt:
         raise ModelError(
             "FP508",
@@ -340,9 +345,18 @@ def _in_network_reduction(
     if not capable:
         return False, ()
     if asked is None:
-        return True, (
-            f"in-network reduction: on ({switch.id} has SHARP; a tuned SuperPOD runs NCCL with"
-            " NCCL_COLLNET_ENABLE=1; set in_network_reduction=false for a plain NCCL run)",
+        mode = valid.spec.fabric.sharp_for(design.technology)
+        if mode == "on":
+            return True, (
+                f"in-network reduction: on (fabric.sharp; {switch.id} has SHARP: CollNet with"
+                " the SHARP plugin and aggregation manager, NCCL_COLLNET_ENABLE=1); SHARP busbw"
+                " unvalidated beyond CollNetChain on 64 GPUs (docs/validation.md); NVLS with SHARP"
+                " across nodes matches no published multi-node run, and above 480 GB/s it exceeds"
+                " NVLS's own intra-node peak on 8 H100 (NVIDIA/nccl-tests #212)",
+            )
+        return False, (
+            f"in-network reduction: CollNet off (fabric.sharp: {mode}; what NCCL does without"
+            " the SHARP plugin); NVLS and NVLSTree as NCCL picks them",
         )
     return asked, (f"in-network reduction: {'on' if asked else 'off'} (asked for)",)
 
@@ -482,4 +496,5 @@ def fabric_profile(
         gpu_nic_path=cluster.host.gpu_nic_path or node.gpu_nic_path,
         rank_nics_per_node=rank_nics_per_node(node, cluster.gpus_per_node, cluster.nics_per_node),
         notes=(*routing_notes, *sharp_notes, nccl_note),
+        qps_per_connection=valid.spec.nccl.qps_per_connection or 1,
     )

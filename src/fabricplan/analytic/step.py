@@ -234,6 +234,13 @@ def training_step(profile: FabricProfile, job: Workload) -> StepTimeResult:
 
     hidden_dp = min(job.overlap * dp_s, BACKWARD_SHARE_OF_COMPUTE * compute)
     exposed = tp_s + pp_s + ep_s + (dp_s - hidden_dp)
+    # Groups that never leave one NVLink domain take the same time on every fabric.
+    in_domain = (
+        (tp_s if job.tp <= domain else 0.0)
+        + (pp_s if job.tp * job.dp < domain else 0.0)
+        + (ep_s if math.gcd(job.ep, dp_local) == job.ep else 0.0)
+        + ((dp_s - hidden_dp) if dp_local == job.dp else 0.0)
+    )
     step = compute + exposed
     assumptions = [
         f"{job.name}: {job.params / 1e9:g}B parameters ({job.active_params / 1e9:g}B active),"
@@ -259,5 +266,6 @@ def training_step(profile: FabricProfile, job: Workload) -> StepTimeResult:
         comm_by_dimension_s={"tp": tp_s, "pp": pp_s, "dp": dp_s, "ep": ep_s},
         exposed_fraction=exposed / step,
         gpu_hours_lost_per_year=exposed / step * gpus * HOURS_PER_YEAR,
+        comm_exposed_in_domain_s=min(exposed, in_domain),
         assumptions=tuple(assumptions),
     )

@@ -238,14 +238,16 @@ def pattern_throughput(profile: FabricProfile, pattern: TrafficPattern, span_nod
         return 1.0
     hosts = min(profile.nodes_per_leaf, span_nodes) * profile.ports_per_leaf_per_node
     hosts = min(hosts, float(profile.hosts_per_leaf))
-    demand = profile.link_speed_gbps / (profile.port_speed_gbps * pattern.flows_per_nic)
-    flows_up = hosts * pattern.flows_per_nic * pattern.leaf_share
+    # Each queue pair of a connection is hashed on its own (nccl.qps_per_connection).
+    flows_per_nic = pattern.flows_per_nic * profile.qps_per_connection
+    demand = profile.link_speed_gbps / (profile.port_speed_gbps * flows_per_nic)
+    flows_up = hosts * flows_per_nic * pattern.leaf_share
     factor = _stage(profile, flows_up, profile.leaf_up_ports, demand)
     if profile.tiers >= 3 and pattern.pod_share > 0 and profile.spine_up_ports > 0:
         # A spine collects the pod-leaving flows of spine_down / leaf_up leaves' worth of hosts.
         flows_core = (
             hosts
-            * pattern.flows_per_nic
+            * flows_per_nic
             * pattern.pod_share
             * profile.spine_down_ports
             / profile.leaf_up_ports

@@ -145,8 +145,9 @@ def _preset(spec: WorkloadSpec) -> WorkloadPreset | None:
 
 def _pick(spec: WorkloadSpec, preset: WorkloadPreset | None, field: str) -> object:
     """The user's value if written, else the preset's, else the spec's default."""
-    if field in spec.model_fields_set or preset is None:
-        return getattr(spec, field)
+    given = getattr(spec, field)
+    if (field in spec.model_fields_set and given is not None) or preset is None:
+        return given
     value = getattr(preset, field, None)
     return getattr(spec, field) if value is None else value
 
@@ -242,3 +243,20 @@ def sequences_per_replica(job: Workload) -> tuple[int, bool]:
     sequences = max(1, round(job.global_batch_tokens / job.sequence_length))
     per_replica = math.ceil(sequences / job.dp)
     return per_replica, per_replica * job.dp != sequences
+
+
+def workload_summary(job: Workload) -> str:
+    """What the step model runs, in one line: every report prints this, never the spec's raw
+    fields (a preset's parallelism, precision and sequence override the spec's defaults).
+
+    Examples
+    --------
+    >>> from fabricplan.model.scenario import WorkloadSpec
+    >>> text = workload_summary(resolve_workload(WorkloadSpec(model="deepseek-v3"), gpus=2048))
+    >>> text.split(": ")[1]
+    'TP1 PP16 DP128 EP64, fp8, seq 4,096, 62,914,560 tokens per step, MFU 0.4'
+    """
+    return (
+        f"{job.name}: TP{job.tp} PP{job.pp} DP{job.dp} EP{job.ep}, {job.precision}, seq"
+        f" {job.sequence_length:,}, {job.global_batch_tokens:,} tokens per step, MFU {job.mfu:g}"
+    )

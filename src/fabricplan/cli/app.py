@@ -51,7 +51,11 @@ def create_app() -> typer.Typer:
 
 def main() -> None:
     """Entry point of the ``fabricplan`` console script."""
-    create_app()()
+    import sys
+
+    from fabricplan.cli.sweep_cmd import bare_ray_as_local
+
+    create_app()(args=bare_ray_as_local(sys.argv[1:]))
 
 
 if __name__ == "__main__":

@@ -153,6 +153,8 @@ def _print_check(console: Console, result: Any) -> None:
                 cells.append(f"[{_STATUS_STYLE[j.status]}]{j.status}[/]")
             table.add_row(*cells)
         console.print(table)
+    for note in result.calibration_notes:
+        console.print(f"[cyan]calibration[/] {note}", highlight=False)
     for finding in result.findings:
         style = _SEVERITY_STYLE[finding.severity]
         console.print(
@@ -186,8 +188,15 @@ def check_bench(
         Path | None, typer.Option("--calibration", help="A profile from `fabricplan calibrate`.")
     ] = None,
     band: Annotated[
-        float, typer.Option("--band", min=0.0, max=0.9, help="Half-width of the expected band.")
-    ] = 0.15,
+        float | None,
+        typer.Option(
+            "--band",
+            min=0.0,
+            max=0.9,
+            help="Fixed half-width of the expected band (default: the model's validation band"
+            " for each row's regime and technology).",
+        ),
+    ] = None,
     threshold: Annotated[
         float | None,
         typer.Option(
@@ -315,5 +324,10 @@ def calibrate(
     console.print(
         f"mean error: {fit.error_before_pct:.1f} % with the defaults ->"
         f" {fit.error_after_pct:.1f} % fitted"
+    )
+    console.print(
+        f"the profile applies to {fit.profile.technology} only; other technologies keep the"
+        " model's defaults (add nic: / switch: to narrow it to one adapter or switch model)",
+        highlight=False,
     )
     console.print(f"wrote {output} (use: fabricplan compare {spec} --calibration {output})")

@@ -9,6 +9,7 @@ def register(app: typer.Typer) -> None:
     from fabricplan.cli import (
         bench_cmd,
         catalog_cmd,
+        export_cmd,
         lint_cmd,
         perf_cmd,
         plan_cmd,
@@ -27,6 +28,7 @@ def register(app: typer.Typer) -> None:
         lint_cmd,
         bench_cmd,
         serve_cmd,
+        export_cmd,
         sweep_cmd,
     ):
         module.register(app)

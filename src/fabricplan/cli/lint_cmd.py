@@ -157,14 +157,16 @@ def roce_config(
 ) -> None:
     """Write the baseline lossless configuration for the designed RoCE fabric.
 
-    One switch configuration per role (leaf, spine, core), the host NIC commands and their
+    Written for the designed box: its OS (NVUE only on NVIDIA Spectrum boxes, SONiC or EOS on
+    Broadcom ones), its front-panel port names and count, its buffer. One switch configuration
+    per role (leaf, spine, core), the host NIC commands and their
     expected output, and a summary of headroom and ECN per port class. The files lint clean:
     ``fabricplan lint OUT/*.json OUT/host-nic-expected.txt``.
     """
-    from fabricplan.evaluate import roce_baseline_files
+    from fabricplan.export.switch_config import spec_roce_config_files
     from fabricplan.spec import load_spec
 
-    files = roce_baseline_files(load_spec(spec), vendor.value, str(spec))
+    files = spec_roce_config_files(load_spec(spec), vendor.value, str(spec))
     for name, text in files.items():
         try:
             write_atomic(out / name, text)

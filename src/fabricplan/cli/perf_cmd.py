@@ -4,13 +4,16 @@ Sizes follow nccl-tests: ``8G`` is 8 x 2**30 bytes, all_gather/reduce_scatter si
 gathered buffer, all_to_all sizes what one rank sends; GB/s are 10**9 bytes/s. perftest tables
 report Gb/s as ``--report_gbits`` does, between two hosts ``--hops`` switches apart (default: the
 longest path of the group). ``--algorithm`` forces one algorithm as ``NCCL_ALGO`` does;
-``--sharp/--no-sharp`` turns the switches' in-network reduction on or off (default: on where the
-hardware has it).
+``--sharp/--no-sharp`` turns the switches' in-network reduction on or off (default: the spec's
+``fabric.sharp``, ``auto``: CollNet off, as NCCL runs without the SHARP plugin; forcing a CollNet
+algorithm turns it on where the hardware has it). ``--config`` reads real switch and NIC
+configurations into the lossless settings, whose effect the tables carry.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, get_args
@@ -18,6 +21,7 @@ from typing import Annotated, get_args
 import typer
 
 from fabricplan.cli.guard import guarded
+from fabricplan.cli.plan_cmd import with_configs
 from fabricplan.errors import ModelError
 from fabricplan.evaluate import perform_each
 from fabricplan.model.results import (
@@ -143,18 +147,29 @@ def _time_text(time_us: float) -> str:
     return f"{time_us:.0f}"
 
 
+def _band_text(low: float | None, high: float | None, fmt: Callable[[float], str]) -> str:
+    """``low-high`` of a band, ``-`` where the value has none."""
+    if low is None or high is None:
+        return "-"
+    return f"{fmt(low)}-{fmt(high)}"
+
+
 def collective_table(result: PerformanceResult, collective: str, ranks: int) -> str:
     """One nccl-tests-like table (out-of-place columns) with its average bus bandwidth."""
     points = [p for p in result.collectives if p.collective == collective]
     lines = [
         f"# {result.technology}: {collective}, {ranks} GPUs ({result.backend} model)",
         "#",
-        f"# {'size':>12} {'algorithm':>20} {'time':>10} {'algbw':>8} {'busbw':>8}",
-        f"# {'(B)':>12} {'':>20} {'(us)':>10} {'(GB/s)':>8} {'(GB/s)':>8}",
+        f"# {'size':>12} {'algorithm':>20} {'time':>10} {'algbw':>8} {'busbw':>8}"
+        f" {'time band':>21} {'busbw band':>17}",
+        f"# {'(B)':>12} {'':>20} {'(us)':>10} {'(GB/s)':>8} {'(GB/s)':>8}"
+        f" {'(us)':>21} {'(GB/s)':>17}",
     ]
     lines += [
         f"  {p.size_bytes:>12} {p.algorithm:>20} {_time_text(p.time_us):>10}"
         f" {p.algbw_GBps:>8.2f} {p.busbw_GBps:>8.2f}"
+        f" {_band_text(p.time_us_low, p.time_us_high, _time_text):>21}"
+        f" {_band_text(p.busbw_GBps_low, p.busbw_GBps_high, '{:.2f}'.format):>17}"
         for p in points
     ]
     if points:
@@ -168,13 +183,22 @@ def p2p_table(result: PerformanceResult, test: str) -> str:
     points = [p for p in result.p2p if p.test == test]
     latency = test.endswith("_lat")
     lines = [f"# {result.technology}: ib_{test} ({result.backend} model)"]
+    fmt = "{:.2f}".format
     if latency:
-        lines.append(f" {'#bytes':<10} {'t_typical[usec]':>16}")
-        lines += [f" {p.size_bytes:<10} {p.latency_us:>16.2f}" for p in points]
-    else:
-        lines.append(f" {'#bytes':<10} {'BW average[Gb/sec]':>20} {'MsgRate[Mpps]':>15}")
+        lines.append(f" {'#bytes':<10} {'t_typical[usec]':>16} {'band[usec]':>15}")
         lines += [
-            f" {p.size_bytes:<10} {p.bw_gbps:>20.2f} {1.0 / p.latency_us:>15.6f}" for p in points
+            f" {p.size_bytes:<10} {p.latency_us:>16.2f}"
+            f" {_band_text(p.latency_us_low, p.latency_us_high, fmt):>15}"
+            for p in points
+        ]
+    else:
+        lines.append(
+            f" {'#bytes':<10} {'BW average[Gb/sec]':>20} {'MsgRate[Mpps]':>15} {'band[Gb/sec]':>17}"
+        )
+        lines += [
+            f" {p.size_bytes:<10} {p.bw_gbps:>20.2f} {1.0 / p.latency_us:>15.6f}"
+            f" {_band_text(p.bw_gbps_low, p.bw_gbps_high, fmt):>17}"
+            for p in points
         ]
     return "\n".join(lines)
 
@@ -209,7 +233,8 @@ def perf(
         bool | None,
         typer.Option(
             "--sharp/--no-sharp",
-            help="In-network reduction on or off (default: on where the switch has it).",
+            help="In-network reduction on or off (default: the spec's fabric.sharp; auto ="
+            " CollNet off).",
         ),
     ] = None,
     hops: Annotated[
@@ -220,6 +245,10 @@ def perf(
     ] = None,
     backend: Annotated[str, typer.Option("--backend", help="Performance model.")] = "analytic",
     fmt: Annotated[Format, typer.Option("--format", "-f", help="Output format.")] = Format.table,
+    config: Annotated[
+        list[Path] | None,
+        typer.Option("--config", help="Real switch/NIC configuration files (repeatable)."),
+    ] = None,
 ) -> None:
     """Predicted nccl-tests (or perftest) tables for every technology of SPEC."""
     default_sizes = P2P_DEFAULT_SIZES_BYTES if p2p else DEFAULT_SIZES_BYTES
@@ -234,7 +263,7 @@ def perf(
         in_network_reduction=sharp,
         p2p_switch_hops=hops,
     )
-    valid = load_spec(spec)
+    valid = with_configs(load_spec(spec), config)
     results, skipped = perform_each(valid, request, backend)
     ranks = gpus or valid.spec.cluster.gpus
     if fmt is Format.json:

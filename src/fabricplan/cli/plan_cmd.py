@@ -3,14 +3,24 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from contextlib import nullcontext
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
 
 from fabricplan.cli.guard import guarded, write_atomic
+
+if TYPE_CHECKING:
+    from rich.progress import Progress
+
+    from fabricplan.backends import Backend
+    from fabricplan.model.fabric import FabricDesign
+    from fabricplan.model.results import PerformanceResult, PerfRequest
+    from fabricplan.model.scenario import ValidScenario
 
 SpecArg = Annotated[
     Path, typer.Argument(help="The cluster spec (YAML); `fabricplan init` writes one.")
@@ -35,12 +45,80 @@ CalibrationOpt = Annotated[
     Path | None,
     typer.Option("--calibration", help="A profile from `fabricplan calibrate` to use."),
 ]
+ConfigOpt = Annotated[
+    list[Path] | None,
+    typer.Option(
+        "--config",
+        help="Real switch/NIC configuration files (SONiC, NVUE, EOS, mlnx_qos, NIC CC): linted"
+        " into the lossless settings the models use. Repeat for several files.",
+    ),
+]
+NoCacheOpt = Annotated[
+    bool, typer.Option("--no-cache", help="Recompute simulated results instead of reusing them.")
+]
 
 
 def register(app: typer.Typer) -> None:
     app.command("design")(design)
     app.command("cost")(cost)
     app.command("compare")(compare)
+
+
+def with_configs(valid: ValidScenario, configs: list[Path] | None) -> ValidScenario:
+    """``valid`` with the lossless settings the configuration files imply (``--config``)."""
+    if not configs:
+        return valid
+    from fabricplan.lint.checking.deployed import deployed_spec_data, read_deployed
+    from fabricplan.spec import replace_spec
+
+    data, said = deployed_spec_data(valid, read_deployed(configs, valid.spec.fabric.lossless))
+    revised = replace_spec(valid, data, "--config")
+    return revised.model_copy(update={"assumptions": (*revised.assumptions, *said)})
+
+
+def _backend(name: str, use_cache: bool, console: Console) -> tuple[str | Backend, Progress | None]:
+    """The backend to run: a simulator is cached and shows a progress bar."""
+    if name not in SIMULATED:
+        return name, None
+    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+    from fabricplan.backends import get_backend
+    from fabricplan.perf_cache import CachedBackend, default_cache_dir
+
+    progress = Progress(
+        SpinnerColumn(),
+        TextColumn("{task.description}"),
+        TimeElapsedColumn(),
+        console=console,
+        transient=True,
+    )
+    task = progress.add_task(f"{name}: starting", total=None)
+
+    def on_run(technology: str, state: str) -> None:
+        progress.update(task, description=f"{name}: {technology} {state}", advance=1)
+
+    inner = get_backend(name)
+    if not use_cache:
+        return _Reporting(inner, on_run), progress
+    return CachedBackend(inner, default_cache_dir(), on_run), progress
+
+
+SIMULATED = frozenset({"flow", "packet"})
+
+
+class _Reporting:
+    """A backend that reports each run (no cache)."""
+
+    def __init__(self, inner: Backend, on_run: Callable[[str, str], None]) -> None:
+        self.inner, self.name, self.on_run = inner, inner.name, on_run
+
+    def perform(
+        self, valid: ValidScenario, design: FabricDesign, request: PerfRequest
+    ) -> PerformanceResult:
+        self.on_run(design.technology, "running")
+        result = self.inner.perform(valid, design, request)
+        self.on_run(design.technology, "done")
+        return result
 
 
 def _run(
@@ -51,24 +129,29 @@ def _run(
     backend: str = "analytic",
     calibration: Path | None = None,
     decide: bool = False,
+    configs: list[Path] | None = None,
+    use_cache: bool = True,
 ) -> None:
     from fabricplan.evaluate import evaluate_feasible
     from fabricplan.model.results import PerfRequest
     from fabricplan.spec import load_spec
 
-    valid = load_spec(spec_path)
+    valid = with_configs(load_spec(spec_path), configs)
     profile = None
     if calibration is not None:
         from fabricplan.measure.calibration import load_profile
 
         profile = load_profile(calibration)
     request = PerfRequest(calibration=profile)
-    evals, infeasible = evaluate_feasible(valid, backend=backend, request=request)
-    recommendation = None
-    if decide:
-        from fabricplan.recommend.decision import recommend
+    status = Console(stderr=True)
+    chosen, progress = _backend(backend, use_cache, status)
+    with progress if progress is not None else nullcontext():
+        evals, infeasible = evaluate_feasible(valid, backend=chosen, request=request)
+        recommendation = None
+        if decide:
+            from fabricplan.recommend.decision import recommend
 
-        recommendation = recommend(valid, evals, backend, request, infeasible)
+            recommendation = recommend(valid, evals, chosen, request, infeasible)
     if fmt is Format.json:
         from fabricplan.report.document import options_document
 
@@ -117,6 +200,23 @@ def compare(
     output: OutputOpt = None,
     backend: BackendOpt = "analytic",
     calibration: CalibrationOpt = None,
+    config: ConfigOpt = None,
+    no_cache: NoCacheOpt = False,
 ) -> None:
-    """The main job: design, price, model and decide, with reasons and flip points."""
-    _run(spec, ("design", "cost", "performance", "ops"), fmt, output, backend, calibration, True)
+    """The main job: design, price, model and decide, with reasons and flip points.
+
+    ``--backend flow|packet`` puts the simulated collective times into the step time; results
+    are cached in the user cache directory (``$FABRICPLAN_CACHE_DIR``) and reused for an
+    unchanged spec. ``--config`` reads real switch/NIC configurations into the lossless settings.
+    """
+    _run(
+        spec,
+        ("design", "cost", "performance", "ops"),
+        fmt,
+        output,
+        backend,
+        calibration,
+        True,
+        config,
+        not no_cache,
+    )

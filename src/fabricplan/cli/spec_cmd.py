@@ -32,6 +32,14 @@ fabric:
                             #   or {ports, port_speed_gbps, latency_ns}
   # cable_reach: {node_leaf_m: 3, leaf_spine_m: 30, spine_core_m: 100}   # fixed lengths
   #                         #   instead of the layout's
+  sharp: auto               # auto (CollNet off, as plain NCCL) | on | off, or per technology
+  lossless:                 # RoCE's lossless configuration as deployed (or: compare --config FILE)
+    pfc: true
+    ecn: true
+    congestion_control: dcqcn   # dcqcn | none
+    pfc_headroom_bytes: auto    # auto | bytes
+    pfc_watchdog: true
+  routing: {}               # per technology: ecmp | adaptive | static
 layout:                     # where racks stand: cable lengths and reach classes come from it
   nodes_per_rack: auto      # auto: 4 servers of up to 8 GPUs; an NVL72 rack's trays
   row_length_racks: auto    # auto: a roughly square hall, 16-64 racks a row
@@ -39,6 +47,7 @@ layout:                     # where racks stand: cable lengths and reach classes
   row_pitch_m: 2.4          # rack depth + aisle
   tray_drop_m: 3.0          # up from one port to the tray and down to the other
   slack_m: 1.0
+growth: null                # or {target_gpus: 4096}: what growing there costs counts
 cost:
   years: 5                  # TCO horizon
   energy_usd_per_kwh: 0.12
@@ -50,8 +59,11 @@ team:
   ethernet_dcb: some        # PFC/ECN/DCQCN experience: none | some | expert
 deployment: on_premises     # on_premises | cloud | hybrid
 priorities: balanced        # balanced | max_performance | cost_sensitive | cloud_hybrid
-                            #   | ethernet_team
-                            # or weights: {performance: 3, tco: 2, operations: 1}
+                            #   | ethernet_team (docs/models.md, "The decision")
+decision:
+  performance_floor: 0.10   # cost_sensitive: at most 10 % slower than the fastest
+  require: {}               # constraints: {min_vendors: 2, cloud_availability: wide}
+  worth_usd: {}             # money-equivalents per technology, e.g. {roce_v2: 500000}
 workload:
   model: llama3-70b         # llama3-8b | llama3-70b | llama3-405b | gpt3-175b | mixtral-8x7b
                             #   | deepseek-v3, or custom with params_b, layers, hidden
@@ -61,6 +73,7 @@ workload:
   mfu: 0.4
 nccl:
   version: "2.30"           # NCCL release whose tuning tables the model uses (2.19 or later)
+  qps_per_connection: null  # NCCL_IB_QPS_PER_CONNECTION (default 1)
 """
 
 

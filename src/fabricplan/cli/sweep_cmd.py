@@ -18,6 +18,48 @@ EXIT_INTERRUPTED = 130
 """Exit code of a sweep stopped by Ctrl-C or SIGTERM (128 + SIGINT, as shells report it)."""
 
 
+RAY_LOCAL = "local"
+"""The ``--ray`` value that starts a Ray runtime on this machine."""
+
+
+def bare_ray_as_local(args: list[str]) -> list[str]:
+    """The ``sweep`` command line with a bare ``--ray`` completed to ``--ray local``.
+
+    Options of the command-line parser take a value or none, never an optional one, so a
+    ``--ray`` at the end or before another option is completed before parsing.
+
+    Parameters
+    ----------
+    args
+        The command line after the program name.
+
+    Returns
+    -------
+    list[str]
+        The same arguments, with ``local`` after every bare ``--ray`` of a ``sweep`` command.
+
+    Examples
+    --------
+    >>> bare_ray_as_local(["sweep", "s.yaml", "--ray", "--seeds", "2"])
+    ['sweep', 's.yaml', '--ray', 'local', '--seeds', '2']
+    >>> bare_ray_as_local(["sweep", "s.yaml", "--ray"])
+    ['sweep', 's.yaml', '--ray', 'local']
+    >>> bare_ray_as_local(["sweep", "s.yaml", "--ray", "head:6379"])
+    ['sweep', 's.yaml', '--ray', 'head:6379']
+    >>> bare_ray_as_local(["compare", "s.yaml", "--ray"])
+    ['compare', 's.yaml', '--ray']
+    """
+    if not args or args[0] != "sweep":
+        return list(args)
+    completed: list[str] = []
+    for index, arg in enumerate(args):
+        completed.append(arg)
+        following = args[index + 1] if index + 1 < len(args) else None
+        if arg == "--ray" and (following is None or following.startswith("-")):
+            completed.append(RAY_LOCAL)
+    return completed
+
+
 def register(app: typer.Typer) -> None:
     app.command("sweep")(sweep)
     app.command("sweep-report")(sweep_report)
@@ -105,8 +147,8 @@ def sweep(
         str | None,
         typer.Option(
             "--ray",
-            help="Run on Ray: 'local' starts a runtime on this machine; an address"
-            " (host:6379, ray://host:10001) joins a cluster.",
+            help="Run on Ray: bare --ray (last, or before another option) or 'local' starts a"
+            " runtime on this machine; an address (host:6379, ray://host:10001) joins a cluster.",
         ),
     ] = None,
     fresh: Annotated[

@@ -1,21 +1,14 @@
-"""What running a designed fabric asks of the team: tasks, burden, effort, ecosystem fit.
+"""What running a designed fabric asks of the team: its tasks, their effort, what is not money.
 
-The burden is counted, not asserted. Each lint rule (:data:`~fabricplan.lint.rule.RULES`) says
-how many settings it checks on a switch and on a NIC, of what kind, and which mechanism needs it
-(PFC, DCQCN, any RoCE Ethernet link, adaptive routing). A technology's mechanisms
+The tasks are the lint rules (``lint.checking.rule.RULES``) the technology's mechanisms
 (``link_flow_control``, ``congestion_control``, ``switch_family``, ``routing``, ``scope``,
-in-network reduction) select the rules and the fabric services that apply; the design gives the
-number of switches, NICs and (speed, cable) port classes. Then::
+in-network reduction) make apply, and the fabric services they need (subnet manager, BGP
+underlay, IB routers). Their effort is the one operations model,
+:mod:`fabricplan.analytic.operations_effort`, in engineer-years and hours a year, which the cost
+turns into staff money: there is no second, unitless "burden" that could disagree with it.
 
-    points = sum over settings  KIND_WEIGHT[kind] * settings * log2(1 + devices holding it)
-    base   = points / (points + BURDEN_HALF_POINTS)
-    burden = base * EXPERIENCE_BURDEN_FACTOR[experience] + NEW_STACK_BURDEN[experience]
-             (the second term only where the team field covers the family's whole stack)
-
-Physical settings (headroom, cable length, buffers) are counted once per (speed, cable) class,
-because each class needs its own values. Nothing here says "InfiniBand is easier": an IB fabric
-scores lower only because credit-based flow control and a subnet manager leave no per-hop
-lossless settings for the operators.
+Vendor count and cloud availability are reported as they are, not scored: they are not money,
+and the decision takes them only as constraints the user sets (``decision.require``).
 
 References
 ----------
@@ -24,57 +17,15 @@ catalog.md C.9 (the rules), D (InfiniBand operations), B.4 (LID limit, routers).
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
-from fabricplan.analytic.operations_effort import engineer_years_per_year
+from fabricplan.analytic.operations_effort import HOURS_PER_ENGINEER_YEAR, engineer_years_per_year
 from fabricplan.lint.baselines.generator import SWITCH_MTU_BYTES, baseline_spec, port_classes
 from fabricplan.lint.checking.rule import RULES, Mechanism, SettingKind
 from fabricplan.model.fabric import FabricDesign, Finding
 from fabricplan.model.hardware import TechnologySpec
 from fabricplan.model.results import OpsAssessment
-from fabricplan.model.scenario import Deployment, Experience, TechnologyName, ValidScenario
-
-KIND_WEIGHT: dict[SettingKind, float] = {
-    "agreement": 1.0,
-    "physical": 1.0,
-    "safety": 0.5,
-    "tuning": 1.5,
-}
-"""Estimate. Settings that need judgement (ECN thresholds, ETS weights, DCQCN parameters) weigh
-half again as much as settings that only have to match; safety nets (watchdog, pause off) that are
-set once and left weigh half."""
-
-BURDEN_HALF_POINTS = 250.0
-"""Points at which the base burden is 0.5 (estimate): about those of a 64-GPU RoCE fabric (two
-leaves, 64 NICs), the smallest fabric in which every lossless setting is in play. Larger RoCE
-fabrics rise slowly above it; fabrics without per-hop lossless settings stay far below."""
-
-EXPERIENCE_BURDEN_FACTOR: dict[Experience, float] = {"none": 1.0, "some": 0.75, "expert": 0.5}
-"""Estimate: experience halves the burden at best; a team new to the family carries all of it."""
-
-NEW_STACK_BURDEN: dict[Experience, float] = {"none": 0.35, "some": 0.10, "expert": 0.0}
-"""Estimate: the burden of running a network family whose whole stack the team does not run yet —
-its own management plane and diagnostics (catalog.md D: subnet manager, UFM, ibdiagnet instead of
-the IP tools), monitoring integration, optics and spares, a second vendor relationship. It applies
-where the team field measures the whole stack (``team.infiniband``); ``team.ethernet_dcb``
-measures only the lossless layer on top of the IP Ethernet every data-centre team already runs,
-whose per-hop settings the rule points above already count."""
-
-WHOLE_STACK_TEAM_FIELDS = frozenset({"infiniband"})
-"""Team fields that describe experience with a family's whole stack (see NEW_STACK_BURDEN)."""
-
-CLOUD_AVAILABILITY_FIT: dict[str, float] = {"none": 0.0, "some": 0.5, "wide": 1.0}
-"""How well a technology's availability in public clouds fits a cloud or hybrid deployment."""
-CLOUD_WEIGHT_BY_DEPLOYMENT: dict[Deployment, float] = {
-    "on_premises": 0.0,
-    "hybrid": 0.5,
-    "cloud": 1.0,
-}
-"""Share of the ecosystem fit that comes from cloud availability (the rest from vendor choice)."""
-VENDOR_FIT_HALF = 1.0
-"""Vendor fit is ``vendors / (vendors + 1)``: one vendor 0.5, nine vendors 0.9 (more sources,
-more competition, no single supplier to wait for)."""
+from fabricplan.model.scenario import Experience, TechnologyName, ValidScenario
 
 TEAM_FIELD_BY_FAMILY = {"infiniband": "infiniband", "ethernet": "ethernet_dcb"}
 
@@ -176,60 +127,6 @@ def _routers(design: FabricDesign) -> int:
     return sum(line.quantity for line in design.bom if line.kind == "router")
 
 
-def _port_class_count(design: FabricDesign) -> int:
-    """Distinct (speed, reach) classes among the design's links: each needs its own headroom."""
-    return max(1, len({(g.speed_gbps, g.reach_m) for g in design.link_groups if g.count}))
-
-
-def _spread(devices: int) -> float:
-    """What deploying one setting to ``devices`` devices costs: written once, checked on each."""
-    return math.log2(1 + max(devices, 0))
-
-
-def burden_points(valid: ValidScenario, design: FabricDesign) -> float:
-    """The unweighted-by-experience points of :func:`assess_operations` (see module docstring).
-
-    Examples
-    --------
-    >>> from fabricplan.spec import parse_spec
-    >>> from fabricplan.model.fabric import FabricDesign, TierDesign
-    >>> valid = parse_spec({"cluster": {"gpus": 64}})
-    >>> tiers = (TierDesign(name="leaf", switches=2, radix=128, down_ports=32, up_ports=0,
-    ...     ports_used=32, ports_free=96),)
-    >>> roce = FabricDesign(technology="roce_v2", topology="fat_tree", switch_id="sn5600",
-    ...     port_speed_gbps=400, radix=128, tiers=1, planes=1, spine_groups=1, nodes=8, gpus=64,
-    ...     endpoints=64, hosts_per_leaf=32, leaves_per_pod=2, rail_aligned=False,
-    ...     tier_designs=tiers, link_groups=(), bisection_tbps=12.8, worst_case_switch_hops=1,
-    ...     max_endpoints=256, headroom_gpus=192)
-    >>> ib = roce.model_copy(update={"technology": "infiniband", "switch_id": "qm9700"})
-    >>> burden_points(valid, roce) > burden_points(valid, ib) > 0
-    True
-    """
-    tech = valid.technologies[design.technology]
-    mechanisms = _mechanisms(valid, tech, design.technology)
-    switches = sum(tier.switches for tier in design.tier_designs)
-    nics = design.endpoints
-    classes = _port_class_count(design)
-    points = 0.0
-    for rule in RULES.values():
-        if rule.mechanism not in mechanisms:
-            continue
-        per_switch = rule.switch_settings * (classes if rule.kind == "physical" else 1)
-        points += KIND_WEIGHT[rule.kind] * (
-            per_switch * _spread(switches) + rule.nic_settings * _spread(nics)
-        )
-    holders = {
-        "switches": switches,
-        "nics": nics,
-        "all": switches + nics,
-        "managers": SUBNET_MANAGER_HOSTS,
-        "routers": _routers(design),
-    }
-    for task in _fabric_tasks(valid, design, tech):
-        points += KIND_WEIGHT[task.kind] * task.settings * _spread(holders[task.holders])
-    return points
-
-
 def _tasks(valid: ValidScenario, design: FabricDesign, tech: TechnologySpec) -> tuple[str, ...]:
     mechanisms = _mechanisms(valid, tech, design.technology)
     tasks = [f"{rule.id}: {rule.title}" for rule in RULES.values() if rule.mechanism in mechanisms]
@@ -237,22 +134,6 @@ def _tasks(valid: ValidScenario, design: FabricDesign, tech: TechnologySpec) -> 
         tasks.append("link-level credits: exchanged by the link layer, nothing to configure")
     tasks.extend(task.task for task in _fabric_tasks(valid, design, tech))
     return tuple(tasks)
-
-
-def ecosystem_fit(tech: TechnologySpec, deployment: Deployment) -> float:
-    """Fit of a technology's cloud availability and vendor choice to the deployment.
-
-    >>> from fabricplan.spec import parse_spec
-    >>> techs = parse_spec({"cluster": {"gpus": 64}}).technologies
-    >>> round(ecosystem_fit(techs["infiniband"], "on_premises"), 2)
-    0.5
-    >>> round(ecosystem_fit(techs["roce_v2"], "cloud"), 2)
-    1.0
-    """
-    vendors = max(1, len(tech.vendors))
-    vendor_fit = vendors / (vendors + VENDOR_FIT_HALF)
-    weight = CLOUD_WEIGHT_BY_DEPLOYMENT[deployment]
-    return weight * CLOUD_AVAILABILITY_FIT[tech.cloud_availability] + (1 - weight) * vendor_fit
 
 
 def _findings(
@@ -325,10 +206,9 @@ def assess_operations(valid: ValidScenario, design: FabricDesign) -> OpsAssessme
     Returns
     -------
     OpsAssessment
-        Tasks (the lint rules and fabric services the mechanisms need), findings, the burden
-        (0..1, weighted by the team's experience), engineer-years a year
-        (:func:`fabricplan.analytic.operations_effort.engineer_years_per_year`), vendor count and
-        ecosystem fit.
+        Tasks (the lint rules and fabric services the mechanisms need), findings, engineer-years
+        and hours a year (:func:`fabricplan.analytic.operations_effort.engineer_years_per_year`),
+        vendor count and cloud availability.
 
     Examples
     --------
@@ -347,14 +227,12 @@ def assess_operations(valid: ValidScenario, design: FabricDesign) -> OpsAssessme
     tech = valid.technologies[design.technology]
     team_field = TEAM_FIELD_BY_FAMILY[tech.switch_family]
     experience: Experience = getattr(valid.spec.team, team_field)
-    points = burden_points(valid, design)
-    base = points / (points + BURDEN_HALF_POINTS)
-    new_stack = NEW_STACK_BURDEN[experience] if team_field in WHOLE_STACK_TEAM_FIELDS else 0.0
+    years = engineer_years_per_year(valid, design)
     return OpsAssessment(
         tasks=_tasks(valid, design, tech),
         findings=_findings(valid, design, tech, experience),
-        burden=min(1.0, base * EXPERIENCE_BURDEN_FACTOR[experience] + new_stack),
-        engineer_years_per_year=engineer_years_per_year(valid, design),
+        engineer_years_per_year=years,
+        hours_per_year=years * HOURS_PER_ENGINEER_YEAR,
         vendors=max(1, len(tech.vendors)),
-        ecosystem_fit=ecosystem_fit(tech, valid.spec.deployment),
+        cloud_availability=tech.cloud_availability,
     )

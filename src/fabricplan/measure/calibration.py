@@ -39,7 +39,7 @@ from fabricplan.errors import InputFileError
 from fabricplan.measure.expectation import ModelPredictor, Perform, resolve_technology
 from fabricplan.measure.measurement import BenchFileRecord, MeasurementRecord
 from fabricplan.model.base import Frozen
-from fabricplan.model.results import CalibrationProfile
+from fabricplan.model.results import CalibrationProfile, ParameterChange
 from fabricplan.model.scenario import TechnologyName, ValidScenario
 
 FloatArray = NDArray[np.float64]
@@ -262,6 +262,26 @@ def free_parameters(names: Sequence[str] | None, where: str = "--parameters") ->
     return tuple(names)
 
 
+def calibration_changes(
+    profile: CalibrationProfile, valid: ValidScenario, technology: TechnologyName
+) -> tuple[ParameterChange, ...]:
+    """Each parameter the profile sets, beside the default it replaces (``None``: the model adds
+    no such cost by default).
+
+    >>> from fabricplan.spec import parse_spec
+    >>> valid = parse_spec({"cluster": {"gpus": 64}})
+    >>> change = calibration_changes(CalibrationProfile(nic_bw_efficiency=0.9), valid, "roce_v2")
+    >>> [(c.name, c.default, c.calibrated) for c in change]
+    [('nic_bw_efficiency', 1.0, 0.9)]
+    """
+    defaults = model_start(valid, technology)
+    return tuple(
+        ParameterChange(name=name, default=defaults.get(name), calibrated=value)
+        for name in FREE_PARAMETERS
+        if (value := getattr(profile, name)) is not None
+    )
+
+
 def calibrate_files(
     files: Sequence[BenchFileRecord],
     valid: ValidScenario,
@@ -295,8 +315,15 @@ def calibrate_files(
         found = predictor.expected(measurements, profile)
         return np.array([e.value if e is not None else np.nan for e, _ in found], dtype=float)
 
-    source = f"fabricplan calibrate on {tech}: " + ", ".join(Path(f.path).name for f in files)
-    return fit_profile(predict, measured, parameters, model_start(valid, tech), source), tech
+    hardware = f"{valid.nics[tech].id}/{predictor.design.switch_id}"
+    source = f"fabricplan calibrate on {tech} ({hardware} in the spec): " + ", ".join(
+        Path(f.path).name for f in files
+    )
+    fit = fit_profile(predict, measured, parameters, model_start(valid, tech), source)
+    # The profile applies only to the technology the logs ran on. The logs do not name the NIC
+    # or switch model, so those stay open (a hand-written profile may set them to narrow it).
+    scope = {"technology": tech}
+    return fit.model_copy(update={"profile": fit.profile.model_copy(update=scope)}), tech
 
 
 def profile_yaml(fit: CalibrationFitResult) -> str:

@@ -15,12 +15,21 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
+from fabricplan.measure.calibration import calibration_changes
 from fabricplan.measure.diagnosis import Evidence, diagnose
-from fabricplan.measure.expectation import JudgedRecord, JudgeSpec, Perform, judge_files
+from fabricplan.measure.expectation import (
+    EXPECTED_BAND_FRACTION,
+    JudgedRecord,
+    JudgeSpec,
+    Perform,
+    judge_files,
+)
 from fabricplan.measure.measurement import BenchFileRecord
 from fabricplan.model.base import Frozen
 from fabricplan.model.fabric import Finding
-from fabricplan.model.scenario import ValidScenario
+from fabricplan.model.results import CalibrationProfile
+from fabricplan.model.scenario import TechnologyName, ValidScenario
+from fabricplan.topology.designer import design_fabric
 
 
 class BenchCheckResult(Frozen):
@@ -32,6 +41,8 @@ class BenchCheckResult(Frozen):
     compared: bool
     """True when a spec was given (measurements have expectations)."""
     how: JudgeSpec
+    calibration_notes: tuple[str, ...] = ()
+    """Per technology judged: whether the calibration profile was applied and what it set."""
 
     @property
     def failures(self) -> int:
@@ -54,14 +65,43 @@ def check_bench(
     the user's thresholds, then run the diagnosis rules."""
     how = how or JudgeSpec()
     judged = judge_files(files, valid, how, perform)
-    findings = diagnose(Evidence.of(files, judged, valid, how.band))
+    notes: tuple[str, ...] = ()
+    if valid is not None and how.calibration is not None:
+        techs = sorted({j.technology for j in judged if j.technology is not None})
+        notes = tuple(calibration_note(how.calibration, valid, tech) for tech in techs)
+    fallback = how.band if how.band is not None else EXPECTED_BAND_FRACTION
+    findings = diagnose(Evidence.of(files, judged, valid, fallback))
     return BenchCheckResult(
         files=tuple(files),
         judged=judged,
         findings=findings,
         compared=valid is not None and perform is not None,
         how=how,
+        calibration_notes=notes,
     )
+
+
+def calibration_note(
+    profile: CalibrationProfile, valid: ValidScenario, technology: TechnologyName
+) -> str:
+    """Whether ``profile`` applies to the spec's ``technology`` fabric, and what it sets.
+
+    >>> from fabricplan.spec import parse_spec
+    >>> valid = parse_spec({"cluster": {"gpus": 64}})
+    >>> calibration_note(CalibrationProfile(nic_bw_efficiency=0.9, technology="roce_v2"),
+    ...     valid, "infiniband")
+    'calibration not applied to infiniband: the profile was fitted on roce_v2'
+    """
+    nic = valid.nics[technology].id
+    switch = design_fabric(valid, technology).switch_id
+    if not profile.applies_to(technology, nic, switch):
+        fitted = "/".join(x for x in (profile.technology, profile.nic, profile.switch) if x)
+        return f"calibration not applied to {technology}: the profile was fitted on {fitted}"
+    changes = ", ".join(
+        f"{c.name} {'model' if c.default is None else f'{c.default:g}'} -> {c.calibrated:g}"
+        for c in calibration_changes(profile, valid, technology)
+    )
+    return f"calibration applied to {technology} ({profile.source or 'no source'}): {changes}"
 
 
 def measurement_document(judged: JudgedRecord, compared: bool, thresholds: bool) -> dict[str, Any]:
@@ -71,6 +111,9 @@ def measurement_document(judged: JudgedRecord, compared: bool, thresholds: bool)
         doc["technology"] = judged.technology
         doc["expected"] = judged.expected.model_dump(exclude_none=True) if judged.expected else None
         doc["ratio"] = judged.ratio
+        if judged.ratio_low is not None:
+            doc["ratio_low"], doc["ratio_high"] = judged.ratio_low, judged.ratio_high
+            doc["band_basis"] = judged.band_basis
     if compared or thresholds:
         doc["status"] = judged.status
         if judged.note:
@@ -95,10 +138,11 @@ def check_document(result: BenchCheckResult) -> dict[str, Any]:
             measurement_document(j, result.compared, thresholds) for j in result.judged
         ],
         "findings": [f.model_dump() for f in result.findings],
+        "calibration": list(result.calibration_notes),
         "summary": {
             "measurements": len(result.judged),
             "status": dict(Counter(j.status for j in result.judged)),
             "failures": result.failures,
-            "band": result.how.band,
+            "band": result.how.band if result.how.band is not None else "validation",
         },
     }

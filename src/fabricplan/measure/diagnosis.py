@@ -92,6 +92,7 @@ class Evidence:
     judged: Sequence[JudgedRecord]
     valid: ValidScenario | None = None
     band: float = EXPECTED_BAND_FRACTION
+    """Fallback half-width for rows judged without a band of their own."""
     by_run: dict[tuple[str, int], list[JudgedRecord]] = field(default_factory=dict)
     runs: dict[tuple[str, int], RunRecord] = field(default_factory=dict)
 
@@ -108,6 +109,12 @@ class Evidence:
             by_run[(j.measurement.file, j.measurement.run)].append(j)
         runs = {(f.path, r.index): r for f in files for r in f.runs}
         return cls(files, judged, valid, band, dict(by_run), runs)
+
+    def floor(self, rows: Sequence[JudgedRecord]) -> float:
+        """The lowest ratio still as expected for these rows: the median of their bands' lower
+        limits (``1 - band`` for rows judged without one)."""
+        lows = [j.ratio_low for j in rows if j.ratio_low is not None]
+        return statistics.median(lows) if lows else 1.0 - self.band
 
     def name(self, key: tuple[str, int]) -> str:
         run = self.runs.get(key)
@@ -223,7 +230,7 @@ def low_large_busbw(ev: Evidence) -> list[Finding]:
     first."""
     perftest_ok = any(
         j.ratio is not None
-        and j.ratio >= 1 - ev.band
+        and j.ratio >= ev.floor([j])
         and j.measurement.quantity == "bw_gbps"
         and j.measurement.size_bytes >= PERFTEST_LARGE_BYTES
         for j in ev.judged
@@ -232,7 +239,7 @@ def low_large_busbw(ev: Evidence) -> list[Finding]:
     for key, rows in ev.by_run.items():
         large = [j for j in _large(rows) if j.measurement.tool == "nccl-tests"]
         ratio = _median_ratio(large)
-        if ratio is None or ratio >= 1 - ev.band:
+        if ratio is None or ratio >= ev.floor(large):
             continue
         best = max(large, key=lambda j: j.measurement.size_bytes)
         tech = best.technology
@@ -266,19 +273,20 @@ def slow_at_scale(ev: Evidence) -> list[Finding]:
     """A small run meets the model and a larger one does not: the hosts and NICs are fine and the
     loss is in the switches between leaves: hash collisions on the uplinks (ECMP), a bad or
     oversubscribed uplink, or congestion control."""
-    groups: dict[tuple[str, TechnologyName | None], list[tuple[int, float, tuple[str, int]]]] = (
-        defaultdict(list)
-    )
+    groups: dict[
+        tuple[str, TechnologyName | None], list[tuple[int, float, tuple[str, int], float]]
+    ] = defaultdict(list)
     for key, rows in ev.by_run.items():
         large = [j for j in _large(rows) if j.measurement.tool == "nccl-tests"]
         ratio = _median_ratio(large)
         nodes = ev.runs[key].nodes if key in ev.runs else None
         if ratio is not None and nodes:
-            groups[(large[0].measurement.test, large[0].technology)].append((nodes, ratio, key))
+            entry = (nodes, ratio, key, ev.floor(large))
+            groups[(large[0].measurement.test, large[0].technology)].append(entry)
     found = []
     for (test, tech), runs in groups.items():
-        fine = [r for r in runs if r[1] >= 1 - ev.band]
-        slow = [r for r in runs if r[1] < 1 - ev.band]
+        fine = [r for r in runs if r[1] >= r[3]]
+        slow = [r for r in runs if r[1] < r[3]]
         if not fine or not slow:
             continue
         small = max(fine, key=lambda r: r[0])
@@ -351,9 +359,9 @@ def high_latency(ev: Evidence) -> list[Finding]:
         ]
         ratio = _median_ratio(small)
         large_ratio = _median_ratio(_large(rows))
-        if ratio is None or ratio >= 1 - ev.band:
+        if ratio is None or ratio >= ev.floor(small):
             continue
-        if large_ratio is not None and large_ratio < 1 - ev.band:
+        if large_ratio is not None and large_ratio < ev.floor(_large(rows)):
             continue  # everything is slow: low_busbw speaks for it
         worst = min((j for j in small if j.ratio is not None), key=lambda j: j.ratio or 0.0)
         m = worst.measurement
@@ -416,7 +424,7 @@ def perftest_low_bw(ev: Evidence) -> list[Finding]:
             and j.measurement.size_bytes >= PERFTEST_LARGE_BYTES
         ]
         ratio = _median_ratio(big)
-        if ratio is None or ratio >= 1 - ev.band:
+        if ratio is None or ratio >= ev.floor(big):
             continue
         best = max(big, key=lambda j: j.measurement.size_bytes)
         expected = best.expected.value if best.expected else float("nan")

@@ -16,9 +16,14 @@ size, busbw ratio = inverse time ratio), average bandwidth for perftest ``*_bw``
 for ``*_lat``. ``ratio`` is measured performance over expected performance (bandwidth ratio, or
 expected latency over measured latency), so ``ratio < 1`` is always worse than the model.
 
->>> classify(0.97, band=0.15), classify(0.7, band=0.15), classify(1.4, band=0.15)
+The expected band is the model's own uncertainty: the spread of measured over predicted
+performance in the row's regime (small-message latency, mid-size, bandwidth) and technology over
+published runs (:mod:`fabricplan.analytic.uncertainty`). A row inside it is ``ok`` (as expected),
+below it ``slow``, above it ``fast``. ``--band`` replaces it with a fixed +-share.
+
+>>> classify(0.97, 0.85, 1.15), classify(0.7, 0.85, 1.15), classify(1.4, 0.85, 1.15)
 ('ok', 'slow', 'fast')
->>> classify(0.7, band=0.15, threshold=0.8)
+>>> classify(0.7, 0.85, 1.15, threshold=0.8)
 'fail'
 """
 
@@ -28,6 +33,12 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence
 from typing import Literal
 
+from fabricplan.analytic.uncertainty import (
+    band_for,
+    load_bands,
+    regime_of_p2p,
+    regime_of_size,
+)
 from fabricplan.errors import InputFileError, ModelError
 from fabricplan.measure.measurement import BenchFileRecord, MeasurementRecord, RunRecord
 from fabricplan.model.base import Frozen
@@ -43,9 +54,8 @@ from fabricplan.model.scenario import TechnologyName, ValidScenario
 from fabricplan.topology.designer import design_fabric
 
 EXPECTED_BAND_FRACTION = 0.15
-"""Half-width of the expected band, as a share of the model's value. Our choice: the analytic model
-leaves out NCCL's per-size protocol and channel tuning, which moves mid-size busbw by this much;
-``--band`` changes it."""
+"""Half-width of the fallback band of the diagnosis rules, as a share of the model's value, where
+a judged row carries no band of its own."""
 
 Status = Literal["ok", "slow", "fast", "fail", "unchecked"]
 Perform = Callable[[ValidScenario, FabricDesign, PerfRequest], PerformanceResult]
@@ -88,17 +98,45 @@ class JudgedRecord(Frozen):
     status: Status = "unchecked"
     note: str = ""
     """Why there is no expectation, or what the status rests on."""
+    ratio_low: float | None = None
+    """Lowest ratio inside the expected band (the band's performance-ratio limits)."""
+    ratio_high: float | None = None
+    band_basis: str = ""
+    """Where the band comes from (the regime and its validation rows, or ``--band``)."""
 
 
-def classify(ratio: float, band: float, threshold: float | None = None) -> Status:
-    """Status of a performance ratio: ``fail`` below ``threshold``, else by the band."""
+def classify(ratio: float, low: float, high: float, threshold: float | None = None) -> Status:
+    """Status of a performance ratio: ``fail`` below ``threshold``, else by the band
+    ``low``..``high`` (inside it the run is as the model expects)."""
     if threshold is not None and ratio < threshold:
         return "fail"
-    if ratio < 1 - band:
+    if ratio < low:
         return "slow"
-    if ratio > 1 + band:
+    if ratio > high:
         return "fast"
     return "ok"
+
+
+def ratio_band(
+    m: MeasurementRecord, technology: TechnologyName | None, band: float | None
+) -> tuple[float, float, str]:
+    """The ratios a measurement may have and still be as expected, and why.
+
+    ``band`` (``--band``) gives a fixed +-share; ``None`` the model's validation band for the
+    measurement's regime and technology.
+
+    >>> from fabricplan.measure.measurement import MeasurementRecord
+    >>> m = MeasurementRecord(file="a", line=1, run=0, tool="perftest", flavor="perftest",
+    ...     test="write_lat", size_bytes=2, time_us=1.0, latency_us=1.0)
+    >>> ratio_band(m, "infiniband", 0.1)[:2]
+    (0.9, 1.1)
+    """
+    if band is not None:
+        return 1.0 - band, 1.0 + band, f"--band {band:g}"
+    regime = regime_of_p2p(m.test) if m.tool == "perftest" else regime_of_size(m.size_bytes)
+    record = band_for(load_bands(), regime, technology)
+    who = record.technology or "all technologies"
+    return record.ratio_low, record.ratio_high, f"{regime} band ({who}, {record.basis})"
 
 
 def resolve_technology(
@@ -170,6 +208,16 @@ class ModelPredictor:
         self.perform = perform
         self.gpus = gpus
 
+    def applies(self, calibration: CalibrationProfile | None) -> CalibrationProfile | None:
+        """The profile if it was fitted on this fabric (technology, NIC, switch), else ``None``:
+        a profile fitted on RoCE runs does not move the InfiniBand expectation."""
+        if calibration is None:
+            return None
+        nic = self.valid.nics[self.technology].id
+        if calibration.applies_to(self.technology, nic, self.design.switch_id):
+            return calibration
+        return None
+
     def _ranks(self, m: MeasurementRecord) -> tuple[int | None, str]:
         ranks = m.ranks or self.gpus
         total = self.valid.spec.cluster.gpus
@@ -186,8 +234,10 @@ class ModelPredictor:
     ) -> list[tuple[ExpectedRecord | None, str]]:
         """For each measurement: the model's values at the band's centre, or why there are none.
 
-        The band is filled in by :func:`judge_files`; here ``low == high == value``.
+        The band is filled in by :func:`judge_files`; here ``low == high == value``. A
+        ``calibration`` fitted on another fabric is not used (:meth:`applies`).
         """
+        calibration = self.applies(calibration)
         out: list[tuple[ExpectedRecord | None, str]] = [(None, "")] * len(measurements)
         groups: dict[tuple[str, int], list[int]] = defaultdict(list)
         p2p: list[int] = []
@@ -288,12 +338,14 @@ class ModelPredictor:
         return out
 
 
-def _banded(expected: ExpectedRecord, band: float, higher_is_better: bool) -> ExpectedRecord:
+def _banded(
+    expected: ExpectedRecord, ratio_low: float, ratio_high: float, higher_is_better: bool
+) -> ExpectedRecord:
     if higher_is_better:
-        low, high = expected.value * (1 - band), expected.value * (1 + band)
+        low, high = expected.value * ratio_low, expected.value * ratio_high
     else:
-        # A latency band: the same performance ratio as a bandwidth band.
-        low, high = expected.value / (1 + band), expected.value / (1 - band)
+        # A latency band: the same performance ratios as a bandwidth band.
+        low, high = expected.value / ratio_high, expected.value / ratio_low
     return expected.model_copy(update={"low": low, "high": high})
 
 
@@ -310,7 +362,9 @@ def _ratio(m: MeasurementRecord, expected: ExpectedRecord) -> float | None:
 class JudgeSpec(Frozen):
     """How to judge: the band and the thresholds the user set."""
 
-    band: float = EXPECTED_BAND_FRACTION
+    band: float | None = None
+    """A fixed +-share around the model's value; ``None`` (default) uses the model's validation
+    band for each row's regime and technology (:func:`ratio_band`)."""
     threshold: float | None = None
     """Fail below this share of the expected performance (e.g. 0.8)."""
     min_busbw_GBps: float | None = None  # noqa: N815
@@ -392,7 +446,8 @@ def _judge_one(
             status="fail" if floor else "unchecked",
             note=floor or note,
         )
-    expected = _banded(expectation[0], how.band, m.higher_is_better)
+    low, high, basis = ratio_band(m, tech, how.band)
+    expected = _banded(expectation[0], low, high, m.higher_is_better)
     ratio = _ratio(m, expected)
     if ratio is None:
         return JudgedRecord(
@@ -401,12 +456,23 @@ def _judge_one(
             expected=expected,
             status="fail" if floor else "unchecked",
             note=floor or "zero measured or expected value",
+            ratio_low=low,
+            ratio_high=high,
+            band_basis=basis,
         )
     threshold = how.threshold if m.size_bytes >= how.min_size_bytes else None
-    status = "fail" if floor else classify(ratio, how.band, threshold)
+    status = "fail" if floor else classify(ratio, low, high, threshold)
     note = floor or (
         f"{ratio:.0%} of expected < --threshold {how.threshold:g}" if status == "fail" else ""
     )
     return JudgedRecord(
-        measurement=m, technology=tech, expected=expected, ratio=ratio, status=status, note=note
+        measurement=m,
+        technology=tech,
+        expected=expected,
+        ratio=ratio,
+        status=status,
+        note=note,
+        ratio_low=low,
+        ratio_high=high,
+        band_basis=basis,
     )

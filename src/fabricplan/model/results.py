@@ -46,6 +46,56 @@ class CalibrationProfile(Frozen):
     """Fixed software cost per collective step (kernel launch, protocol handshakes)."""
     source: str = ""
     """What it was fitted from (files, date)."""
+    technology: TechnologyName | None = None
+    """The fabric the measurements ran on; the profile applies to that technology only
+    (``None``: a hand-written profile for every technology)."""
+    nic: str | None = None
+    """Catalog NIC the measurements ran on; the profile applies only where the spec has it."""
+    switch: str | None = None
+    """Catalog switch the measurements ran on; the profile applies only where the spec has it."""
+
+    def applies_to(self, technology: str, nic: str | None, switch: str | None) -> bool:
+        """Whether the profile was fitted on this technology, NIC and switch (a field left
+        ``None`` matches any).
+
+        >>> CalibrationProfile(technology="roce_v2").applies_to("infiniband", "cx7", "qm9700")
+        False
+        """
+        return (
+            (self.technology is None or self.technology == technology)
+            and (self.nic is None or self.nic == nic)
+            and (self.switch is None or self.switch == switch)
+        )
+
+
+class ParameterChange(Frozen):
+    """One model parameter a calibration profile set: the model's value and the profile's."""
+
+    name: str
+    default: float | None
+    """The catalog or model default (``None``: the model has no fixed default, e.g. a cost it
+    leaves out)."""
+    calibrated: float
+
+
+class CalibrationEffect(Frozen):
+    """A profile applied to one fabric: which parameters it changed and by how much."""
+
+    source: str
+    technology: str
+    changes: tuple[ParameterChange, ...]
+    base_latency_us_before: float | None = None
+    """``base_latency_us`` without the profile (``None``: not recomputed)."""
+    step_s_before: float | None = None
+    """``step.step_s`` without the profile (``None``: not recomputed or no step)."""
+
+
+class Estimate(Frozen):
+    """A predicted value with its uncertainty band (``low <= value <= high``)."""
+
+    value: float
+    low: float
+    high: float
 
 
 class PerfRequest(Frozen):
@@ -111,15 +161,31 @@ class CostBreakdown(Frozen):
     lost a year x years x the price book's ``gpu-hour-<node>``); ``None`` when unknown."""
     tco_with_gpu_idle_usd: float | None = None
     """``tco_usd + gpu_idle_usd``: what the network choice costs, counting the GPUs it idles."""
+    gpu_idle_in_domain_usd: float | None = None
+    """Value of the GPU time idled by NVLink-only communication: the same on every fabric,
+    shown, never a difference between candidates."""
+    config_risk_gpu_hours: float = 0.0
+    """Expected GPU-hours lost to lossless misconfigurations over the horizon
+    (:mod:`fabricplan.analytic.config_risk`)."""
+    config_risk_staff_usd: float = 0.0
+    config_risk_basis: str = ""
 
 
 class P2PPoint(Frozen):
-    """One row of a perftest-like table."""
+    """One row of a perftest-like table.
+
+    ``*_low`` / ``*_high`` bound each predicted value by the validation residuals of its regime
+    (:mod:`fabricplan.analytic.uncertainty`); ``None`` where no band was applied.
+    """
 
     test: P2PTest
     size_bytes: int
     latency_us: float
     bw_gbps: float
+    latency_us_low: float | None = None
+    latency_us_high: float | None = None
+    bw_gbps_low: float | None = None
+    bw_gbps_high: float | None = None
 
 
 class CollectivePoint(Frozen):
@@ -131,6 +197,13 @@ class CollectivePoint(Frozen):
     time_us: float
     algbw_GBps: float  # noqa: N815 - nccl-tests unit
     busbw_GBps: float  # noqa: N815
+    time_us_low: float | None = None
+    """Band of the prediction from the validation residuals of its regime (``None``: none)."""
+    time_us_high: float | None = None
+    algbw_GBps_low: float | None = None  # noqa: N815
+    algbw_GBps_high: float | None = None  # noqa: N815
+    busbw_GBps_low: float | None = None  # noqa: N815
+    busbw_GBps_high: float | None = None  # noqa: N815
 
 
 class StepTimeResult(Frozen):
@@ -145,7 +218,25 @@ class StepTimeResult(Frozen):
     exposed_fraction: float
     gpu_hours_lost_per_year: float
     """GPU-hours a year spent waiting on exposed communication at 100 % utilisation."""
+    comm_exposed_in_domain_s: float = 0.0
+    """The part of ``comm_exposed_s`` whose groups never leave one NVLink domain (tensor
+    parallelism on NVLink): the same on every fabric, so it is shown but not a difference."""
     assumptions: tuple[str, ...] = ()
+    step_s_low: float | None = None
+    """Band of ``step_s`` from the validation residuals of the communication's regimes
+    (:func:`fabricplan.analytic.uncertainty.step_band`); ``None`` where no band was applied."""
+    step_s_high: float | None = None
+    comm_exposed_s_low: float | None = None
+    comm_exposed_s_high: float | None = None
+    exposed_fraction_low: float | None = None
+    exposed_fraction_high: float | None = None
+    gpu_hours_lost_per_year_low: float | None = None
+    gpu_hours_lost_per_year_high: float | None = None
+
+    @property
+    def comm_exposed_fabric_s(self) -> float:
+        """Exposed communication that crosses the scale-out fabric."""
+        return max(0.0, self.comm_exposed_s - self.comm_exposed_in_domain_s)
 
 
 class PerformanceResult(Frozen):
@@ -159,19 +250,28 @@ class PerformanceResult(Frozen):
     collectives: tuple[CollectivePoint, ...] = ()
     step: StepTimeResult | None = None
     notes: tuple[str, ...] = ()
+    base_latency_us_low: float | None = None
+    base_latency_us_high: float | None = None
+    uncertainty: str = ""
+    """Where the ``*_low`` / ``*_high`` bands come from (empty: no band applied)."""
+    calibration: CalibrationEffect | None = None
+    """The calibration profile applied to this fabric and what it changed (``None``: none)."""
 
 
 class OpsAssessment(Frozen):
     """What running this fabric asks of the team."""
 
     tasks: tuple[str, ...]
-    """What must be configured and kept right."""
+    """What must be configured and kept right (the lint rules and fabric services)."""
     findings: tuple[Finding, ...] = ()
-    burden: float = Field(ge=0, le=1)
-    """0 = nothing special to run, 1 = hardest; weighted by the team's experience."""
     engineer_years_per_year: float = Field(ge=0)
+    """The one operations model (:mod:`fabricplan.analytic.operations_effort`)."""
+    hours_per_year: float = Field(default=0.0, ge=0)
+    """The same effort in engineer-hours a year."""
     vendors: int = Field(ge=1)
-    ecosystem_fit: float = Field(ge=0, le=1)
+    """Switch vendors selling the technology (not money: a constraint the user can set)."""
+    cloud_availability: Literal["none", "some", "wide"] = "none"
+    """How widely public clouds offer the technology (not money: a constraint)."""
 
 
 class InfeasibleOption(Frozen):
@@ -182,6 +282,21 @@ class InfeasibleOption(Frozen):
     message: str
 
 
+class GrowthResult(Frozen):
+    """What growing one design to the spec's ``growth.target_gpus`` costs."""
+
+    target_gpus: int
+    reachable: bool
+    """The same choices (technology, switch, topology, planes) build the target size."""
+    added_capex_usd: float | None
+    """Hardware bought for the target (items beyond today's quantities) and recabling; ``None``
+    when unreachable."""
+    added_items: dict[str, int] = Field(default_factory=dict)
+    """Bill-of-materials items bought beyond today's quantities."""
+    recabled_links: int = 0
+    notes: tuple[str, ...] = ()
+
+
 class Evaluation(Frozen):
     """Everything known about one candidate fabric."""
 
@@ -190,37 +305,76 @@ class Evaluation(Frozen):
     cost: CostBreakdown
     performance: PerformanceResult
     ops: OpsAssessment
+    growth: GrowthResult | None = None
 
 
-class CriterionScore(Frozen):
-    criterion: str
-    raw: float
-    """The criterion's own figure (seconds, dollars, ...)."""
-    unit: str
-    score: float = Field(ge=0, le=1)
-    """1 = best among the candidates."""
-    weight: float
+class MoneyLine(Frozen):
+    """One term of a candidate's money over the horizon."""
+
+    term: Literal[
+        "capex", "energy", "support", "staff", "gpu_time", "growth", "config_risk", "worth"
+    ]
+    usd: float
+    basis: str
+
+
+class OptionMoney(Frozen):
+    """A candidate on the one economic scale (dollars over ``years``)."""
+
+    technology: TechnologyName
+    years: int
+    capex_usd: float
+    energy_usd: float
+    support_usd: float
+    staff_usd: float
+    gpu_time_usd: float
+    """Value of the GPU time the fabric idles (exposed communication across the fabric)."""
+    gpu_time_in_domain_usd: float = 0.0
+    """Value of the GPU time idled by NVLink-only communication: the same on every fabric,
+    shown, not part of the total."""
+    gpu_hours: float = 0.0
+    """GPU-hours over the horizon behind ``gpu_time_usd``."""
+    gpu_hour_usd: float = 0.0
+    growth_usd: float = 0.0
+    config_risk_usd: float = 0.0
+    config_risk_gpu_hours: float = 0.0
+    """GPU-hours behind the configuration risk (the rest of it is staff)."""
+    worth_usd: float = 0.0
+    """User-set money-equivalent (subtracted from the total)."""
+    total_usd: float
+    """capex + energy + support + staff + GPU time + growth + configuration risk - worth."""
+    step_s: float
+    step_low_s: float
+    step_high_s: float
+    lines: tuple[MoneyLine, ...] = ()
 
 
 class RankedOption(Frozen):
     technology: TechnologyName
-    total: float
-    scores: tuple[CriterionScore, ...]
+    money: OptionMoney
+    objective: float
+    """What the preset ranks by (seconds for max_performance, dollars otherwise)."""
+    unmet: tuple[str, ...] = ()
+    """Constraints the candidate does not meet (it ranks after every candidate that does)."""
 
 
 class FlipPoint(Frozen):
     """The smallest change that would change the winner."""
 
-    kind: Literal["weight", "price", "cluster_size", "team"]
+    kind: Literal["gpu_hour", "price", "growth", "cluster_size", "team", "sharp", "configuration"]
     description: str
     value: float | None = None
 
 
 class Recommendation(Frozen):
     technology: TechnologyName
+    preset: str
+    objective: str
+    """What the preset minimises, in words."""
     ranking: tuple[RankedOption, ...]
     reasons: tuple[str, ...]
     flips: tuple[FlipPoint, ...] = ()
-    weights: dict[str, float] = Field(default_factory=dict)
+    not_money: tuple[str, ...] = ()
+    """What the decision did not price (vendor choice, cloud availability), with its basis."""
     infeasible: tuple[InfeasibleOption, ...] = ()
     """Technologies of the spec that could not be designed (not ranked)."""

@@ -15,7 +15,7 @@ catalog ids happens in :mod:`fabricplan.catalog.resolve`, which returns a :class
 from __future__ import annotations
 
 import re
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
@@ -41,7 +41,13 @@ Deployment = Literal["on_premises", "cloud", "hybrid"]
 PriorityPreset = Literal[
     "balanced", "max_performance", "cost_sensitive", "cloud_hybrid", "ethernet_team"
 ]
-Criterion = Literal["performance", "capex", "tco", "scalability", "operations", "ecosystem"]
+SharpMode = Literal["auto", "on", "off"]
+"""In-network reduction (SHARP): ``auto`` is what NCCL does without extra setup (CollNet off;
+NVLS and NVLSTree where NCCL picks them), ``on`` needs the SHARP plugin and aggregation manager
+(``NCCL_COLLNET_ENABLE=1``), ``off`` forbids it."""
+RoutingChoice = Literal["ecmp", "adaptive", "static"]
+CongestionControlChoice = Literal["dcqcn", "none"]
+CloudAvailability = Literal["none", "some", "wide"]
 
 
 class GenericSwitchSpec(Frozen):
@@ -121,6 +127,31 @@ class CableReachSpec(Frozen):
     spine_core_m: float = Field(default=100.0, gt=0, le=10_000)
 
 
+class LosslessSpec(Frozen):
+    """The lossless Ethernet (RoCE) configuration as deployed: the settings the lint rules check
+    (``compare --config`` reads them from real switch and NIC configurations)."""
+
+    pfc: bool = True
+    """PFC on the RoCE priority on every hop (lint L01, L17)."""
+    ecn: bool = True
+    """ECN marking on the RoCE queue (lint L03, L04)."""
+    congestion_control: CongestionControlChoice = "dcqcn"
+    """NIC rate control reacting to ECN (lint L02, L12); ``none`` leaves only PFC."""
+    pfc_headroom_bytes: int | Literal["auto"] = "auto"
+    """Per-port lossless headroom: ``auto`` sizes it from cable, speed and MTU (lint L06, L07)."""
+    pfc_watchdog: bool = True
+    """PFC storm watchdog (lint L05)."""
+
+    @model_validator(mode="after")
+    def _check(self) -> LosslessSpec:
+        if isinstance(self.pfc_headroom_bytes, int) and self.pfc_headroom_bytes <= 0:
+            raise ValueError(
+                f"fabric.lossless.pfc_headroom_bytes: must be positive ({self.pfc_headroom_bytes});"
+                " give bytes or auto"
+            )
+        return self
+
+
 MAX_PLANES = 16
 """Most fabric planes a spec may ask for (DeepSeek's MPFT uses 8; a bound on input, not a
 hardware limit)."""
@@ -174,6 +205,18 @@ class FabricSpec(Frozen):
     layout gives (the defaults are used only for what reads them without a design)."""
     management_ports: int | Literal["auto"] = "auto"
     """Fabric ports for management appliances (UFM on InfiniBand); ``auto`` follows the RA."""
+    sharp: SharpMode | dict[TechnologyName, SharpMode] = "auto"
+    """In-network reduction, for every technology or per technology (see :data:`SharpMode`)."""
+    lossless: LosslessSpec = LosslessSpec()
+    """The lossless Ethernet configuration (technologies with PFC flow control only)."""
+    routing: dict[TechnologyName, RoutingChoice] = Field(default_factory=dict)
+    """Routing per technology instead of its catalog default."""
+
+    def sharp_for(self, technology: TechnologyName) -> SharpMode:
+        """The SHARP mode of one technology (``auto`` where not given)."""
+        if isinstance(self.sharp, dict):
+            return self.sharp.get(technology, "auto")
+        return self.sharp
 
     @model_validator(mode="after")
     def _check(self) -> FabricSpec:
@@ -232,23 +275,32 @@ class TeamSpec(Frozen):
     ethernet_dcb: Experience = "some"
 
 
-class PriorityWeights(Frozen):
-    """Explicit criterion weights (any non-negative numbers; they are normalised)."""
+class GrowthSpec(Frozen):
+    """The size the cluster is planned to grow to; its cost counts in the decision."""
 
-    performance: float = Field(default=0.0, ge=0)
-    capex: float = Field(default=0.0, ge=0)
-    tco: float = Field(default=0.0, ge=0)
-    scalability: float = Field(default=0.0, ge=0)
-    operations: float = Field(default=0.0, ge=0)
-    ecosystem: float = Field(default=0.0, ge=0)
+    target_gpus: int = Field(gt=0, le=10_000_000)
 
-    @model_validator(mode="after")
-    def _not_all_zero(self) -> PriorityWeights:
-        if sum(self.model_dump().values()) <= 0:
-            raise ValueError(
-                "priorities: all weights are zero; give at least one criterion a positive weight"
-            )
-        return self
+
+class RequireSpec(Frozen):
+    """Hard constraints on the fabric (what cannot be money)."""
+
+    min_vendors: int | None = Field(default=None, ge=1)
+    """At least this many switch vendors sell the technology (second source)."""
+    cloud_availability: Literal["some", "wide"] | None = None
+    """The technology is offered in public clouds at least this widely (same fabric on premises
+    and in the cloud)."""
+
+
+class DecisionSpec(Frozen):
+    """How the decision weighs what cannot be money, and the floors of the presets."""
+
+    performance_floor: float = Field(default=0.10, ge=0, le=10)
+    """``cost_sensitive``: a candidate's step may be at most this fraction longer than the
+    fastest candidate's."""
+    require: RequireSpec = RequireSpec()
+    worth_usd: dict[TechnologyName, float] = Field(default_factory=dict)
+    """Money-equivalents the user sets per technology over the horizon (vendor diversity, cloud
+    portability, a team's wish): subtracted from that candidate's total, shown apart."""
 
 
 class WorkloadSpec(Frozen):
@@ -286,6 +338,9 @@ class NcclSpec(Frozen):
     """NCCL release, ``major.minor[.patch]`` (``"2.27"``); the analytic model uses the tuning
     tables of the newest stored release line not after it
     (:mod:`fabricplan.analytic.nccl_tuning`)."""
+    qps_per_connection: int | None = Field(default=None, ge=1, le=128)
+    """``NCCL_IB_QPS_PER_CONNECTION``: queue pairs per connection (``None``: NCCL's default, 1);
+    each is hashed onto its own ECMP path."""
 
     @field_validator("version", mode="before")
     @classmethod
@@ -316,11 +371,37 @@ class ScenarioSpec(Frozen):
     cost: CostSpec = CostSpec()
     team: TeamSpec = TeamSpec()
     deployment: Deployment = "on_premises"
-    priorities: PriorityPreset | PriorityWeights = "balanced"
+    priorities: PriorityPreset = "balanced"
     workload: WorkloadSpec = WorkloadSpec()
+    growth: GrowthSpec | None = None
     nccl: NcclSpec = NcclSpec()
+    decision: DecisionSpec = DecisionSpec()
     layout: LayoutSpec = LayoutSpec()
     """Racks and rows the cable lengths of the bill of materials come from."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_weights(cls, data: Any) -> Any:
+        if isinstance(data, dict) and isinstance(data.get("priorities"), dict):
+            raise ValueError(
+                "priorities: explicit criterion weights are no longer used (the decision is one"
+                " money scale, docs/models.md 'The decision'); use a preset and set"
+                " decision.worth_usd or decision.require for what is not money"
+            )
+        return data
+
+    @model_validator(mode="after")
+    def _check_growth(self) -> ScenarioSpec:
+        if self.growth is None:
+            return self
+        target, per_node = self.growth.target_gpus, self.cluster.gpus_per_node
+        if target < self.cluster.gpus or target % per_node:
+            raise ValueError(
+                f"growth.target_gpus: must be at least cluster.gpus ({self.cluster.gpus}) and a"
+                f" multiple of cluster.gpus_per_node={per_node} ({target}); give the size the"
+                " cluster will grow to"
+            )
+        return self
 
 
 class ValidScenario(Frozen):

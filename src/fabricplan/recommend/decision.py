@@ -1,17 +1,26 @@
-"""The decision: rank the candidates, say why, and say what would flip the choice.
+"""The decision: one economic scale, presets defined in its terms, flip points in its units.
 
-1. Raw figures per criterion (:mod:`fabricplan.recommend.score`), normalised to ratio scores
-   (1 = best candidate).
-2. Weights from the spec's priorities (:mod:`fabricplan.recommend.weights`), normalised to 1.
-3. Total = sum of weight x score; the ranking sorts totals, ties go to the technology name that
-   sorts first.
-4. Reasons: each criterion's share of the winner's lead (:mod:`fabricplan.recommend.reason`).
-5. Flip points: for each criterion, the weight (others rescaled) at which the winner changes,
-   solved exactly; the rise of the winner's network price, and the cut of a rival's, that flip
-   it; and, when a re-evaluation callback is given, the cluster size and team experience that
-   flip it.
+Every candidate's money over the horizon comes from :mod:`fabricplan.recommend.money`. A preset
+says what is minimised and which constraints apply; it never names a technology:
 
-There is no rule of the form "if cost-sensitive then X": the ranking comes from the figures.
+- ``balanced``: the least total money (capex, energy, support, staff, the GPU time the fabric
+  idles, growth, configuration risk, minus the user's money-equivalents);
+- ``max_performance``: the shortest step, unless the difference is inside the model's stated
+  uncertainty (the step-time bands overlap); among candidates level with the fastest, the least
+  total money;
+- ``cost_sensitive``: the least money without the value of GPU time (capex, energy, support,
+  staff, growth, configuration risk's staff hours) among candidates whose step is at most
+  ``decision.performance_floor`` longer than the fastest;
+- ``ethernet_team``: ``balanced``, with the team taken as new to InfiniBand where the spec does
+  not say (``team.infiniband: none``): its staff and risk money follow from the one operations
+  model (applied in :func:`fabricplan.spec.resolve`);
+- ``cloud_hybrid``: ``balanced``, with the constraint that public clouds offer the technology
+  (cloud availability not ``none``), so the same fabric runs on premises and in the cloud.
+
+Constraints (``decision.require``, the preset's, a growth target that cannot be reached, a hard
+design limit) are not money: a candidate that misses one ranks after every candidate that meets
+them all, and the reasons say what the constraint costs. Ties (equal to the cent, or to the
+picosecond for steps) go to the technology name that sorts first.
 
 >>> from fabricplan.spec import parse_spec
 >>> decide([], parse_spec({"cluster": {"gpus": 16}}))
@@ -23,53 +32,62 @@ fabricplan.errors.ModelError: decide: no candidate to rank; evaluate at least on
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import get_args
+from typing import Any, Literal, get_args
 
+from fabricplan.backends import Backend
 from fabricplan.errors import FabricPlanError, ModelError
 from fabricplan.model.results import (
-    CostBreakdown,
-    CriterionScore,
     Evaluation,
     FlipPoint,
     InfeasibleOption,
+    OptionMoney,
     PerfRequest,
     RankedOption,
     Recommendation,
 )
 from fabricplan.model.scenario import (
-    Criterion,
     Experience,
+    LosslessSpec,
+    PriorityPreset,
     TeamSpec,
     ValidScenario,
 )
-from fabricplan.recommend.flip import MAX_PRICE_RISE, price_flip, weight_flip
-from fabricplan.recommend.reason import decision_reasons, usd_short
-from fabricplan.recommend.score import (
-    UNITS,
-    RawTable,
-    criterion_scores,
-    performance_label,
-    ranking,
-    raw_figures,
-    tco_label,
-    weighted_totals,
+from fabricplan.recommend.money import money_table, network_money_usd, repriced
+from fabricplan.recommend.reason import (
+    comparison_sentence,
+    not_money,
+    seconds_short,
+    usd_short,
 )
-from fabricplan.recommend.weights import CRITERIA, criterion_weights, priorities_label
 from fabricplan.spec import replace_spec
 
 CLUSTER_SIZE_STEPS = 3
 """Doublings (and halvings) of the cluster tried when looking for a size that flips the choice."""
+GROWTH_FACTORS = (2, 4, 8)
+"""Growth targets tried (multiples of today's size) when the spec asks for none."""
+MAX_GPU_HOUR_FACTOR = 100.0
+"""Largest GPU-hour price searched, as a multiple of today's (or of 1 USD when it is 0)."""
+CENT_DIGITS = 2
+STEP_DIGITS = 12
 
-Reevaluate = Callable[[int], Sequence[Evaluation]]
-"""Evaluations of the same candidates at another GPU count."""
-ReevaluateTeam = Callable[[TeamSpec], Sequence[Evaluation]]
-"""Evaluations of the same candidates with another team experience."""
+OBJECTIVES: dict[PriorityPreset, str] = {
+    "balanced": "the least total money over the horizon (network, staff, GPU time the fabric"
+    " idles, growth, configuration risk)",
+    "max_performance": "the shortest step, unless inside the model's uncertainty; then the"
+    " least total money",
+    "cost_sensitive": "the least money without the value of GPU time, among candidates within"
+    " the performance floor",
+    "ethernet_team": "the least total money, with the team taken as new to InfiniBand where the"
+    " spec does not say",
+    "cloud_hybrid": "the least total money among technologies public clouds offer",
+}
+"""What each preset minimises, in words (docs/models.md, "The decision")."""
 
+AVAILABILITY_ORDER = {"none": 0, "some": 1, "wide": 2}
 
-NEAR_TIE_LEAD = 0.01
-"""A lead (of the 0-1 weighted total) below which the report calls the ranking a near tie: about
-a 4 % difference on a criterion weighted 0.25, the size of the uncertainty of the estimated prices
-and model constants (docs/models.md, "The decision")."""
+FlipKind = Literal["growth", "cluster_size", "team", "configuration"]
+Reevaluate = Callable[[ValidScenario], Sequence[Evaluation]]
+"""Evaluations of the same candidates for a changed scenario."""
 
 
 def _check(evaluations: Sequence[Evaluation]) -> None:
@@ -89,115 +107,274 @@ def _check(evaluations: Sequence[Evaluation]) -> None:
         )
 
 
-def _winner(evaluations: Sequence[Evaluation], weights: Mapping[Criterion, float]) -> str:
-    _check(evaluations)
-    return ranking(weighted_totals(criterion_scores(raw_figures(evaluations)), weights))[0]
+def _unmet(
+    evaluation: Evaluation, money: OptionMoney, valid: ValidScenario, fastest_s: float
+) -> tuple[str, ...]:
+    """The constraints one candidate does not meet, in words."""
+    spec = valid.spec
+    tech = valid.technologies[evaluation.technology]
+    out: list[str] = []
+    for finding in evaluation.design.findings:
+        if finding.severity == "error":
+            out.append(f"breaks a hard limit ({finding.code}: {finding.message})")
+    growth = evaluation.growth
+    if growth is not None and not growth.reachable:
+        out.append(f"cannot grow to {growth.target_gpus:,} GPUs with the same choices")
+    require = spec.decision.require
+    if require.min_vendors is not None and evaluation.ops.vendors < require.min_vendors:
+        out.append(
+            f"{evaluation.ops.vendors} switch vendor(s), fewer than decision.require.min_vendors"
+            f" = {require.min_vendors}"
+        )
+    availability = require.cloud_availability
+    if availability is None and spec.priorities == "cloud_hybrid":
+        availability = "some"
+    if (
+        availability is not None
+        and AVAILABILITY_ORDER[tech.cloud_availability] < AVAILABILITY_ORDER[availability]
+    ):
+        out.append(
+            f"public-cloud availability {tech.cloud_availability!r}, below {availability!r}"
+            + (" (cloud_hybrid)" if require.cloud_availability is None else "")
+        )
+    if spec.priorities == "cost_sensitive":
+        floor = fastest_s * (1.0 + spec.decision.performance_floor)
+        if round(money.step_s, STEP_DIGITS) > round(floor, STEP_DIGITS):
+            out.append(
+                f"step {seconds_short(money.step_s)} is more than"
+                f" {spec.decision.performance_floor:.0%} longer than the fastest"
+                f" ({seconds_short(fastest_s)}; decision.performance_floor)"
+            )
+    return tuple(out)
 
 
-def _weight_flips(scores: RawTable, weights: Mapping[Criterion, float]) -> list[FlipPoint]:
-    found = []
-    none: list[str] = []
-    for criterion in CRITERIA:
-        flip = weight_flip(scores, weights, criterion)
-        if flip is None:
-            none.append(criterion)
+def rank(
+    evaluations: Sequence[Evaluation], moneys: Sequence[OptionMoney], valid: ValidScenario
+) -> list[RankedOption]:
+    """The candidates best first under the spec's preset (see the module docstring).
+
+    Examples
+    --------
+    >>> from fabricplan.evaluate import evaluate
+    >>> from fabricplan.recommend.money import money_table
+    >>> from fabricplan.spec import parse_spec
+    >>> valid = parse_spec({"cluster": {"gpus": 256}})
+    >>> evals = evaluate(valid, backend="fake")
+    >>> ranked = rank(evals, money_table(evals, valid), valid)   # balanced: least money first
+    >>> ranked[0].money.total_usd <= ranked[1].money.total_usd
+    True
+    """
+    preset = valid.spec.priorities
+    fastest = min(m.step_s for m in moneys)
+    unmet = {
+        e.technology: _unmet(e, m, valid, fastest) for e, m in zip(evaluations, moneys, strict=True)
+    }
+    meeting = [m for m in moneys if not unmet[m.technology]] or list(moneys)
+    leader = min(meeting, key=lambda m: (round(m.step_s, STEP_DIGITS), m.technology))
+
+    def key(m: OptionMoney) -> tuple[object, ...]:
+        failed = bool(unmet[m.technology])
+        if preset == "max_performance":
+            level = round(m.step_low_s, STEP_DIGITS) <= round(leader.step_high_s, STEP_DIGITS)
+            if level:
+                return (failed, 0, round(m.total_usd, CENT_DIGITS), m.technology)
+            return (failed, 1, round(m.step_s, STEP_DIGITS), m.technology)
+        if preset == "cost_sensitive":
+            return (failed, network_money_usd(m), m.technology)
+        return (failed, round(m.total_usd, CENT_DIGITS), m.technology)
+
+    def objective(m: OptionMoney) -> float:
+        if preset == "max_performance":
+            return m.step_s
+        if preset == "cost_sensitive":
+            return network_money_usd(m)
+        return m.total_usd
+
+    return [
+        RankedOption(
+            technology=m.technology, money=m, objective=objective(m), unmet=unmet[m.technology]
+        )
+        for m in sorted(moneys, key=key)
+    ]
+
+
+def _winner(
+    evaluations: Sequence[Evaluation], valid: ValidScenario, moneys: Sequence[OptionMoney]
+) -> str:
+    return rank(evaluations, moneys, valid)[0].technology
+
+
+def _gpu_hour_flip(
+    evaluations: Sequence[Evaluation], valid: ValidScenario, moneys: Sequence[OptionMoney]
+) -> FlipPoint:
+    """The GPU-hour price at which the winner changes: each total is ``a + hours x price``."""
+    price = moneys[0].gpu_hour_usd
+    winner = _winner(evaluations, valid, moneys)
+    if valid.spec.priorities == "cost_sensitive":
+        return FlipPoint(
+            kind="gpu_hour",
+            description="cost_sensitive leaves the value of GPU time out (the performance floor"
+            " stands for it): no GPU-hour price changes the answer",
+        )
+
+    def hours(m: OptionMoney) -> float:
+        return m.gpu_hours + m.config_risk_gpu_hours
+
+    won = next(m for m in moneys if m.technology == winner)
+    roots = []
+    for m in moneys:
+        slope = hours(won) - hours(m)
+        if m.technology == winner or slope == 0:
             continue
-        if flip.tied_now:
-            way = "increase" if flip.raise_weight else "decrease"
-            text = (
-                f"{flip.winner_before} is first only on the tie-break: any {way} of the"
-                f" {criterion} weight from {flip.weight_now:.3f} makes {flip.winner_after} first"
-            )
-        else:
-            verb = "raising" if flip.raise_weight else "lowering"
-            text = (
-                f"{verb} the {criterion} weight from {flip.weight_now:.3f} to {flip.weight:.3f}"
-                f" ({flip.weight - flip.weight_now:+.3f}, others rescaled in proportion) makes"
-                f" {flip.winner_after} first instead of {flip.winner_before}"
-            )
-        found.append(
-            (
-                abs(flip.weight - flip.weight_now),
-                FlipPoint(kind="weight", description=text, value=flip.weight),
-            )
-        )
-    points = [point for _, point in sorted(found, key=lambda pair: pair[0])]
-    if none:
-        points.append(
-            FlipPoint(
-                kind="weight",
-                description="no single weight between 0 and 1 (others rescaled) flips the choice"
-                f" for: {', '.join(none)}",
-            )
-        )
-    return points
+        root = price + (m.total_usd - won.total_usd) / slope
+        if 0.0 <= root <= MAX_GPU_HOUR_FACTOR * max(price, 1.0):
+            roots.append(root)
+    for root in sorted(roots, key=lambda r: abs(r - price)):
+        for probe in (root * (1 + 1e-6) + 1e-9, root * (1 - 1e-6) - 1e-9):
+            if probe < 0:
+                continue
+            other = _winner(evaluations, valid, [repriced(m, gpu_hour_usd=probe) for m in moneys])
+            if other != winner:
+                way = "more" if probe > price else "less"
+                return FlipPoint(
+                    kind="gpu_hour",
+                    description=f"{other} ranks first if a GPU-hour is worth {way} than"
+                    f" ${root:,.2f} (now ${price:,.2f}; cost.prices.gpu-hour-{valid.node.id})",
+                    value=root,
+                )
+    return FlipPoint(
+        kind="gpu_hour",
+        description=f"no GPU-hour price between $0 and"
+        f" ${MAX_GPU_HOUR_FACTOR * max(price, 1.0):,.0f} changes the answer (now ${price:,.2f})",
+    )
+
+
+def _switch_line(evaluation: Evaluation) -> tuple[str, int, float] | None:
+    """The candidate's main switch: (item, quantity, unit price)."""
+    lines = [
+        line
+        for line in evaluation.cost.lines
+        if line.kind == "switch" and line.item == evaluation.design.switch_id
+    ]
+    if not lines:
+        return None
+    return lines[0].item, sum(line.quantity for line in lines), lines[0].unit_price_usd
+
+
+def _winner_at_price(
+    evaluations: Sequence[Evaluation],
+    valid: ValidScenario,
+    moneys: Sequence[OptionMoney],
+    index: int,
+    capex_change_usd: float,
+) -> str:
+    """The winner when candidate ``index`` costs ``capex_change_usd`` more (support follows)."""
+    cost = evaluations[index].cost
+    fraction = cost.support_usd_per_year / cost.capex_usd if cost.capex_usd else 0.0
+    table = list(moneys)
+    table[index] = repriced(
+        moneys[index], capex_change_usd=capex_change_usd, support_fraction_per_year=fraction
+    )
+    return _winner(evaluations, valid, table)
+
+
+PRICE_BISECTION_STEPS = 60
+"""Halvings of the switch-price interval (to well under a dollar)."""
+MAX_SWITCH_PRICE_FACTOR = 10.0
+"""Largest switch price searched for the winner, as a multiple of today's."""
 
 
 def _price_flips(
-    evaluations: Sequence[Evaluation],
-    raw: RawTable,
-    weights: Mapping[Criterion, float],
-    winner: str,
+    evaluations: Sequence[Evaluation], valid: ValidScenario, moneys: Sequence[OptionMoney]
 ) -> list[FlipPoint]:
-    costs: dict[str, CostBreakdown] = {e.technology: e.cost for e in evaluations}
+    """The switch price of each candidate at which the winner changes (bisection)."""
+    winner = _winner(evaluations, valid, moneys)
+    flips: list[FlipPoint] = []
+    for index, evaluation in enumerate(evaluations):
+        found = _switch_line(evaluation)
+        if found is None:
+            continue
+        item, quantity, unit = found
+        growth = evaluation.growth
+        bought = quantity + (growth.added_items.get(item, 0) if growth is not None else 0)
 
-    def tco_per_change(tech: str) -> float:
-        cost = costs[tech]
-        return cost.capex_usd + cost.years * cost.support_usd_per_year
+        def flipped(
+            price: float, index: int = index, unit: float = unit, bought: int = bought
+        ) -> bool:
+            other = _winner_at_price(evaluations, valid, moneys, index, (price - unit) * bought)
+            return other != winner
 
-    def described(tech: str, change: float, after: str) -> str:
-        cost = costs[tech]
-        new_capex = cost.capex_usd * (1.0 + change)
-        new_tco = cost.tco_usd + change * tco_per_change(tech)
-        return (
-            f"{tech}'s network price {change * 100:+.1f} % (capex {usd_short(cost.capex_usd)} ->"
-            f" {usd_short(new_capex)}, TCO {usd_short(cost.tco_usd)} -> {usd_short(new_tco)})"
-            f" makes {after} first"
+        is_winner = evaluation.technology == winner
+        # flipped(far) is True and flipped(near) is False when a flip exists in between.
+        near, far = (unit, unit * MAX_SWITCH_PRICE_FACTOR + 1.0) if is_winner else (unit, 0.0)
+        if not flipped(far):
+            bound = "above" if is_winner else "below"
+            flips.append(
+                FlipPoint(
+                    kind="price",
+                    description=f"no {item} price {bound} today's ${unit:,.0f} (searched to"
+                    f" ${far:,.0f}) changes the answer",
+                )
+            )
+            continue
+        for _ in range(PRICE_BISECTION_STEPS):
+            middle = (near + far) / 2.0
+            if flipped(middle):
+                far = middle
+            else:
+                near = middle
+        after = _winner_at_price(evaluations, valid, moneys, index, (far - unit) * bought)
+        way = "more" if is_winner else "less"
+        extra = bought - quantity
+        flips.append(
+            FlipPoint(
+                kind="price",
+                description=f"{after} ranks first if {item} costs {way} than ${far:,.0f} each"
+                f" (now ${unit:,.0f}; {bought:,} bought"
+                + (f", {extra:,} of them for growth" if extra else "")
+                + f"; cost.prices.{item})",
+                value=far,
+            )
         )
+    return flips
 
-    points = []
-    rise = price_flip(raw, weights, winner, tco_per_change(winner))
-    if rise is None:
-        points.append(
-            FlipPoint(
-                kind="price",
-                description=f"no rise of {winner}'s network price up to"
-                f" +{MAX_PRICE_RISE * 100:,.0f} % flips the choice",
+
+def _first_flip(
+    valid: ValidScenario,
+    winner: str,
+    scenarios: Sequence[tuple[str, ValidScenario]],
+    reevaluate: Reevaluate,
+    kind: FlipKind,
+) -> tuple[FlipPoint | None, list[str]]:
+    """The first scenario (label, scenario) where another candidate ranks first."""
+    notes: list[str] = []
+    for label, scenario in scenarios:
+        try:
+            evals = reevaluate(scenario)
+            ranked = rank(evals, money_table(evals, scenario), scenario)
+        except FabricPlanError as exc:
+            notes.append(f"{label}: no evaluation ({exc.what} [{exc.code}])")
+            break
+        other = ranked[0].technology
+        if other != winner:
+            lost = next((o for o in ranked if o.technology == winner), None)
+            why = (
+                f" ({winner} {lost.unmet[0]})"
+                if lost is not None and lost.unmet
+                else f" ({winner} cannot be designed there)"
+                if lost is None
+                else f" (total {usd_short(ranked[0].money.total_usd)} against"
+                f" {usd_short(lost.money.total_usd)}, step {seconds_short(ranked[0].money.step_s)}"
+                f" against {seconds_short(lost.money.step_s)})"
             )
-        )
-    else:
-        points.append(
-            FlipPoint(
-                kind="price",
-                description=described(winner, rise.change, rise.winner_after),
-                value=rise.change * 100.0,
+            return (
+                FlipPoint(
+                    kind=kind,
+                    description=f"{label}: {other} ranks first instead of {winner}{why}",
+                ),
+                notes,
             )
-        )
-    cuts = [
-        flip
-        for tech in raw
-        if tech != winner
-        for flip in [price_flip(raw, weights, tech, tco_per_change(tech))]
-        if flip is not None
-    ]
-    if cuts:
-        cut = max(cuts, key=lambda flip: (flip.change, flip.technology))
-        points.append(
-            FlipPoint(
-                kind="price",
-                description=described(cut.technology, cut.change, cut.winner_after),
-                value=cut.change * 100.0,
-            )
-        )
-    else:
-        points.append(
-            FlipPoint(
-                kind="price",
-                description="no price cut of another candidate's network (down to -100 %)"
-                " flips the choice",
-            )
-        )
-    return points
+    return None, notes
 
 
 def _sizes(gpus: int, gpus_per_node: int) -> tuple[list[int], list[int]]:
@@ -211,71 +388,53 @@ def _sizes(gpus: int, gpus_per_node: int) -> tuple[list[int], list[int]]:
     return up, down
 
 
-def _size_flips(
-    valid: ValidScenario, weights: Mapping[Criterion, float], winner: str, reevaluate: Reevaluate
-) -> list[FlipPoint]:
+def _size_flips(valid: ValidScenario, winner: str, reevaluate: Reevaluate) -> list[FlipPoint]:
     gpus = valid.spec.cluster.gpus
     up, down = _sizes(gpus, valid.spec.cluster.gpus_per_node)
     points: list[FlipPoint] = []
-    tried = [gpus]
     notes: list[str] = []
     for sizes in (up, down):
-        previous = gpus
+        scenarios = []
         for size in sizes:
             try:
-                other = _winner(reevaluate(size), weights)
-            except FabricPlanError as exc:
-                notes.append(f"at {size:,} GPUs no evaluation ({exc.what} [{exc.code}])")
+                scenarios.append((f"at {size:,} GPUs", scenario_with_gpus(valid, size)))
+            except FabricPlanError:
                 break
-            tried.append(size)
-            if other != winner:
-                points.append(
-                    FlipPoint(
-                        kind="cluster_size",
-                        description=f"at {size:,} GPUs {other} ranks first ({winner} still does"
-                        f" at {previous:,}; sizes tried double or halve)",
-                        value=float(size),
-                    )
-                )
-                break
-            previous = size
+        flip, more = _first_flip(valid, winner, scenarios, reevaluate, "cluster_size")
+        notes += more
+        if flip is not None:
+            points.append(flip)
     if not points:
+        tried = sorted({gpus, *up, *down})
         note = f"; {'; '.join(notes)}" if notes else ""
         points.append(
             FlipPoint(
                 kind="cluster_size",
                 description=f"no flip between {min(tried):,} and {max(tried):,} GPUs (tried"
-                f" {', '.join(f'{n:,}' for n in sorted(tried))}){note}",
+                f" {', '.join(f'{n:,}' for n in tried)}){note}",
             )
         )
     return points
 
 
-def _team_flips(
-    valid: ValidScenario,
-    weights: Mapping[Criterion, float],
-    winner: str,
-    reevaluate_team: ReevaluateTeam,
-) -> list[FlipPoint]:
+def _team_flips(valid: ValidScenario, winner: str, reevaluate: Reevaluate) -> list[FlipPoint]:
     team = valid.spec.team
     points: list[FlipPoint] = []
     for field in TeamSpec.model_fields:
         now = getattr(team, field)
-        for level in get_args(Experience):
-            if level == now:
-                continue
-            try:
-                other = _winner(reevaluate_team(team.model_copy(update={field: level})), weights)
-            except FabricPlanError:
-                continue
-            if other != winner:
-                points.append(
-                    FlipPoint(
-                        kind="team",
-                        description=f"with team.{field}: {level} (now {now}) {other} ranks first"
-                        f" instead of {winner}",
-                    )
-                )
+        levels: tuple[Experience, ...] = get_args(Experience)
+        scenarios = [
+            (
+                f"with team.{field}: {level} (now {now})",
+                scenario_with_team(valid, team.model_copy(update={field: level})),
+            )
+            for level in levels
+            if level != now
+        ]
+        for label, scenario in scenarios:
+            flip, _ = _first_flip(valid, winner, [(label, scenario)], reevaluate, "team")
+            if flip is not None:
+                points.append(flip)
     if not points:
         points.append(
             FlipPoint(
@@ -288,127 +447,240 @@ def _team_flips(
     return points
 
 
+def _growth_flips(valid: ValidScenario, winner: str, reevaluate: Reevaluate) -> list[FlipPoint]:
+    gpus = valid.spec.cluster.gpus
+    if valid.spec.growth is not None:
+        target = valid.spec.growth.target_gpus
+        flip, _ = _first_flip(
+            valid,
+            winner,
+            [(f"without growth to {target:,} GPUs", scenario_with_growth(valid, None))],
+            reevaluate,
+            "growth",
+        )
+        if flip is not None:
+            return [flip]
+        return [
+            FlipPoint(
+                kind="growth",
+                description=f"growth to {target:,} GPUs does not decide it: without it the"
+                f" answer is the same",
+            )
+        ]
+    scenarios = [
+        (
+            f"if you grow to {gpus * k:,} GPUs (growth.target_gpus)",
+            scenario_with_growth(valid, gpus * k),
+        )
+        for k in GROWTH_FACTORS
+    ]
+    flip, notes = _first_flip(valid, winner, scenarios, reevaluate, "growth")
+    if flip is not None:
+        return [flip]
+    return [
+        FlipPoint(
+            kind="growth",
+            description=f"no growth target up to {gpus * GROWTH_FACTORS[-1]:,} GPUs changes the"
+            " answer" + (f" ({'; '.join(notes)})" if notes else ""),
+        )
+    ]
+
+
+def _sharp_flips(
+    evaluations: Sequence[Evaluation],
+    valid: ValidScenario,
+    winner: str,
+    reevaluate: Reevaluate,
+) -> list[FlipPoint]:
+    """What turning SHARP on (or off, where it is on) does to the answer, with both steps."""
+    capable = [
+        e.technology
+        for e in evaluations
+        if valid.technologies[e.technology].in_network_reduction
+        and valid.switches[e.technology].in_network_reduction
+    ]
+    if not capable:
+        return []
+    fabric = valid.spec.fabric
+    now = {t: fabric.sharp_for(t) for t in capable}
+    other: dict[str, str] = {t: ("auto" if mode == "on" else "on") for t, mode in now.items()}
+    scenario = scenario_with_sharp(valid, other)
+    try:
+        evals = reevaluate(scenario)
+    except FabricPlanError as exc:
+        return [FlipPoint(kind="sharp", description=f"SHARP not re-evaluated ({exc.what})")]
+    before = {e.technology: e.performance.step for e in evaluations}
+    after = {e.technology: e.performance.step for e in evals}
+    steps = ", ".join(
+        f"{t} step {seconds_short(b.step_s)} -> {seconds_short(a.step_s)}"
+        for t in capable
+        if (b := before.get(t)) is not None and (a := after.get(t)) is not None
+    )
+    turned = "on" if "on" in other.values() else "to auto (CollNet off)"
+    new_winner = _winner(evals, scenario, money_table(evals, scenario))
+    setup = (
+        " (needs the SHARP plugin and aggregation manager, NCCL_COLLNET_ENABLE=1)"
+        if turned == "on"
+        else ""
+    )
+    if new_winner != winner:
+        text = f"with SHARP {turned}{setup}: {steps}; {new_winner} ranks first instead of {winner}"
+    else:
+        text = f"with SHARP {turned}{setup}: {steps}; the answer stays {winner}"
+    return [FlipPoint(kind="sharp", description=text)]
+
+
+def _configuration_flips(
+    evaluations: Sequence[Evaluation], valid: ValidScenario, winner: str, reevaluate: Reevaluate
+) -> list[FlipPoint]:
+    """With the catalog's lossless configuration instead of the deployed one, the answer."""
+    lossless = valid.spec.fabric.lossless
+    pfc_fabrics = [
+        e.technology
+        for e in evaluations
+        if valid.technologies[e.technology].link_flow_control == "pfc"
+    ]
+    if not pfc_fabrics or lossless == LosslessSpec():
+        return []
+    data = valid.spec.model_dump(exclude_unset=True)
+    data.setdefault("fabric", {})["lossless"] = LosslessSpec().model_dump()
+    flip, _ = _first_flip(
+        valid,
+        winner,
+        [
+            (
+                "with the lossless configuration fixed (PFC, ECN, DCQCN, auto headroom, watchdog)",
+                _revalidated(valid, data),
+            )
+        ],
+        reevaluate,
+        "configuration",
+    )
+    if flip is not None:
+        return [flip]
+    return [
+        FlipPoint(
+            kind="configuration",
+            description=f"fixing the lossless configuration of {', '.join(pfc_fabrics)} would"
+            f" not change the answer ({winner})",
+        )
+    ]
+
+
+def _reasons(
+    ranked: Sequence[RankedOption], evaluations: Sequence[Evaluation], valid: ValidScenario
+) -> list[str]:
+    preset = valid.spec.priorities
+    winner, rival = ranked[0], ranked[1]
+    reasons = [
+        f"{winner.technology} ranks first under preset {preset!r}: {OBJECTIVES[preset]}.",
+    ]
+    reasons += comparison_sentence(winner, rival, preset)
+    for place, option in enumerate(ranked[2:], start=3):
+        reasons.append(
+            f"#{place} {option.technology}: total {usd_short(option.money.total_usd)}, step"
+            f" {seconds_short(option.money.step_s)}."
+        )
+    for option in ranked:
+        if option.unmet:
+            reasons.append(f"{option.technology} does not meet: {'; '.join(option.unmet)}.")
+    meeting = [o for o in ranked if not o.unmet]
+    cheapest = min(ranked, key=lambda o: o.money.total_usd)
+    if (
+        meeting
+        and cheapest.unmet
+        and preset != "max_performance"
+        and cheapest.money.total_usd < meeting[0].money.total_usd
+    ):
+        price = meeting[0].money.total_usd - cheapest.money.total_usd
+        reasons.append(
+            f"The constraints cost {usd_short(price)}"
+            f" over the horizon: {cheapest.technology}, which misses them, would be"
+            f" {usd_short(cheapest.money.total_usd)}."
+        )
+    for e in evaluations:
+        reasons += [
+            n.removeprefix("configuration: ")
+            for n in e.performance.notes
+            if n.startswith("configuration: ")
+        ]
+    return reasons
+
+
 def decide(
     evaluations: Sequence[Evaluation],
     valid: ValidScenario,
     reevaluate: Reevaluate | None = None,
-    reevaluate_team: ReevaluateTeam | None = None,
+    reevaluate_performance: Reevaluate | None = None,
 ) -> Recommendation:
-    """Rank the candidates under the spec's priorities, with reasons and flip points.
+    """Rank the candidates on the one economic scale, with reasons and flip points.
 
     Parameters
     ----------
     evaluations
         One evaluation per technology.
     valid
-        The scenario (priorities, cluster size, team).
+        The scenario (preset, prices, team, growth).
     reevaluate
-        Optional: evaluations at another GPU count; doubling and halving sizes are tried
-        (:data:`CLUSTER_SIZE_STEPS` each way) to find one where the winner changes.
-    reevaluate_team
-        Optional: evaluations with another team experience; every single-field change is tried.
+        Optional: the same candidates for a changed scenario with their performance kept
+        (team experience, growth target); flip points for team and growth need it.
+    reevaluate_performance
+        Optional: the same candidates with performance re-modelled (cluster size, SHARP).
 
     Returns
     -------
     Recommendation
-        The winner, the ranking with every criterion's raw figure, score and weight, the reasons
-        and the flip points (``value``: the new weight, the price change in %, or the GPU count;
-        ``None`` when nothing in the range searched flips it).
 
     Examples
     --------
-    >>> from fabricplan.analytic.cost import _tiny_leaf_spine, fabric_cost
-    >>> from fabricplan.backends import FakeBackend
-    >>> from fabricplan.model.results import OpsAssessment
+    >>> from fabricplan.evaluate import evaluate
     >>> from fabricplan.spec import parse_spec
-    >>> valid = parse_spec({"cluster": {"gpus": 16}})
-    >>> design = _tiny_leaf_spine()
-    >>> ops = OpsAssessment(tasks=(), burden=0.2, engineer_years_per_year=0.3, vendors=1,
-    ...                     ecosystem_fit=0.5)
-    >>> perf = FakeBackend().perform(valid, design, PerfRequest(sizes_bytes=(8,)))
-    >>> only = Evaluation(technology="infiniband", design=design,
-    ...                   cost=fabric_cost(valid, design), performance=perf, ops=ops)
-    >>> rec = decide([only], valid)
+    >>> valid = parse_spec({"cluster": {"gpus": 256}})
+    >>> rec = decide(evaluate(valid, backend="fake")[:1], valid)
     >>> rec.technology, len(rec.ranking), rec.flips
     ('infiniband', 1, ())
     """
     _check(evaluations)
-    priorities = valid.spec.priorities
-    weights = criterion_weights(priorities)
-    raw = raw_figures(evaluations)
-    scores = criterion_scores(raw)
-    totals = weighted_totals(scores, weights)
-    order = ranking(totals)
-    ranked = tuple(
-        RankedOption(
-            technology=e.technology,
-            total=totals[e.technology],
-            scores=tuple(
-                CriterionScore(
-                    criterion=c,
-                    raw=raw[e.technology][c],
-                    unit=UNITS[c],
-                    score=scores[e.technology][c],
-                    weight=weights[c],
-                )
-                for c in CRITERIA
-            ),
-        )
-        for e in sorted(evaluations, key=lambda e: order.index(e.technology))
-    )
-    winner = order[0]
+    moneys = money_table(evaluations, valid)
+    ranked = rank(evaluations, moneys, valid)
+    winner = ranked[0].technology
+    preset = valid.spec.priorities
+    base = {
+        "technology": winner,
+        "preset": preset,
+        "objective": OBJECTIVES[preset],
+        "ranking": tuple(ranked),
+        "not_money": not_money(evaluations, valid),
+    }
     if len(evaluations) == 1:
         return Recommendation(
-            technology=ranked[0].technology,
-            ranking=ranked,
+            **base,
             reasons=(
                 f"only {winner} was evaluated: it ranks first by default; there is nothing to"
-                " compare it with, so no change of weights, prices, cluster size or team can"
-                " flip the choice.",
+                " compare it with, so no change of prices, size, growth or team can flip it.",
             ),
-            weights=dict(weights),
         )
-    reasons = list(
-        decision_reasons(
-            order,
-            raw,
-            scores,
-            totals,
-            weights,
-            priorities_label(priorities),
-            performance_label(evaluations),
-            {e.technology: e.design for e in evaluations},
-            tco_label(evaluations),
-        )
-    )
-    lead = totals[order[0]] - totals[order[1]]
-    if lead < NEAR_TIE_LEAD:
-        reasons.insert(
-            0,
-            f"This is a near tie: {order[0]} leads {order[1]} by {lead:.3f} of 1 — within what"
-            " the estimated prices and model constants can move; decide on your own quotes"
-            " (cost.price_book) and the flip points below.",
-        )
-    flips = _weight_flips(scores, weights) + _price_flips(evaluations, raw, weights, winner)
+    reasons = _reasons(ranked, evaluations, valid)
+    flips = [_gpu_hour_flip(evaluations, valid, moneys), *_price_flips(evaluations, valid, moneys)]
     if reevaluate is not None:
-        flips += _size_flips(valid, weights, winner, reevaluate)
-    else:
-        reasons.append("Cluster size was not re-evaluated (no re-evaluation given).")
-    if reevaluate_team is not None:
-        flips += _team_flips(valid, weights, winner, reevaluate_team)
-    else:
-        reasons.append("Team experience was not re-evaluated (no re-evaluation given).")
-    return Recommendation(
-        technology=ranked[0].technology,
-        ranking=ranked,
-        reasons=tuple(reasons),
-        flips=tuple(flips),
-        weights=dict(weights),
-    )
+        flips += _growth_flips(valid, winner, reevaluate)
+        flips += _team_flips(valid, winner, reevaluate)
+    if reevaluate_performance is not None:
+        flips += _sharp_flips(evaluations, valid, winner, reevaluate_performance)
+        flips += _configuration_flips(evaluations, valid, winner, reevaluate_performance)
+        flips += _size_flips(valid, winner, reevaluate_performance)
+    return Recommendation(**base, reasons=tuple(reasons), flips=tuple(flips))
+
+
+def _revalidated(
+    valid: ValidScenario, data: dict[str, Any], origin: str = "what-if"
+) -> ValidScenario:
+    return replace_spec(valid, data, origin)
 
 
 def scenario_with_gpus(valid: ValidScenario, gpus: int) -> ValidScenario:
-    """``valid`` with another GPU count (checked again; the resolved hardware is kept).
+    """``valid`` with another GPU count (checked again; the resolved hardware is kept; a growth
+    target below the new size is dropped).
 
     Examples
     --------
@@ -416,50 +688,49 @@ def scenario_with_gpus(valid: ValidScenario, gpus: int) -> ValidScenario:
     >>> scenario_with_gpus(parse_spec({"cluster": {"gpus": 1024}}), 2048).spec.cluster.nodes
     256
     """
-    data = valid.spec.model_dump()
+    data = valid.spec.model_dump(exclude_unset=True)
     data["cluster"]["gpus"] = gpus
-    return replace_spec(valid, data, "cluster size")
+    growth = data.get("growth")
+    if growth is not None and growth["target_gpus"] < gpus:
+        data["growth"] = None
+    return _revalidated(valid, data)
 
 
 def scenario_with_team(valid: ValidScenario, team: TeamSpec) -> ValidScenario:
     """``valid`` with another team experience (checked again)."""
-    data = valid.spec.model_dump()
+    data = valid.spec.model_dump(exclude_unset=True)
     data["team"] = team.model_dump()
     return replace_spec(valid, data, "team")
+
+
+def scenario_with_growth(valid: ValidScenario, target_gpus: int | None) -> ValidScenario:
+    """``valid`` with another growth target (``None``: no growth)."""
+    data = valid.spec.model_dump(exclude_unset=True)
+    data["growth"] = None if target_gpus is None else {"target_gpus": target_gpus}
+    return _revalidated(valid, data)
+
+
+def scenario_with_sharp(valid: ValidScenario, modes: Mapping[str, str]) -> ValidScenario:
+    """``valid`` with SHARP set per technology (the others keep theirs)."""
+    data = valid.spec.model_dump(exclude_unset=True)
+    fabric = valid.spec.fabric
+    data.setdefault("fabric", {})["sharp"] = {
+        t: modes.get(t, fabric.sharp_for(t)) for t in valid.spec.fabric.technologies
+    }
+    return _revalidated(valid, data)
 
 
 def recommend(
     valid: ValidScenario,
     evaluations: Sequence[Evaluation],
-    backend: str = "analytic",
+    backend: str | Backend = "analytic",
     request: PerfRequest | None = None,
     infeasible: Sequence[InfeasibleOption] = (),
 ) -> Recommendation:
-    """Decide on ``evaluations`` of ``valid``, re-evaluating to explore cluster size and team.
+    """Decide on ``evaluations`` of ``valid``, re-evaluating to find the flip points.
 
-    The re-evaluations use the same backend and request as ``evaluations`` were made with
-    (:data:`CLUSTER_SIZE_STEPS` doublings and halvings, and each single change of team
-    experience: up to 10 more evaluations of every technology).
-
-    Parameters
-    ----------
-    valid
-        The scenario.
-    evaluations
-        Its evaluations (``fabricplan.evaluate.evaluate_feasible(valid, backend, request)``).
-    backend
-        Performance backend name the evaluations came from.
-    request
-        What the backend was asked (default :class:`PerfRequest`).
-    infeasible
-        Technologies of the spec that could not be designed; they are said first in the reasons
-        and kept in the result, and at other sizes the same rule applies (a technology that
-        cannot be designed there does not rank).
-
-    Returns
-    -------
-    Recommendation
-        As :func:`decide`, with the cluster-size and team flip points.
+    Team and growth changes keep each candidate's performance (they do not change it); size and
+    SHARP changes re-run the same backend with the same request.
 
     Examples
     --------
@@ -468,19 +739,18 @@ def recommend(
     >>> valid = parse_spec({"cluster": {"gpus": 256}})
     >>> rec = recommend(valid, evaluate(valid, backend="fake"), backend="fake")
     >>> sorted({flip.kind for flip in rec.flips})
-    ['cluster_size', 'price', 'team', 'weight']
+    ['cluster_size', 'gpu_hour', 'growth', 'price', 'sharp', 'team']
     """
     from fabricplan.evaluate import evaluate_feasible  # here: it pulls in every model
 
+    performance = {e.technology: e.performance for e in evaluations}
     decision = decide(
         evaluations,
         valid,
-        reevaluate=lambda gpus: evaluate_feasible(
-            scenario_with_gpus(valid, gpus), backend, request
+        reevaluate=lambda scenario: evaluate_feasible(
+            scenario, backend, request, performance=performance
         )[0],
-        reevaluate_team=lambda team: evaluate_feasible(
-            scenario_with_team(valid, team), backend, request
-        )[0],
+        reevaluate_performance=lambda scenario: evaluate_feasible(scenario, backend, request)[0],
     )
     if not infeasible:
         return decision

@@ -7,9 +7,12 @@ command computed), and for ``compare`` the key ``recommendation``.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from fabricplan.analytic.workload import resolve_workload
+from fabricplan.errors import FabricPlanError
 from fabricplan.model.fabric import FabricDesign
 from fabricplan.model.results import (
     Evaluation,
@@ -19,7 +22,7 @@ from fabricplan.model.results import (
 )
 from fabricplan.model.scenario import TechnologyName, ValidScenario
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 
 def design_document(design: FabricDesign) -> dict[str, Any]:
@@ -38,14 +41,24 @@ def option_document(evaluation: Evaluation, parts: Sequence[str]) -> dict[str, A
     for part in parts:
         if part == "design":
             data["design"] = design_document(evaluation.design)
+            data["growth"] = (
+                evaluation.growth.model_dump(mode="json") if evaluation.growth else None
+            )
         else:
             data[part] = getattr(evaluation, part).model_dump(mode="json")
     return data
 
 
 def scenario_document(valid: ValidScenario) -> dict[str, Any]:
-    """The effective spec (every default filled in) and the hardware it resolved to."""
+    """The effective spec (every default filled in), the hardware it resolved to and the workload
+    as the step model runs it."""
+    try:
+        job = resolve_workload(valid.spec.workload, valid.spec.cluster.gpus)
+        workload: dict[str, Any] | None = dataclasses.asdict(job)
+    except FabricPlanError:
+        workload = None
     return {
+        "workload": workload,
         "name": valid.spec.name,
         "spec": valid.spec.model_dump(mode="json"),
         "hardware": {

@@ -9,8 +9,11 @@ from fabricplan.model.scenario import ValidScenario
 from fabricplan.report.table import (
     cost_rows,
     design_rows,
+    money_rows,
     ops_rows,
+    performance_notes,
     performance_rows,
+    workload_line,
 )
 
 _SECTIONS = {
@@ -34,7 +37,8 @@ def markdown_report(
     out += [
         f"{s.cluster.gpus:,} GPUs ({valid.node.id}), {s.cluster.nodes:,} nodes, "
         f"{s.cluster.nics_per_node} x {s.cluster.nic_speed_gbps:g}G NICs per node; "
-        f"{s.fabric.topology}, oversubscription {s.fabric.oversubscription:g}:1.",
+        f"{s.fabric.topology}, oversubscription {s.fabric.oversubscription:g}:1;"
+        f" {workload_line(valid)}.",
         "",
     ]
     if recommendation is not None:
@@ -43,7 +47,22 @@ def markdown_report(
         if recommendation.flips:
             out += ["", "What would change the answer:", ""]
             out += [f"- {f.description}" for f in recommendation.flips]
+        if recommendation.not_money:
+            out += ["", "Not money (constraints you can set):", ""]
+            out += [f"- {line}" for line in recommendation.not_money]
         out.append("")
+        if recommendation.ranking:
+            ranked = recommendation.ranking
+            out += [
+                "## Money over the horizon (ranked)",
+                "",
+                "| | " + " | ".join(o.technology for o in ranked) + " |",
+                "|---|" + "---:|" * len(ranked),
+            ]
+            out += [
+                f"| {label} | " + " | ".join(v) + " |" for label, v in money_rows(recommendation)
+            ]
+            out.append("")
     header = "| | " + " | ".join(e.technology for e in evals) + " |"
     rule = "|---|" + "---:|" * len(evals)
     for part in parts:
@@ -59,6 +78,10 @@ def markdown_report(
     ]
     if findings:
         out += ["## Findings", "", *findings, ""]
+    if "performance" in parts:
+        notes = performance_notes(evals)
+        if notes:
+            out += ["## Performance notes", "", *[f"- {n}" for n in notes], ""]
     out += ["## Assumptions", "", *[f"- {a}" for a in valid.assumptions]]
     for e in evals:
         out += [f"- {e.technology} cost: {a}" for a in e.cost.assumptions]

@@ -8,6 +8,8 @@
 '123.5 kW'
 >>> size_label(64 * 2**20)
 '64M'
+>>> banded(62.0, 48.2, 80.4, ".0f", " us")
+'62 us (48-80)'
 """
 
 from __future__ import annotations
@@ -36,3 +38,11 @@ def size_label(size_bytes: int) -> str:
 def percent(fraction: float) -> str:
     """A fraction as a percentage."""
     return f"{fraction * 100:.1f} %"
+
+
+def banded(value: float, low: float | None, high: float | None, spec: str, unit: str = "") -> str:
+    """A predicted value with its uncertainty band in brackets (the value alone without one)."""
+    text = f"{value:{spec}}{unit}"
+    if low is None or high is None:
+        return text
+    return f"{text} ({low:{spec}}-{high:{spec}})"

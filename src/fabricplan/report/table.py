@@ -9,14 +9,18 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from fabricplan.analytic.workload import resolve_workload, workload_summary
+from fabricplan.errors import FabricPlanError
 from fabricplan.model.results import (
+    CalibrationEffect,
     CollectivePoint,
     Evaluation,
     InfeasibleOption,
     Recommendation,
+    StepTimeResult,
 )
 from fabricplan.model.scenario import ValidScenario
-from fabricplan.report.quantity import money, percent, power_kw, size_label
+from fabricplan.report.quantity import banded, money, percent, power_kw, size_label
 
 HEADLINE_SIZES_BYTES = (2**20, 2**26, 2**33)
 """Message sizes shown in the side-by-side table: 1M, 64M, 8G."""
@@ -39,12 +43,27 @@ def design_rows(evals: Sequence[Evaluation]) -> list[Row]:
         ("links", [str(sum(e.design.links.values())) for e in evals]),
         ("bisection", [f"{e.design.bisection_tbps:,.1f} Tb/s" for e in evals]),
         ("worst-case switch hops", [str(e.design.worst_case_switch_hops) for e in evals]),
-        ("growth headroom", [f"+{e.design.headroom_gpus:,} GPUs" for e in evals]),
         ("topology", [e.design.topology for e in evals]),
         ("designs searched", [str(len(e.design.alternatives) + 1) for e in evals]),
         ("next best design", [_next_best(e) for e in evals]),
     ]
+    if all(e.growth is not None for e in evals):
+        rows.append(
+            (
+                f"grow to {evals[0].growth.target_gpus:,} GPUs" if evals[0].growth else "growth",
+                [_growth_cell(e) for e in evals],
+            )
+        )
     return rows
+
+
+def _growth_cell(e: Evaluation) -> str:
+    growth = e.growth
+    if growth is None:
+        return "-"
+    if not growth.reachable or growth.added_capex_usd is None:
+        return "unreachable"
+    return f"+{money(growth.added_capex_usd)}"
 
 
 def _next_best(evaluation: Evaluation) -> str:
@@ -69,22 +88,112 @@ def cost_rows(evals: Sequence[Evaluation]) -> list[Row]:
     ]
     if all(e.cost.gpu_idle_usd is not None for e in evals):
         rows += [
-            (f"idle GPU time ({years} y)", [money(e.cost.gpu_idle_usd or 0.0) for e in evals]),
-            ("TCO + idle GPU time", [money(e.cost.tco_with_gpu_idle_usd or 0.0) for e in evals]),
+            (
+                f"GPU time the fabric idles ({years} y)",
+                [money(e.cost.gpu_idle_usd or 0.0) for e in evals],
+            ),
+            (
+                "NVLink-only GPU time (same on all)",
+                [money(e.cost.gpu_idle_in_domain_usd or 0.0) for e in evals],
+            ),
         ]
+    rows.append(
+        (
+            f"configuration risk ({years} y)",
+            [
+                f"{e.cost.config_risk_gpu_hours:,.0f} GPU-h + {money(e.cost.config_risk_staff_usd)}"
+                for e in evals
+            ],
+        )
+    )
     return rows
 
 
 def _busbw(points: Sequence[CollectivePoint], op: str, size: int) -> str:
     for p in points:
         if p.collective == op and p.size_bytes == size:
-            return f"{p.busbw_GBps:.1f}"
+            return banded(p.busbw_GBps, p.busbw_GBps_low, p.busbw_GBps_high, ".1f")
     return "-"
+
+
+def calibration_text(e: Evaluation) -> str:
+    """What a calibration profile changed on this fabric (``-`` when none applied).
+
+    >>> from fabricplan.model.results import CalibrationEffect, ParameterChange
+    >>> effect = CalibrationEffect(source="x", technology="roce_v2", changes=(
+    ...     ParameterChange(name="nic_latency_ns", default=600.0, calibrated=450.0),),
+    ...     base_latency_us_before=1.8)
+    >>> calibration_text_of(effect, base_latency_us=1.5)
+    'nic_latency_ns 600->450; latency 1.80->1.50 us'
+    """
+    effect = e.performance.calibration
+    if effect is None:
+        return "-"
+    text = calibration_text_of(effect, e.performance.base_latency_us)
+    step = e.performance.step
+    if effect.step_s_before is not None and step is not None:
+        text += f"; step {effect.step_s_before:.3f}->{step.step_s:.3f} s"
+    return text
+
+
+def calibration_text_of(effect: CalibrationEffect, base_latency_us: float) -> str:
+    """The parameters a profile set and the headline latency before and after."""
+    parts = [
+        f"{c.name} {'model' if c.default is None else f'{c.default:g}'}->{c.calibrated:g}"
+        for c in effect.changes
+    ]
+    if effect.base_latency_us_before is not None:
+        parts.append(f"latency {effect.base_latency_us_before:.2f}->{base_latency_us:.2f} us")
+    return "; ".join(parts) or "no parameter set"
+
+
+def performance_notes(evals: Sequence[Evaluation]) -> list[str]:
+    """What the bracketed bands are and, per technology, whether a calibration profile applied
+    and every note of its performance model (what it ran, and how).
+
+    >>> performance_notes([])
+    []
+    """
+    notes: list[str] = []
+    if any(e.performance.uncertainty for e in evals):
+        notes.append(
+            "figures in brackets are the model's uncertainty: the central 80 % of measured over"
+            " predicted performance of published runs in the figure's regime and technology"
+            " (docs/validation.md)"
+        )
+    for e in evals:
+        effect = e.performance.calibration
+        if effect is not None:
+            notes.append(
+                f"{e.technology}: calibration profile applied ({effect.source or 'no source'}):"
+                f" {calibration_text(e)}"
+            )
+        notes += [f"{e.technology}: {n}" for n in e.performance.notes]
+    return notes
+
+
+def _exposed_share(step: StepTimeResult) -> str:
+    low, high = step.exposed_fraction_low, step.exposed_fraction_high
+    if low is None or high is None:
+        return percent(step.exposed_fraction)
+    return banded(step.exposed_fraction * 100, low * 100, high * 100, ".1f", " %")
 
 
 def performance_rows(evals: Sequence[Evaluation]) -> list[Row]:
     rows: list[Row] = [
-        ("latency (small msg)", [f"{e.performance.base_latency_us:.2f} us" for e in evals]),
+        (
+            "latency (small msg)",
+            [
+                banded(
+                    e.performance.base_latency_us,
+                    e.performance.base_latency_us_low,
+                    e.performance.base_latency_us_high,
+                    ".2f",
+                    " us",
+                )
+                for e in evals
+            ],
+        ),
     ]
     ops = sorted({p.collective for e in evals for p in e.performance.collectives})
     for op in ops:
@@ -99,30 +208,93 @@ def performance_rows(evals: Sequence[Evaluation]) -> list[Row]:
         rows += [
             (
                 "step time",
-                [f"{e.performance.step.step_s:.3f} s" for e in evals if e.performance.step],
+                [
+                    banded(
+                        e.performance.step.step_s,
+                        e.performance.step.step_s_low,
+                        e.performance.step.step_s_high,
+                        ".3f",
+                        " s",
+                    )
+                    for e in evals
+                    if e.performance.step
+                ],
             ),
             (
                 "exposed communication",
-                [percent(e.performance.step.exposed_fraction) for e in evals if e.performance.step],
+                [_exposed_share(e.performance.step) for e in evals if e.performance.step],
             ),
             (
                 "GPU-hours lost / year",
                 [
-                    f"{e.performance.step.gpu_hours_lost_per_year:,.0f}"
+                    banded(
+                        e.performance.step.gpu_hours_lost_per_year,
+                        e.performance.step.gpu_hours_lost_per_year_low,
+                        e.performance.step.gpu_hours_lost_per_year_high,
+                        ",.0f",
+                    )
                     for e in evals
                     if e.performance.step
                 ],
             ),
         ]
+    if any(e.performance.calibration for e in evals):
+        rows.append(("calibration applied", [calibration_text(e) for e in evals]))
     return rows
 
 
 def ops_rows(evals: Sequence[Evaluation]) -> list[Row]:
     return [
-        ("operations burden (0-1)", [f"{e.ops.burden:.2f}" for e in evals]),
-        ("engineer-years / year", [f"{e.ops.engineer_years_per_year:.1f}" for e in evals]),
-        ("vendors to choose from", [str(e.ops.vendors) for e in evals]),
+        (
+            "staff: engineer-years / year",
+            [f"{e.ops.engineer_years_per_year:.2f} ({e.ops.hours_per_year:,.0f} h)" for e in evals],
+        ),
+        ("switch vendors (not money)", [str(e.ops.vendors) for e in evals]),
+        ("public clouds (not money)", [e.ops.cloud_availability for e in evals]),
     ]
+
+
+MONEY_TERMS: tuple[tuple[str, str], ...] = (
+    ("capex_usd", "capex"),
+    ("energy_usd", "energy"),
+    ("support_usd", "support"),
+    ("staff_usd", "staff"),
+    ("gpu_time_usd", "GPU time the fabric idles"),
+    ("growth_usd", "growth"),
+    ("config_risk_usd", "configuration risk"),
+    ("worth_usd", "minus user-set worth"),
+    ("total_usd", "total"),
+)
+
+
+def money_rows(rec: Recommendation) -> list[Row]:
+    """The one economic scale: every candidate's money over the horizon, ranked."""
+    ranked = rec.ranking
+    rows: list[Row] = [
+        (label, [money(getattr(o.money, field)) for o in ranked]) for field, label in MONEY_TERMS
+    ]
+    rows.append(
+        (
+            "step (uncertainty band)",
+            [
+                f"{o.money.step_s:.3f} s ({o.money.step_low_s:.3f}-{o.money.step_high_s:.3f})"
+                for o in ranked
+            ],
+        )
+    )
+    rows.append(("constraints not met", [("; ".join(o.unmet) or "-") for o in ranked]))
+    return rows
+
+
+def money_table(rec: Recommendation) -> Table:
+    years = rec.ranking[0].money.years if rec.ranking else 0
+    table = Table(title=f"money over {years} years (ranked)", header_style="bold")
+    table.add_column("")
+    for o in rec.ranking:
+        table.add_column(o.technology, justify="right")
+    for label, values in money_rows(rec):
+        table.add_row(label, *values)
+    return table
 
 
 def side_by_side(evals: Sequence[Evaluation], parts: Sequence[str], title: str) -> Table:
@@ -169,6 +341,12 @@ def cost_assumptions_panel(evals: Sequence[Evaluation]) -> Panel:
     return Panel("\n".join(lines), title="cost assumptions (each can be overridden in the spec)")
 
 
+def performance_panel(evals: Sequence[Evaluation]) -> Panel | None:
+    """The bands' meaning and the calibration applied, when there is either."""
+    notes = performance_notes(evals)
+    return Panel("\n".join(notes), title="performance notes (what was modelled)") if notes else None
+
+
 def recommendation_panel(rec: Recommendation) -> Panel:
     """The winner, the reasons and what would flip it."""
     body: list[Text] = [Text(f"Recommended: {rec.technology}", style="bold green")]
@@ -176,6 +354,9 @@ def recommendation_panel(rec: Recommendation) -> Panel:
     if rec.flips:
         body.append(Text("What would change the answer:", style="bold"))
         body += [Text(f"- {f.description}") for f in rec.flips]
+    if rec.not_money:
+        body.append(Text("Not money (constraints you can set):", style="bold"))
+        body += [Text(f"- {line}") for line in rec.not_money]
     return Panel(Group(*body), title="recommendation")
 
 
@@ -189,11 +370,19 @@ def assumptions_panel(valid: ValidScenario) -> Panel:
         f"tiers {s.fabric.tiers}, planes {s.fabric.planes}",
         f"TCO over {s.cost.years} years at ${s.cost.energy_usd_per_kwh}/kWh, PUE {s.cost.pue}; "
         "prices are estimates unless you give your own (cost.price_book)",
-        f"workload {s.workload.model}, seq {s.workload.sequence_length}, TP{s.workload.tp} "
-        f"PP{s.workload.pp} EP{s.workload.ep}, MFU {s.workload.mfu}",
+        workload_line(valid),
         *valid.assumptions,
     ]
     return Panel("\n".join(lines), title="assumptions")
+
+
+def workload_line(valid: ValidScenario) -> str:
+    """The workload as the step model runs it (``analytic.workload.resolve_workload``)."""
+    try:
+        job = resolve_workload(valid.spec.workload, valid.spec.cluster.gpus)
+    except FabricPlanError as exc:
+        return f"workload {valid.spec.workload.model}: does not resolve ({exc.what})"
+    return f"workload {workload_summary(job)}"
 
 
 def print_report(
@@ -210,7 +399,11 @@ def print_report(
     panel = findings_panel(evals, infeasible)
     if panel is not None:
         console.print(panel)
+    if "performance" in parts and (notes := performance_panel(evals)) is not None:
+        console.print(notes)
     if "cost" in parts and recommendation is None:
         console.print(cost_assumptions_panel(evals))
     if recommendation is not None:
+        if recommendation.ranking:
+            console.print(money_table(recommendation))
         console.print(recommendation_panel(recommendation))

@@ -58,7 +58,11 @@ BYTES_PER_VALUE = {"bf16": 2, "fp8": 1}
 
 
 def collective_traffic(
-    collective: CollectiveName, layout: GpuLayout, size_bytes: float, ranks: IntArray | None = None
+    collective: CollectiveName,
+    layout: GpuLayout,
+    size_bytes: float,
+    ranks: IntArray | None = None,
+    qps: int = 1,
 ) -> Traffic:
     """The fabric flows of one nccl-tests collective of ``size_bytes`` over ``ranks``.
 
@@ -72,11 +76,14 @@ def collective_traffic(
     2
     """
     if collective == "all_to_all":
-        return all_to_all(layout, size_bytes, ranks)
+        return all_to_all(layout, size_bytes, ranks, qps=qps)
     if collective == "sendrecv":
         r = np.arange(layout.gpus, dtype=np.int64) if ranks is None else np.asarray(ranks)
-        return gpu_flows(layout, r, np.roll(r, -1), size_bytes, StepSpec("sendrecv", "sendrecv"))
-    return ring(layout, collective, size_bytes, ranks, qps=NCCL_CHANNELS_PER_NIC)
+        return gpu_flows(
+            layout, r, np.roll(r, -1), size_bytes, StepSpec("sendrecv", "sendrecv"), qps
+        )
+    # NCCL's channels per NIC are flows of their own, and each splits over ``qps`` queue pairs.
+    return ring(layout, collective, size_bytes, ranks, qps=NCCL_CHANNELS_PER_NIC * qps)
 
 
 def workload_traffic(
@@ -150,11 +157,11 @@ def pattern_traffic(
     if pattern == "all_to_all":
         return all_to_all(layout, size_bytes, ranks, qps=qps)
     if pattern == "permutation":
-        return permutation(layout, size_bytes, seed, ranks)
+        return permutation(layout, size_bytes, seed, ranks, qps)
     if pattern == "incast":
         nodes = layout.nodes if ranks is None else len(np.unique(ranks // layout.gpus_per_node))
         count = senders or min(DEFAULT_INCAST_SENDERS, max(nodes - 1, 1))
-        return incast(layout, count, size_bytes, ranks=ranks)
+        return incast(layout, count, size_bytes, ranks=ranks, qps=qps)
     if pattern == "ring_all_reduce":
         return ring(layout, "all_reduce", size_bytes, ranks, qps)
     if pattern == "tree_all_reduce":
@@ -162,7 +169,7 @@ def pattern_traffic(
     if pattern in ("all_gather", "reduce_scatter"):
         return ring(layout, pattern, size_bytes, ranks, qps)
     return random_pairs(
-        layout, layout.gpus if ranks is None else len(ranks), size_bytes, seed, ranks
+        layout, layout.gpus if ranks is None else len(ranks), size_bytes, seed, ranks, qps
     )
 
 

@@ -409,7 +409,11 @@ def tree_all_reduce(
 
 
 def permutation(
-    layout: GpuLayout, size_bytes: float, seed: int, ranks: IntArray | None = None
+    layout: GpuLayout,
+    size_bytes: float,
+    seed: int,
+    ranks: IntArray | None = None,
+    qps: int = 1,
 ) -> Traffic:
     """Every rank sends ``size_bytes`` to one rank and receives from one: a random derangement
     of the nodes applied to every rail, so every NIC port sends to and receives from exactly
@@ -435,7 +439,7 @@ def permutation(
     width = min(g.size for g in groups)
     src = np.concatenate([groups[i][:width] for i in range(nodes)])
     dst = np.concatenate([groups[int(target[i])][:width] for i in range(nodes)])
-    return gpu_flows(layout, src, dst, size_bytes, step)
+    return gpu_flows(layout, src, dst, size_bytes, step, qps)
 
 
 def incast(
@@ -444,6 +448,7 @@ def incast(
     size_bytes: float,
     receiver: int | None = None,
     ranks: IntArray | None = None,
+    qps: int = 1,
 ) -> Traffic:
     """``senders`` GPUs on other nodes each send ``size_bytes`` to ``receiver`` (N-to-1).
 
@@ -473,12 +478,17 @@ def incast(
         )
     src = np.array(candidates[:senders], dtype=np.int64)
     return gpu_flows(
-        layout, src, np.full(senders, target), size_bytes, StepSpec("incast", "incast")
+        layout, src, np.full(senders, target), size_bytes, StepSpec("incast", "incast"), qps
     )
 
 
 def random_pairs(
-    layout: GpuLayout, flows: int, size_bytes: float, seed: int, ranks: IntArray | None = None
+    layout: GpuLayout,
+    flows: int,
+    size_bytes: float,
+    seed: int,
+    ranks: IntArray | None = None,
+    qps: int = 1,
 ) -> Traffic:
     """Up to ``flows`` flows between random ranks (pairs on one node stay on NVLink and are
     dropped).
@@ -497,7 +507,7 @@ def random_pairs(
         chosen = _ranks(layout, ranks)
         src = chosen[rng.integers(0, chosen.size, flows)]
         dst = chosen[rng.integers(0, chosen.size, flows)]
-    return gpu_flows(layout, src, dst, size_bytes, StepSpec("random", "random"))
+    return gpu_flows(layout, src, dst, size_bytes, StepSpec("random", "random"), qps)
 
 
 def sample_sizes(cdf: Sequence[tuple[float, float]], count: int, seed: int) -> FloatArray:

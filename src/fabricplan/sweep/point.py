@@ -119,7 +119,8 @@ def _seed_rows(task: PointTask, seed: int, sim_seed: int) -> list[dict[str, Any]
     )
     evaluations, infeasible = evaluate_feasible(valid, backend=task.backend, request=request)
     decision = decide(evaluations, valid)
-    totals = {option.technology: option.total for option in decision.ranking}
+    # The preset's objective: total dollars over the horizon (seconds under max_performance).
+    totals = {option.technology: option.objective for option in decision.ranking}
     by_tech = {e.technology: e for e in evaluations}
     reasons = {o.technology: o.message for o in infeasible}
     rows = []

@@ -147,10 +147,10 @@ def perf(body: PerfRequestBody, settings: WebSettings) -> dict[str, Any]:
 
 def roce_config(body: RoceConfigRequest, settings: WebSettings) -> dict[str, Any]:
     """``roce-config``: the baseline files by name."""
-    from fabricplan.evaluate import roce_baseline_files
+    from fabricplan.export.switch_config import spec_roce_config_files
 
     valid = valid_spec(body.spec, settings)
-    return {"files": roce_baseline_files(valid, body.vendor, SPEC_ORIGIN)}
+    return {"files": spec_roce_config_files(valid, body.vendor, SPEC_ORIGIN)}
 
 
 def file_name(upload: UploadedFile) -> str:

@@ -121,6 +121,9 @@ class SwitchRoleSpec:
     name: str
     count: int
     port_groups: tuple[PortGroupSpec, ...]
+    port_names: tuple[str, ...] = ()
+    """The box's front-panel names of the role's ports in port-group order (empty: the writers
+    number the ports themselves)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,6 +140,12 @@ class BaselineSpec:
     nic_name: str = "ConnectX"
     buffer_bytes: float | None = None
     asic: AsicBufferSpec = SPECTRUM_3
+    lanes_per_port: int | None = None
+    """SerDes lanes of one port on the box (None: 100G lanes assumed, :func:`lanes_for`)."""
+    static_headroom: tuple[tuple[float, float, HeadroomRecord], ...] = ()
+    """``(speed_gbps, longest cable_m, headroom)`` of the platform's own lossless profiles
+    (SONiC ``pg_profile_lookup.ini`` of a Broadcom platform): used instead of the Mellanox formula
+    for ports of that speed and a cable no longer."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -193,14 +202,23 @@ def port_classes(spec: BaselineSpec, role: SwitchRoleSpec, mtu_bytes: int) -> li
         key = (group.speed_gbps, group.cable_length_m)
         if key in seen:
             continue
-        headroom = sonic_mellanox_headroom(
-            group.speed_gbps,
-            group.cable_length_m,
-            mtu_bytes,
-            lossless_mtu_bytes=SONIC_DEFAULT_LOSSLESS_MTU_BYTES,
-            small_packet_pct=SONIC_DEFAULT_SMALL_PACKET_PCT,
-            asic=spec.asic,
-            lanes=lanes_for(group.speed_gbps),
+        static = [
+            record
+            for speed, longest_m, record in spec.static_headroom
+            if speed == group.speed_gbps and group.cable_length_m <= longest_m
+        ]
+        headroom = (
+            static[0]
+            if static
+            else sonic_mellanox_headroom(
+                group.speed_gbps,
+                group.cable_length_m,
+                mtu_bytes,
+                lossless_mtu_bytes=SONIC_DEFAULT_LOSSLESS_MTU_BYTES,
+                small_packet_pct=SONIC_DEFAULT_SMALL_PACKET_PCT,
+                asic=spec.asic,
+                lanes=spec.lanes_per_port or lanes_for(group.speed_gbps),
+            )
         )
         low, high = ecn_thresholds_bytes(group.speed_gbps)
         seen[key] = PortClass(group.speed_gbps, group.cable_length_m, headroom, low, high)
@@ -275,8 +293,12 @@ def sonic_config(spec: BaselineSpec, role: SwitchRoleSpec) -> dict[str, Any]:
     }
     lane = 0
     for index, group in ports:
-        name = f"Ethernet{lane}"
-        lanes = lanes_for(group.speed_gbps)
+        lanes = spec.lanes_per_port or lanes_for(group.speed_gbps)
+        if role.port_names:
+            name = role.port_names[index]
+            lane = int(name.removeprefix("Ethernet"))
+        else:
+            name = f"Ethernet{lane}"
         names.append(name)
         cfg["PORT"][name] = {
             "lanes": ",".join(str(lane + k) for k in range(lanes)),
@@ -454,7 +476,10 @@ def nvue_config(spec: BaselineSpec, role: SwitchRoleSpec) -> str:
         if group.count == 0:
             continue
         last = first + group.count - 1
-        key = f"swp{first}" if last == first else f"swp{first}-{last}"
+        if role.port_names:
+            key = ",".join(role.port_names[first - 1 : last])
+        else:
+            key = f"swp{first}" if last == first else f"swp{first}-{last}"
         pclass = next(
             c
             for c in classes
@@ -534,12 +559,13 @@ def eos_config(spec: BaselineSpec, role: SwitchRoleSpec) -> str:
             "!",
         ]
     for index, group in _ports(role):
+        interface = role.port_names[index] if role.port_names else f"Ethernet{index + 1}/1"
         lines += [
-            f"interface Ethernet{index + 1}/1",
+            f"interface {interface}",
             f"   description {'host' if group.facing == 'host' else group.peer or 'uplink'}"
             f" port {index + 1}",
             f"   mtu {mtu}",
-            f"   speed {group.speed_gbps:g}g-{lanes_for(group.speed_gbps)}",
+            f"   speed {group.speed_gbps:g}g-{spec.lanes_per_port or lanes_for(group.speed_gbps)}",
             "   no switchport",
             f"   service-profile ROCE-{group.speed_gbps:g}G",
             "!",
@@ -684,9 +710,15 @@ def baseline_summary(spec: BaselineSpec, vendor: Vendor) -> str:
                 f" {c.headroom.xoff_bytes} | {c.headroom.xon_bytes} | {c.headroom.size_bytes} |"
                 f" {c.ecn_min_bytes} | {c.ecn_max_bytes} |"
             )
+    static_speeds = ", ".join(f"{speed:g}G" for speed, _, _ in spec.static_headroom)
     lines += [
         "",
-        "Headroom: SONiC Mellanox formula (sonic-swss buffer_headroom_mellanox.lua) with the"
+        (
+            f"Headroom at {static_speeds}: the SONiC platform's own lossless profiles; else:"
+            if static_speeds
+            else "Headroom:"
+        )
+        + " SONiC Mellanox formula (sonic-swss buffer_headroom_mellanox.lua) with the"
         f" {spec.asic.name} ASIC figures; SONiC gets these as static profiles, Cumulus computes"
         " its own from the cable length it is given, EOS sizes it internally.",
         "ECN: Cumulus `qos roce` thresholds at 400G scaled linearly with speed, capped at half the"

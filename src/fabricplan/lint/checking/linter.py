@@ -131,6 +131,19 @@ def lint_devices(
         Lossless priorities, RoCE and CNP DSCP the user asks for; ``None`` infers them.
     texts
         File text by file name, used to turn JSON/YAML key paths into line numbers.
+
+    Returns
+    -------
+    LintResult
+        Every finding, with the devices and the intent they were checked against.
+
+    Examples
+    --------
+    >>> from fabricplan.lint.model import DeviceConfig, PortConfig
+    >>> nic = DeviceConfig("gpu01", "nic", "nic_cc", "gpu01.txt", ports=(PortConfig("eth0"),))
+    >>> result = lint_devices([nic])
+    >>> len(result.devices)
+    1
     """
     resolved = infer_intent(devices, intent)
     ctx = LintContext(tuple(devices), resolved)
@@ -151,7 +164,37 @@ def _with_line(item: LintFinding, texts: Mapping[str, str]) -> LintFinding:
 def lint_files(
     paths: Iterable[str | Path], device_type: str = "auto", intent: IntentSpec | None = None
 ) -> LintResult:
-    """Read every file (FP4xx on the first unreadable one) and lint them as one fabric."""
+    """Read every file and lint them as one fabric.
+
+    Parameters
+    ----------
+    paths
+        Configuration files (SONiC config_db.json, NVUE YAML, EOS running-config, mlnx_qos or
+        NIC congestion-control output).
+    device_type
+        ``auto`` (told apart by content) or one format for every file.
+    intent
+        Lossless priorities, RoCE and CNP DSCP the user asks for; ``None`` infers them.
+
+    Returns
+    -------
+    LintResult
+        As :func:`lint_devices`, with file lines on the findings.
+
+    Raises
+    ------
+    InputFileError
+        FP4xx on the first file that cannot be read or parsed.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = pathlib.Path(tmp) / "gpu01.txt"
+    ...     _ = path.write_text("ROCE_CC_PRIO_MASK_P1 255")
+    ...     [d.name for d in lint_files([path], device_type="nic_cc").devices]
+    ['gpu01']
+    """
     return lint_texts({str(path): read_text(path) for path in paths}, device_type, intent)
 
 

@@ -43,6 +43,8 @@ class FlowLevel:
     name: str = "flow"
     sizes_simulated: int = FLOW_SIZES_SIMULATED
     max_all_to_all_flows: int = FLOW_MAX_FLOWS
+    qps: int = 1
+    """Queue pairs per connection (``nccl.qps_per_connection``), each its own hashed flow."""
 
     @property
     def mechanisms(self) -> str:
@@ -55,7 +57,7 @@ class FlowLevel:
     def fabric_run(
         self, op: CollectiveName, layout: GpuLayout, size_bytes: int, ranks: IntArray, seed: int
     ) -> FabricRun:
-        traffic = collective_traffic(op, layout, size_bytes, ranks)
+        traffic = collective_traffic(op, layout, size_bytes, ranks, self.qps)
         result = simulate(self.graph, traffic, self.transport, seed=seed)
         return FabricRun(size_bytes, fabric_span_us(traffic, result.finish_us, result.latency_us))
 
@@ -91,7 +93,8 @@ def flow_performance(
     ('flow', 'flow/ring', True)
     """
     tech = design.technology
-    routing: RoutingName | None = request.routing.get(tech)
+    routing: RoutingName | None = request.routing.get(tech) or valid.spec.fabric.routing.get(tech)
     transport = transport_for(valid.technologies[tech], valid.switches[tech], routing=routing)
-    level = FlowLevel(fabric_graph(design, valid), transport)
+    qps = valid.spec.nccl.qps_per_connection or 1
+    level = FlowLevel(fabric_graph(design, valid), transport, qps=qps)
     return simulated_performance(valid, design, request, level)

@@ -14,7 +14,7 @@ flows.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from numpy.typing import NDArray
@@ -105,15 +105,32 @@ def packet_spec_for_design(
 
 
 def _within_budget(
-    op: CollectiveName, layout: GpuLayout, size: int, ranks: IntArray
+    op: CollectiveName, layout: GpuLayout, size: int, ranks: IntArray, qps: int = 1
 ) -> tuple[int, Traffic]:
     """The size actually simulated (at most ``size``) and its traffic."""
-    traffic = collective_traffic(op, layout, size, ranks)
+    traffic = collective_traffic(op, layout, size, ranks, qps)
     total = traffic.total_bytes
     if total <= PACKET_BYTE_BUDGET:
         return size, traffic
     smaller = max(1, int(size * PACKET_BYTE_BUDGET / total))
-    return smaller, collective_traffic(op, layout, smaller, ranks)
+    return smaller, collective_traffic(op, layout, smaller, ranks, qps)
+
+
+def with_lossless_settings(spec: PacketSpec, valid: ValidScenario) -> PacketSpec:
+    """``spec`` with the scenario's deployed lossless configuration (``fabric.lossless``) where
+    the technology runs PFC: PFC off, ECN off, DCQCN off, a fixed headroom, the watchdog."""
+    lossless = valid.spec.fabric.lossless
+    if spec.link_flow_control != "pfc":
+        return spec
+    headroom = None if lossless.pfc_headroom_bytes == "auto" else lossless.pfc_headroom_bytes
+    cc_off = lossless.congestion_control == "none"
+    return replace(
+        spec,
+        link_flow_control="pfc" if lossless.pfc else "none",
+        congestion_control="none" if cc_off else spec.congestion_control,
+        ecn=replace(spec.ecn, enabled=spec.ecn.enabled and lossless.ecn and not cc_off),
+        pfc=replace(spec.pfc, headroom_bytes=headroom, watchdog=lossless.pfc_watchdog),
+    )
 
 
 def _flow_latency_us(result: PacketSimResult) -> NDArray[np.float64]:
@@ -157,6 +174,8 @@ class PacketLevel:
     name: str = "packet"
     sizes_simulated: int = PACKET_SIZES_SIMULATED
     max_all_to_all_flows: int = PACKET_MAX_FLOWS
+    qps: int = 1
+    """Queue pairs per connection (``nccl.qps_per_connection``), each its own hashed flow."""
 
     @property
     def mechanisms(self) -> str:
@@ -169,7 +188,7 @@ class PacketLevel:
     def fabric_run(
         self, op: CollectiveName, layout: GpuLayout, size_bytes: int, ranks: IntArray, seed: int
     ) -> FabricRun:
-        simulated, traffic = _within_budget(op, layout, size_bytes, ranks)
+        simulated, traffic = _within_budget(op, layout, size_bytes, ranks, self.qps)
         if traffic.flows == 0:
             return FabricRun(simulated, 0.0)
         result = simulate_packet(
@@ -201,6 +220,8 @@ def packet_performance(
     ('packet', 'packet/ring', True)
     """
     tech = design.technology
-    spec = packet_spec_for_design(valid, tech, routing=request.routing.get(tech))
-    level = PacketLevel(packet_network_for(valid, design), spec, progress)
+    routing = request.routing.get(tech) or valid.spec.fabric.routing.get(tech)
+    spec = with_lossless_settings(packet_spec_for_design(valid, tech, routing=routing), valid)
+    qps = valid.spec.nccl.qps_per_connection or 1
+    level = PacketLevel(packet_network_for(valid, design), spec, progress, qps=qps)
     return simulated_performance(valid, design, request, level)

@@ -1,0 +1,191 @@
+"""The cabling plan agrees with the design it expands: counts, ports, NICs, BOM."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+import pytest
+
+from fabricplan.export.cabling import CablingPlan, cabling_plan
+from fabricplan.model.fabric import FabricDesign
+from fabricplan.model.scenario import ValidScenario
+from fabricplan.spec import parse_spec
+from fabricplan.topology.designer import design_fabric
+
+# (name, cluster, fabric): the golden designs of tests/test_golden_designs.py and their kin.
+GOLDEN: list[tuple[str, dict[str, Any], dict[str, Any]]] = [
+    (
+        "h100-superpod-4su",
+        {"gpus": 1016},
+        {"technologies": ["infiniband"], "switch": {"infiniband": "qm9700"}},
+    ),
+    (
+        "b200-16su-3tier",
+        {"gpus": 4096},
+        {"technologies": ["infiniband"], "tiers": 3, "switch": {"infiniband": "qm9700"}},
+    ),
+    (
+        "b300-xdr",
+        {"gpus": 576, "nic_speed_gbps": 800},
+        {"technologies": ["infiniband"], "switch": {"infiniband": "q3400"}},
+    ),
+    (
+        "deepseek-8-plane",
+        {"gpus": 2048},
+        {
+            "technologies": ["infiniband"],
+            "planes": 8,
+            "topology": "fat_tree",
+            "management_ports": 0,
+            "switch": {"infiniband": "qm9700"},
+        },
+    ),
+    (
+        "roce-th5-400g",
+        {"gpus": 2048},
+        {"technologies": ["roce_v2"], "switch": {"roce_v2": "ufispace-s9321-64e"}},
+    ),
+    ("roce-sn5600-fat-tree", {"gpus": 512}, {"technologies": ["roce_v2"], "topology": "fat_tree"}),
+    (
+        "roce-fat-tree-free-spine-ports",
+        {"gpus": 384},
+        {"technologies": ["roce_v2"], "topology": "fat_tree"},
+    ),
+    ("roce-single-switch", {"gpus": 64}, {"technologies": ["roce_v2"]}),
+    (
+        "roce-per-rail-spines",
+        {"gpus": 8192},
+        {"technologies": ["roce_v2"], "tiers": 2, "switch": {"roce_v2": "ufispace-s9321-64e"}},
+    ),
+]
+
+
+def golden(name: str) -> tuple[ValidScenario, FabricDesign]:
+    _, cluster, fabric = next(g for g in GOLDEN if g[0] == name)
+    valid = parse_spec({"cluster": cluster, "fabric": fabric})
+    return valid, design_fabric(valid, fabric["technologies"][0])
+
+
+def plan_of(name: str) -> tuple[ValidScenario, CablingPlan]:
+    valid, design = golden(name)
+    return valid, cabling_plan(design, valid)
+
+
+@pytest.mark.parametrize("name", [g[0] for g in GOLDEN])
+def test_plan_agrees_with_the_design(name: str) -> None:
+    valid, plan = plan_of(name)
+    design = plan.design
+    per_group = Counter(c.link_group for c in plan.cables)
+    assert dict(per_group) == {k: v for k, v in design.links.items() if v}
+    # No port is used twice, on either end.
+    ends = [(c.a_device, c.a_port) for c in plan.cables] + [
+        (c.z_device, c.z_port) for c in plan.cables
+    ]
+    assert len(ends) == len(set(ends))
+    # Every host NIC is cabled once.
+    nics = Counter(c.a_device for c in plan.cables if c.link_group == "node_leaf")
+    assert len(nics) == valid.spec.cluster.nodes
+    assert set(nics.values()) == {valid.spec.cluster.nics_per_node}
+    # Ports used per tier equal the design's.
+    role = {d.name: d.role for d in plan.devices}
+    used = Counter(role[device] for device, _ in ends)
+    for tier in design.tier_designs:
+        assert used[tier.name] == tier.ports_used, tier.name
+    # Every switch port name is a front-panel name of the box.
+    switch_ports = {port for device, port in ends if role[device] in ("leaf", "spine", "core")}
+    assert switch_ports <= set(plan.switch_ports)
+    assert len(plan.switch_ports) == design.radix
+    # Devices per role equal the design's switches.
+    roles = Counter(d.role for d in plan.devices)
+    assert roles["node"] == design.nodes
+    for tier, count in design.switches.items():
+        assert roles[tier] == count  # type: ignore[index]
+
+
+@pytest.mark.parametrize("name", [g[0] for g in GOLDEN])
+def test_cables_per_part_equal_the_bom(name: str) -> None:
+    _, plan = plan_of(name)
+    parts = Counter(c.part for c in plan.cables)
+    bom = Counter({line.item: line.quantity for line in plan.design.bom if line.kind == "cable"})
+    merged: Counter[str] = Counter()
+    for line in plan.design.bom:
+        if line.kind == "cable":
+            merged[line.item] += line.quantity
+    assert parts == merged
+    assert sum(bom.values()) <= sum(merged.values())
+
+
+def test_rail_optimized_leaf_serves_one_rail_of_one_su() -> None:
+    _, plan = plan_of("h100-superpod-4su")
+    leaf_rails: dict[str, set[int]] = {}
+    leaf_nodes: dict[str, set[str]] = {}
+    for c in plan.cables:
+        if c.link_group == "node_leaf":
+            leaf_rails.setdefault(c.z_device, set()).add(c.rail)
+            leaf_nodes.setdefault(c.z_device, set()).add(c.a_device)
+    assert all(len(r) == 1 for r in leaf_rails.values())
+    # 32 node slots per SU, 31 nodes: the UFM takes the last slot of SU 4.
+    assert sorted(len(n) for n in leaf_nodes.values()) == [31] * 8 + [32] * 24
+    ufm = [c for c in plan.cables if c.link_group == "management"]
+    assert len(ufm) == 4 and len({c.z_device for c in ufm}) == 4
+
+
+def test_qm9700_twin_port_names() -> None:
+    _, plan = plan_of("h100-superpod-4su")
+    first = plan.cables[0]
+    assert (first.a_port, first.z_port) == ("nic0", "1/1/1")
+    uplink = next(c for c in plan.cables if c.link_group == "leaf_spine")
+    assert uplink.a_port == "1/17/1"  # 32 host ports on cages 1-16, uplinks from cage 17
+
+
+def test_400g_on_an_800g_box_uses_breakout_names() -> None:
+    _, plan = plan_of("roce-th5-400g")
+    assert plan.switch_os == "sonic"
+    assert plan.switch_ports[:3] == ("Ethernet0", "Ethernet4", "Ethernet8")
+    assert len(plan.switch_ports) == 128
+
+
+def test_three_tiers_and_planes_place_every_switch() -> None:
+    _, plan = plan_of("b200-16su-3tier")
+    assert plan.pods > 1
+    cores = {c.z_device for c in plan.cables if c.link_group == "spine_core"}
+    assert len(cores) == plan.design.switches["core"]
+    _, eight = plan_of("deepseek-8-plane")
+    planes = Counter(d.plane for d in eight.devices if d.role == "leaf")
+    assert len(planes) == 8 and len(set(planes.values())) == 1
+
+
+@pytest.mark.parametrize("name", [g[0] for g in GOLDEN])
+def test_ports_per_switch(name: str) -> None:
+    _, plan = plan_of(name)
+    design = plan.design
+    uplinks: Counter[str] = Counter()
+    downlinks: Counter[str] = Counter()
+    for c in plan.cables:
+        downlinks[c.z_device] += 1
+        if c.link_group in ("leaf_spine", "spine_core"):
+            uplinks[c.a_device] += 1
+    for device in plan.devices:
+        tier = design.tier(device.role) if device.role in ("leaf", "spine", "core") else None
+        if tier is None:
+            continue
+        assert uplinks[device.name] + downlinks[device.name] <= design.radix
+        assert uplinks[device.name] == (tier.up_ports if design.tiers > 1 else 0), device.name
+        assert downlinks[device.name] <= tier.down_ports or device.role == "leaf"
+        if device.role == "leaf":  # host slots: at most the leaf's host ports
+            assert downlinks[device.name] <= design.hosts_per_leaf
+
+
+def test_every_catalog_switch_has_a_front_panel_for_every_port_mode() -> None:
+    from fabricplan.catalog.front_panel import front_panel, port_names
+    from fabricplan.catalog.loader import load_catalog
+    from fabricplan.model.hardware import SwitchSpec
+
+    for switch in load_catalog().of_kind(SwitchSpec):
+        panel = front_panel(switch.id)
+        assert panel is not None, switch.id
+        for mode in switch.port_modes:
+            for os in panel.oses:
+                names = port_names(panel, mode.ports, os)
+                assert len(names) == len(set(names)) == mode.ports, (switch.id, mode, os)

@@ -1,0 +1,560 @@
+"""Every export format of the golden designs: agreement with the design, readers, round trips."""
+
+from __future__ import annotations
+
+import contextlib
+import csv
+import io
+import json
+from collections import Counter
+from pathlib import Path
+
+import pytest
+import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from typer.testing import CliRunner
+
+from fabricplan.catalog.front_panel import front_panel
+from fabricplan.catalog.loader import load_catalog
+from fabricplan.cli.app import create_app
+from fabricplan.errors import InputFileError
+from fabricplan.export.cabling import CablingPlan, cabling_plan
+from fabricplan.export.cutsheet import CUTSHEET_COLUMNS, SheetLink, cutsheet_csv, read_cutsheet
+from fabricplan.export.formats import export_files
+from fabricplan.export.infiniband import ibnetdiscover_text, read_ibnetdiscover
+from fabricplan.export.inventory import (
+    NETBOX_CABLE_COLUMNS,
+    NETBOX_DEVICE_COLUMNS,
+    NETBOX_INTERFACE_COLUMNS,
+)
+from fabricplan.export.ip_plan import PRIVATE_ASN_FIRST, ip_plan_rows
+from fabricplan.export.neighbour import read_lldp_json, read_observation, read_sonic_lldp
+from fabricplan.export.scheduler import expand_hostlist, hostlist, read_topology_conf
+from fabricplan.export.verify import compare_cabling
+from fabricplan.lint.checking.linter import lint_files
+from fabricplan.model.hardware import SwitchSpec
+from fabricplan.spec import parse_spec
+from fabricplan.topology.designer import design_fabric
+from test_export_cabling import GOLDEN, golden, plan_of
+
+NAMES = [g[0] for g in GOLDEN]
+IB_NAMES = [g[0] for g in GOLDEN if g[2]["technologies"] == ["infiniband"]]
+runner = CliRunner()
+app = create_app()
+
+
+def _csv(text: str) -> list[list[str]]:
+    return list(csv.reader(io.StringIO(text)))
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_cutsheet_round_trip_has_no_differences(name: str) -> None:
+    _, plan = plan_of(name)
+    text = cutsheet_csv(plan)
+    assert text.splitlines()[0].startswith(",".join(CUTSHEET_COLUMNS) + ",")
+    sheet = read_cutsheet(text, "plan.csv")
+    assert len(sheet) == len(plan.cables)
+    observation = read_observation(text, "built.csv")
+    result = compare_cabling(sheet, observation.links, observation.reporters)
+    assert result.equal and result.matched == len(plan.cables)
+
+
+def _free_spine_port(plan: CablingPlan) -> tuple[str, str] | None:
+    used = {(c.z_device, c.z_port) for c in plan.cables} | {
+        (c.a_device, c.a_port) for c in plan.cables
+    }
+    for device in plan.devices_of("spine"):
+        for port in plan.switch_ports:
+            if (device.name, port) not in used:
+                return device.name, port
+    return None
+
+
+def test_each_planted_fault_is_found_once() -> None:
+    _, plan = plan_of("roce-fat-tree-free-spine-ports")
+    sheet = read_cutsheet(cutsheet_csv(plan), "plan.csv")
+    uplinks = [i for i, s in enumerate(sheet) if s.link_group == "leaf_spine"]
+    hosts = [i for i, s in enumerate(sheet) if s.link_group == "node_leaf"]
+    built = list(sheet)
+    # 1. swapped pair: two host cables swapped at the leaf.
+    i, j = hosts[3], hosts[40]
+    a, b = built[i], built[j]
+    built[i] = SheetLink(a.a_device, a.a_port, b.z_device, b.z_port)
+    built[j] = SheetLink(b.a_device, b.a_port, a.z_device, a.z_port)
+    # 2. missing link.
+    missing = built.pop(hosts[100])
+    # 3. link to the wrong spine: a free port of another spine.
+    free = _free_spine_port(plan)
+    assert free is not None, "the fabric needs a free spine port for this fault"
+    k = uplinks[5]
+    wrong = built[k - 1] if k > hosts[100] else built[k]
+    index = built.index(wrong)
+    assert wrong.z_device != free[0]
+    built[index] = SheetLink(wrong.a_device, wrong.a_port, free[0], free[1])
+    result = compare_cabling(sheet, built, {d.name for d in plan.devices})
+    kinds = Counter(d.kind for d in result.differences)
+    assert kinds == {"swapped": 1, "missing": 1, "miswired": 1}
+    missing_diff = next(d for d in result.differences if d.kind == "missing")
+    assert missing_diff.planned == (
+        tuple(sorted([(missing.a_device, missing.a_port), (missing.z_device, missing.z_port)])),
+    )
+    miswired = next(d for d in result.differences if d.kind == "miswired")
+    assert free[0] in miswired.fix and wrong.z_device in miswired.fix
+    # An extra cable on two free ports is reported as extra.
+    extra = [*built, SheetLink("node-9999", "nic0", free[0], free[1] + "x")]
+    everyone = {d.name for d in plan.devices} | {"node-9999"}
+    kinds = Counter(d.kind for d in compare_cabling(sheet, extra, everyone).differences)
+    assert kinds == {"swapped": 1, "missing": 1, "miswired": 1, "extra": 1}
+    # Only what the reporting devices cover is compared: one switch's LLDP table.
+    leaf = sheet[hosts[0]].z_device
+    own = [link for link in sheet if leaf in (link.a_device, link.z_device)]
+    assert compare_cabling(sheet, own, {leaf}).equal
+
+
+@pytest.mark.parametrize("name", IB_NAMES)
+def test_ibnetdiscover_parses_back_to_the_plan(name: str) -> None:
+    valid, plan = plan_of(name)
+    text = ibnetdiscover_text(plan, valid.nics["infiniband"].id)
+    links = read_ibnetdiscover(text, "expected.ibnetdiscover")
+    assert len(links) == len(plan.cables)
+    sheet = read_cutsheet(cutsheet_csv(plan), "plan.csv")
+    observation = read_observation(text, "fabric.ibnetdiscover")
+    assert observation.format == "ibnetdiscover"
+    assert compare_cabling(sheet, observation.links, observation.reporters).equal
+
+
+def test_slurm_tree_and_block_parse_and_cover_every_node() -> None:
+    for name in ("h100-superpod-4su", "b200-16su-3tier", "roce-sn5600-fat-tree"):
+        valid, design = golden(name)
+        tech = design.technology
+        conf = export_files(valid, tech, "slurm-conf")["topology.conf"]
+        assert isinstance(conf, str)
+        tree = read_topology_conf(conf)
+        leaves = {n for kind, names in tree.values() if kind == "nodes" for n in names}
+        counted = Counter(n for kind, names in tree.values() if kind == "nodes" for n in names)
+        assert len(leaves) == design.nodes and set(counted.values()) == {1}
+        children = {c for kind, names in tree.values() if kind == "switches" for c in names}
+        assert children <= set(tree)  # every child switch is defined
+        roots = set(tree) - children
+        assert len(roots) == 1
+        document = yaml.safe_load(export_files(valid, tech, "slurm-yaml")["topology.yaml"])
+        assert [t["topology"] for t in document] == ["tree", "block"]
+        block = document[1]["block"]
+        sizes = block["block_sizes"]
+        assert all(b == sizes[0] * 2**i for i, b in enumerate(sizes))  # powers of two
+        nodes = [n for b in block["blocks"] for n in expand_hostlist(b["nodes"])]
+        assert len(nodes) == len(set(nodes)) == design.nodes
+        assert max(len(expand_hostlist(b["nodes"])) for b in block["blocks"]) == sizes[0]
+    # The 4-SU SuperPOD: 4 blocks of 32 node slots (31 nodes in the last, the UFM's SU).
+    valid, design = golden("h100-superpod-4su")
+    document = yaml.safe_load(export_files(valid, "infiniband", "slurm-yaml")["topology.yaml"])
+    assert [len(expand_hostlist(b["nodes"])) for b in document[1]["block"]["blocks"]] == [
+        32,
+        32,
+        32,
+        31,
+    ]
+
+
+def test_netbox_csvs_have_the_documented_columns_and_agree() -> None:
+    valid, plan = plan_of("roce-th5-400g")
+    files = export_files(valid, "roce_v2", "netbox")
+    devices = _csv(str(files["netbox-devices.csv"]))
+    cables = _csv(str(files["netbox-cables.csv"]))
+    interfaces = _csv(str(files["netbox-interfaces.csv"]))
+    assert tuple(devices[0]) == NETBOX_DEVICE_COLUMNS
+    assert tuple(cables[0]) == NETBOX_CABLE_COLUMNS
+    assert tuple(interfaces[0]) == NETBOX_INTERFACE_COLUMNS
+    assert {"side_a_device", "side_a_type", "side_a_name", "side_b_device"} <= set(cables[0])
+    assert len(cables) - 1 == len(plan.cables) and len(devices) - 1 == len(plan.devices)
+    names = {row[0] for row in devices[1:]}
+    assert {row[0] for row in cables[1:]} | {row[3] for row in cables[1:]} <= names
+    assert len(interfaces) - 1 == 2 * len(plan.cables)
+
+
+@pytest.mark.parametrize("name", ["h100-superpod-4su", "roce-th5-400g"])
+def test_bom_csv_agrees_with_the_design_and_the_cost(name: str) -> None:
+    from fabricplan.analytic.cost import fabric_cost
+
+    valid, design = golden(name)
+    rows = _csv(str(export_files(valid, design.technology, "bom")["bom.csv"]))
+    body = rows[1:-1]
+    assert [(r[0], int(r[4])) for r in body] == [(b.item, b.quantity) for b in design.bom]
+    capex = fabric_cost(valid, design).capex_usd
+    assert float(rows[-1][6]) == pytest.approx(capex, abs=0.01)
+    assert sum(float(r[6]) for r in body) == pytest.approx(capex, abs=1)
+    switch_rows = [r for r in body if r[1] == "switch"]
+    panel = front_panel(design.switch_id)
+    assert panel is not None
+    assert {r[3] for r in switch_rows} == {panel.part_number}
+
+
+def test_ip_plan_gives_a_31_per_link_and_rfc7938_asns() -> None:
+    _, plan = plan_of("roce-th5-400g")
+    rows = ip_plan_rows(plan)[1:]
+    p2p = [r for r in rows if r[0] == "p2p"]
+    assert len(p2p) == 2 * len(plan.cables)
+    addresses = [r[3] for r in rows]
+    assert len(addresses) == len(set(addresses))
+    assert all(r[3].endswith("/31") for r in p2p)
+    asn = {r[1]: int(r[7]) for r in rows if r[0] == "loopback"}
+    leaves = [d.name for d in plan.devices_of("leaf")]
+    spines = [d.name for d in plan.devices_of("spine")]
+    assert len({asn[n] for n in leaves}) == len(leaves)  # one ASN per leaf
+    assert len({asn[n] for n in spines}) == 1  # one ASN for the spine tier of a 2-tier plane
+    assert min(asn.values()) == PRIVATE_ASN_FIRST
+    bgp = [r for r in p2p if r[9] == "yes"]
+    assert len(bgp) == 2 * sum(1 for c in plan.cables if c.link_group == "leaf_spine")
+
+
+def _ethernet_switches() -> list[SwitchSpec]:
+    return [s for s in load_catalog().of_kind(SwitchSpec) if s.family == "ethernet"]
+
+
+@pytest.mark.parametrize("switch", _ethernet_switches(), ids=lambda s: s.id)
+def test_roce_config_lints_clean_for_every_os_the_box_runs(
+    switch: SwitchSpec, tmp_path: Path
+) -> None:
+    panel = front_panel(switch.id)
+    assert panel is not None
+    speed = min(mode.speed_gbps for mode in switch.port_modes if mode.speed_gbps >= 100)
+    speed = 400 if any(m.speed_gbps == 400 for m in switch.port_modes) else speed
+    valid = parse_spec(
+        {
+            "cluster": {"gpus": 512, "nic_speed_gbps": speed},
+            "fabric": {"technologies": ["roce_v2"], "switch": {"roce_v2": switch.id}},
+        }
+    )
+    for os in panel.oses:
+        files = export_files(valid, "roce_v2", "roce-config", _options(os))
+        paths = []
+        for name, text in files.items():
+            if name.endswith((".json", ".yaml", ".cfg")) or name == "host-nic-expected.txt":
+                path = tmp_path / f"{os}-{name}"
+                path.write_text(str(text))
+                paths.append(path)
+        result = lint_files(paths, "auto")
+        assert not result.findings, (os, [f.message for f in result.findings][:3])
+        design = design_fabric(valid, "roce_v2")
+        config = next(str(t) for n, t in files.items() if n.endswith((".json", ".yaml", ".cfg")))
+        plan = cabling_plan(design, valid, os)
+        # The config names the box's real ports (the cut sheet's names).
+        assert plan.switch_ports[0] in config and plan.switch_ports[1] in config
+
+
+def _options(os: str) -> object:
+    from fabricplan.export.formats import ExportOptions
+
+    return ExportOptions(switch_os=os)  # type: ignore[arg-type]
+
+
+def test_nvue_on_a_broadcom_box_is_refused() -> None:
+    valid = parse_spec(
+        {
+            "cluster": {"gpus": 512},
+            "fabric": {"technologies": ["roce_v2"], "switch": {"roce_v2": "ufispace-s9321-64e"}},
+        }
+    )
+    with pytest.raises(InputFileError, match="FP1224"):
+        export_files(valid, "roce_v2", "roce-config", _options("cumulus"))  # type: ignore[arg-type]
+    files = export_files(valid, "roce_v2", "roce-config")
+    assert "sonic-leaf.json" in files
+    ports = json.loads(str(files["sonic-leaf.json"]))["PORT"]
+    assert len(ports) <= 128 and "Ethernet4" in ports and ports["Ethernet4"]["lanes"] == "4,5,6,7"
+
+
+def test_k8s_labels_and_targets_and_svg() -> None:
+    valid, design = golden("b200-16su-3tier")
+    labels = yaml.safe_load(str(export_files(valid, "infiniband", "k8s-labels")["k8s-labels.yaml"]))
+    assert len(labels) == design.nodes
+    first = labels["node-0001"]
+    assert set(first) == {f"network.topology.nvidia.com/{k}" for k in ("leaf", "spine", "core")}
+    targets = _csv(str(export_files(valid, "infiniband", "targets")["targets.csv"]))
+    header, body = targets[0], targets[1:]
+    busbw, low = header.index("busbw_GBps"), header.index("busbw_low_GBps")
+    assert body and all(float(r[low]) <= float(r[busbw]) for r in body)
+    svg = str(export_files(valid, "infiniband", "svg")["fabric.svg"])
+    assert svg.startswith("<svg") and svg.count("<rect") <= 4 * 16
+    drawn = sum(int(part.split('"')[0]) for part in svg.split('data-cables="')[1:])
+    assert drawn == len(cabling_plan(design, valid).cables)  # one plane: every cable drawn once
+
+
+def test_lldp_readers() -> None:
+    nvue = {
+        "swp1s0": {
+            "lldp": {
+                "neighbor": {
+                    "spine-001": {"chassis": {"system-name": "spine-001"}, "port": {"name": "swp3"}}
+                }
+            }
+        }
+    }
+    links = read_lldp_json(json.dumps(nvue), "leaf-001.json")
+    assert [(x.a_device, x.a_port, x.z_device, x.z_port) for x in links] == [
+        ("leaf-001", "swp1s0", "spine-001", "swp3")
+    ]
+    lldpd = {
+        "lldp": {
+            "interface": {
+                "swp2": {
+                    "chassis": {"spine-002": {}},
+                    "port": {"id": {"type": "ifname", "value": "swp9"}},
+                }
+            }
+        }
+    }
+    assert read_lldp_json(json.dumps(lldpd), "leaf-001.json")[0].z_port == "swp9"
+    with pytest.raises(InputFileError, match="FP1214"):
+        read_sonic_lldp("nothing here", "leaf-001.txt")
+
+
+_name = st.from_regex(r"[a-z][a-z0-9]{0,6}-[0-9]{1,4}", fullmatch=True)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(_name, min_size=1, max_size=40))
+def test_hostlist_round_trips(names: list[str]) -> None:
+    assert sorted(expand_hostlist(hostlist(names))) == sorted(set(names))
+
+
+_port = st.from_regex(
+    r"(Ethernet[0-9]{1,3}|swp[0-9]{1,2}(s[0-3])?|1/[0-9]{1,2}/[12])", fullmatch=True
+)
+_link = st.tuples(_name, _port, _name, _port)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(_link, min_size=1, max_size=30))
+def test_cutsheet_reader_reads_what_the_writer_writes(
+    links: list[tuple[str, str, str, str]],
+) -> None:
+    text = (
+        ",".join(CUTSHEET_COLUMNS)
+        + "\n"
+        + "".join(f"{a},{b},{c},{d},leaf_spine,400,x,y,3\n" for a, b, c, d in links)
+    )
+    got = read_cutsheet(text, "p.csv")
+    assert [(x.a_device, x.a_port, x.z_device, x.z_port) for x in got] == links
+    sheet = [SheetLink(*link) for link in links]
+    assert compare_cabling(sheet, got, {a for a, *_ in links}).equal
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.text(max_size=300))
+def test_readers_fail_cleanly_on_garbage(text: str) -> None:
+    for reader in (read_ibnetdiscover, read_sonic_lldp, read_lldp_json, read_observation):
+        with contextlib.suppress(InputFileError):
+            reader(text, "leaf-001.txt")
+
+
+def test_cli_export_and_verify_exit_codes(tmp_path: Path) -> None:
+    spec = tmp_path / "spec.yaml"
+    spec.write_text("cluster: {gpus: 256}\nfabric: {technologies: [infiniband]}\n")
+    plan = tmp_path / "plan.csv"
+    result = runner.invoke(
+        app, ["export", str(spec), "-t", "infiniband", "-f", "cutsheet", "-o", str(plan)]
+    )
+    assert result.exit_code == 0, result.output
+    ib = tmp_path / "fabric.ibnetdiscover"
+    result = runner.invoke(
+        app, ["export", str(spec), "-t", "infiniband", "-f", "ibnetdiscover", "-o", str(ib)]
+    )
+    assert result.exit_code == 0
+    assert runner.invoke(app, ["verify-cabling", str(plan), str(ib)]).exit_code == 0
+    lines = plan.read_text().splitlines()
+    broken = tmp_path / "built.csv"
+    broken.write_text("\n".join([lines[0], *lines[2:]]) + "\n")
+    result = runner.invoke(app, ["verify-cabling", str(plan), str(broken)])
+    assert result.exit_code == 1 and "missing" in result.output
+    bad = tmp_path / "bad.txt"
+    bad.write_text("hello\n")
+    result = runner.invoke(app, ["verify-cabling", str(plan), str(bad)])
+    assert result.exit_code == 2 and "FP1216" in result.output
+    result = runner.invoke(app, ["export", str(spec), "-t", "infiniband", "-f", "ip-plan"])
+    assert result.exit_code == 2 and "FP1203" in result.output
+    result = runner.invoke(app, ["export", str(spec), "-t", "roce_v2", "-f", "cutsheet"])
+    assert result.exit_code == 2 and "FP1202" in result.output
+    result = runner.invoke(app, ["export", str(spec), "-t", "infiniband", "-f", "netbox"])
+    assert result.exit_code == 2 and "FP1206" in result.output
+    result = runner.invoke(
+        app, ["export", str(spec), "-t", "infiniband", "-f", "netbox", "-o", str(plan)]
+    )
+    assert result.exit_code == 2 and "FP1206" in result.output
+    assert plan.read_text().splitlines()[0] == lines[0]  # untouched
+    result = runner.invoke(app, ["export", str(spec), "-t", "infiniband", "-f", "cvt"])
+    assert result.exit_code == 2 and "FP1206" in result.output
+
+
+def test_html_report_embeds_the_fabric_drawing() -> None:
+    from fabricplan.evaluate import evaluate
+    from fabricplan.report.html import html_report
+
+    valid = parse_spec({"cluster": {"gpus": 1016}, "fabric": {"switch": {"infiniband": "qm9700"}}})
+    evals = evaluate(valid, backend="fake")
+    page = html_report(valid, evals, ("design",))
+    assert page.count('class="bundle"') >= 2 * 2  # both technologies, node-leaf and leaf-spine
+    assert "1016 GPUs" in page and page.count("<figcaption>") == len(evals)
+
+
+def test_xlsx_workbooks_read_back_with_openpyxl() -> None:
+    openpyxl = pytest.importorskip("openpyxl")
+    valid, plan = plan_of("h100-superpod-4su")
+    book = openpyxl.load_workbook(
+        io.BytesIO(export_files(valid, "infiniband", "cutsheet-xlsx")["cutsheet.xlsx"])  # type: ignore[arg-type]
+    )
+    rows = list(book["cut sheet"].iter_rows(values_only=True))
+    text_rows = _csv(cutsheet_csv(plan))
+    assert len(rows) == len(text_rows) == len(plan.cables) + 1
+    assert list(rows[0]) == text_rows[0]
+    assert rows[1][:4] == tuple(text_rows[1][:4]) and rows[1][5] == 400  # speed is a number
+    cvt = openpyxl.load_workbook(
+        io.BytesIO(export_files(valid, "infiniband", "cvt")["cvt-p2p.xlsx"])  # type: ignore[arg-type]
+    )
+    assert cvt.sheetnames == ["P2P", "HCA mapping"]
+    p2p = list(cvt["P2P"].iter_rows(values_only=True))
+    assert p2p[0][:5] == ("A-Rack", "A-U", "A-Node Name", "A-Type", "A-Port")
+    assert p2p[1][2:5] == ("node-0001", "Host", "1")  # HCA/Port 1 is mlx5_0
+    bom = openpyxl.load_workbook(
+        io.BytesIO(export_files(valid, "infiniband", "bom-xlsx")["bom.xlsx"])  # type: ignore[arg-type]
+    )
+    assert list(bom["BOM"].iter_rows(values_only=True))[1][4] == 32  # leaf switches
+
+
+@settings(max_examples=12, deadline=None)
+@given(
+    gpus=st.sampled_from([16, 64, 128, 256, 512, 1024]),
+    planes=st.sampled_from([1, 2]),
+    topology=st.sampled_from(["rail_optimized", "fat_tree"]),
+)
+def test_ibnetdiscover_round_trip_over_designs(gpus: int, planes: int, topology: str) -> None:
+    valid = parse_spec(
+        {
+            "cluster": {"gpus": gpus},
+            "fabric": {"technologies": ["infiniband"], "planes": planes, "topology": topology},
+        }
+    )
+    plan = cabling_plan(design_fabric(valid, "infiniband"), valid)
+    text = ibnetdiscover_text(plan, "cx7")
+    observed = read_observation(text, "fabric.ibnetdiscover")
+    sheet = read_cutsheet(cutsheet_csv(plan), "plan.csv")
+    result = compare_cabling(sheet, observed.links, observed.reporters)
+    assert result.equal and result.matched == len(plan.cables)
+
+
+_row = st.tuples(
+    st.from_regex(r"Ethernet[0-9]{1,3}", fullmatch=True),
+    _name,
+    st.from_regex(r"(Ethernet[0-9]{1,3}|swp[0-9]{1,2}s[0-3]|nic[0-7])", fullmatch=True),
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(_row, min_size=1, max_size=30))
+def test_sonic_lldp_reader_reads_every_row(rows: list[tuple[str, str, str]]) -> None:
+    text = "Capability codes: (R) Router, (B) Bridge, (O) Other\n"
+    text += "LocalPort    RemoteDevice    RemotePortID    Capability    RemotePortDescr\n"
+    text += "-----------  --------------  --------------  ------------  -----------------\n"
+    text += "".join(f"{a:<12} {b:<15} {c:<15} BR            some descr\n" for a, b, c in rows)
+    text += "--------------------------------------------------\nTotal entries displayed:  1\n"
+    links = read_sonic_lldp(text, "leaf-007.lldp.txt")
+    assert [(x.a_device, x.a_port, x.z_device, x.z_port) for x in links] == [
+        ("leaf-007", a, b, c) for a, b, c in rows
+    ]
+
+
+def _lldp_tables(plan: CablingPlan) -> dict[str, str]:
+    """What every switch's `show lldp table` prints for the planned cables."""
+    rows: dict[str, list[str]] = {}
+    for c in plan.cables:
+        rows.setdefault(c.z_device, []).append(f"{c.z_port:<12} {c.a_device:<15} {c.a_port:<15} BR")
+        if c.link_group not in ("node_leaf", "management"):
+            rows.setdefault(c.a_device, []).append(
+                f"{c.a_port:<12} {c.z_device:<15} {c.z_port:<15} BR"
+            )
+    head = "LocalPort    RemoteDevice    RemotePortID    Capability    RemotePortDescr\n"
+    head += "-----------  --------------  --------------  ------------  -----------------\n"
+    return {switch: head + "\n".join(lines) + "\n" for switch, lines in rows.items()}
+
+
+def test_verify_cabling_from_lldp_tables_of_every_switch(tmp_path: Path) -> None:
+    _, plan = plan_of("roce-fat-tree-free-spine-ports")
+    sheet = tmp_path / "plan.csv"
+    sheet.write_text(cutsheet_csv(plan))
+    tables = _lldp_tables(plan)
+    paths = []
+    for switch, text in tables.items():
+        path = tmp_path / f"{switch}.lldp.txt"
+        path.write_text(text)
+        paths.append(str(path))
+    result = runner.invoke(app, ["verify-cabling", str(sheet), *paths])
+    assert result.exit_code == 0, result.output
+    # LLDP system names given as FQDNs name the same devices.
+    fqdn = tables[next(iter(tables))].replace("spine-001 ", "spine-001.dc1.example ")
+    assert "spine-001.dc1.example" in fqdn
+    first_switch = next(iter(tables))
+    (tmp_path / f"{first_switch}.fqdn.txt").write_text(fqdn)
+    result = runner.invoke(
+        app, ["verify-cabling", str(sheet), str(tmp_path / f"{first_switch}.fqdn.txt")]
+    )
+    assert result.exit_code == 0, result.output
+    # One leaf's table with one cable moved to another port: found once, summarised by switch.
+    leaf = next(iter(tables))
+    lines = tables[leaf].splitlines()
+    first = lines[2].split()
+    lines[2] = "  ".join([first[0], first[1], first[2] + "x", "BR"])
+    (tmp_path / f"{leaf}.lldp.txt").write_text("\n".join(lines) + "\n")
+    result = runner.invoke(app, ["verify-cabling", str(sheet), str(tmp_path / f"{leaf}.lldp.txt")])
+    assert result.exit_code == 1
+    assert result.output.count("miswired:") == 1 and f"  {leaf}: 1 miswired" in result.output
+
+
+def test_targets_use_the_predictions_own_band_when_it_has_one() -> None:
+    from types import SimpleNamespace
+
+    from fabricplan.export.targets import BUSBW_BAND_FRACTION, target_records
+
+    banded = SimpleNamespace(
+        collective="all_reduce",
+        size_bytes=1 << 30,
+        algorithm="ring",
+        time_us=5000.0,
+        busbw_GBps=375.0,
+        busbw_GBps_low=350.0,
+        busbw_GBps_high=390.0,
+        time_us_low=4800.0,
+        time_us_high=5400.0,
+    )
+    plain = SimpleNamespace(**{**vars(banded), "busbw_GBps_low": None, "time_us_high": None})
+    perf = SimpleNamespace(collectives=[banded, plain], technology="infiniband")
+    first, second = target_records(perf)  # type: ignore[arg-type]
+    assert (first.busbw_low_GBps, first.time_high_us, first.band_source) == (
+        350.0,
+        5400.0,
+        "prediction band",
+    )
+    assert second.busbw_low_GBps == pytest.approx(375.0 * (1 - BUSBW_BAND_FRACTION))
+
+
+def test_layout_fills_rows_and_racks(tmp_path: Path) -> None:
+    from fabricplan.export.layout import read_layout
+
+    spec = tmp_path / "spec.yaml"
+    spec.write_text("cluster: {gpus: 256}\nfabric: {technologies: [infiniband]}\n")
+    layout = tmp_path / "racks.csv"
+    layout.write_text("device,row,rack,u\nleaf-001,A,A01,42\nnode-0001,A,A02,10\n")
+    result = runner.invoke(
+        app, ["export", str(spec), "-t", "infiniband", "-f", "cutsheet", "--layout", str(layout)]
+    )
+    assert result.exit_code == 0, result.output
+    rows = _csv(result.stdout)
+    header, first = rows[0], rows[1]
+    assert first[header.index("a_rack")] == "A02" and first[header.index("z_rack")] == "A01"
+    assert read_cutsheet(result.stdout, "plan.csv")[0].a_device == "node-0001"
+    layout.write_text("name,row\nx,y\n")
+    result = runner.invoke(
+        app, ["export", str(spec), "-t", "infiniband", "-f", "cutsheet", "--layout", str(layout)]
+    )
+    assert result.exit_code == 2 and "FP1225" in result.output
+    with pytest.raises(InputFileError, match="twice"):
+        read_layout("device,row,rack\na,1,2\na,1,3\n", "x.csv")
