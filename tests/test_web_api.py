@@ -106,8 +106,8 @@ def test_design_and_cost_carry_only_their_parts(client: TestClient) -> None:
     design = client.post("/api/design", json={"spec": SPEC}).json()
     cost = client.post("/api/cost", json={"spec": SPEC}).json()
     OptionsDocument.model_validate(design)
-    assert set(design["options"][0]) == {"technology", "design"}
-    assert set(cost["options"][0]) == {"technology", "design", "cost"}
+    assert set(design["options"][0]) == {"technology", "design", "growth"}
+    assert set(cost["options"][0]) == {"technology", "design", "growth", "cost"}
     assert "recommendation" not in design
     # 256 GPUs, 8 NICs per node, one rail per NIC: every GPU has its own leaf port.
     assert design["options"][0]["design"]["links"]["node_leaf"] == 256

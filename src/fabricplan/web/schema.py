@@ -19,6 +19,7 @@ from fabricplan.model.results import (
     CalibrationProfile,
     CollectiveName,
     CostBreakdown,
+    GrowthResult,
     InfeasibleOption,
     OpsAssessment,
     PerformanceResult,
@@ -179,6 +180,7 @@ class OptionDocument(Frozen):
 
     technology: TechnologyName
     design: dict[str, Any] | None = None
+    growth: GrowthResult | None = None
     """The design with per-tier ``switches`` and ``links`` and their totals (docs/output.md)."""
     cost: CostBreakdown | None = None
     performance: PerformanceResult | None = None
@@ -189,6 +191,7 @@ class OptionsDocument(Frozen):
     """The answer of ``design``, ``cost`` and ``compare`` (``--format json``)."""
 
     schema_version: int
+    workload: dict[str, Any] | None = None
     name: str
     spec: dict[str, Any]
     hardware: HardwareDocument
