@@ -137,6 +137,27 @@ def _shows_the_api_answer(page: Any, base_url: str) -> str:
     verdict = page.inner_text("#verdict")
     assert f"Recommended: {name}" in verdict
     assert f"{expected['spec']['cluster']['gpus']:,}" in verdict
+    rec = expected["recommendation"]
+    assert rec["preset"] in page.inner_text("#objective")
+    # the ranked money table: one column per ranked option, the API's order, every money term
+    money = page.inner_text("#money")
+    ranked = [r["technology"] for r in rec["ranking"]]
+    header = page.inner_text("#money tr:nth-child(1)")
+    names = {"infiniband": "InfiniBand", "roce_v2": "RoCEv2", "roce_v1": "RoCEv1"}
+    positions = [header.index(f"{i + 1}. {names[t]}") for i, t in enumerate(ranked)]
+    assert positions == sorted(positions)
+    for label in (
+        "capex",
+        "energy",
+        "support",
+        "staff",
+        "GPU time",
+        "growth",
+        "configuration risk",
+    ):
+        assert label in money
+    assert page.locator("#money tr[data-term='total_usd'] td").count() == 1 + len(ranked)
+    assert page.locator("#reasons li").count() == min(6, len(rec["reasons"]))
     return tech
 
 
@@ -162,15 +183,19 @@ def test_gpu_count_and_priorities_move_the_answer(page: Any, base_url: str, tmp_
     assert "priorities: cost_sensitive" in page.input_value("#yaml")
     _shows_the_api_answer(page, base_url)
 
-    # a what-if slider: the scalability weight to zero makes the weights custom
+    # a spec path of the decision: a growth target makes growth money on the scale
+    assert page.locator("#w-weight-scalability").count() == 0  # no weight sliders any more
     before = _answers(page)
-    page.eval_on_selector(
-        "#w-weight-scalability",
-        "el => { el.value = '0'; el.dispatchEvent(new Event('input', {bubbles: true})); }",
-    )
+    page.click("#advanced summary")
+    page.fill("#f-growth", "8192")
+    page.dispatch_event("#f-growth", "change")
     _wait_for_new_answer(page, before)
-    assert page.input_value("#f-priorities") == "custom"
-    assert "scalability: 0" in page.input_value("#yaml")
+    assert "target_gpus: 8192" in page.input_value("#yaml")
+    _shows_the_api_answer(page, base_url)
+    before = _answers(page)
+    page.select_option("#f-sharp", "off")
+    _wait_for_new_answer(page, before)
+    assert "sharp: off" in page.input_value("#yaml")
     _shows_the_api_answer(page, base_url)
 
     # the YAML editor drives the form

@@ -5,10 +5,12 @@
 
 const TECH_NAMES = { infiniband: "InfiniBand", roce_v2: "RoCEv2", roce_v1: "RoCEv1" };
 const TECH_COLORS = { infiniband: "#2f5bd3", roce_v2: "#d9622b", roce_v1: "#3a9a5b" };
-const CRITERIA = ["performance", "capex", "tco", "scalability", "operations", "ecosystem"];
-const PRESET_WEIGHTS = {
-  balanced: [0.25, 0.1, 0.25, 0.15, 0.15, 0.1],
-};
+// The decision's one money scale, as report/table.py MONEY_TERMS prints it.
+const MONEY_TERMS = [
+  ["capex_usd", "capex"], ["energy_usd", "energy"], ["support_usd", "support"], ["staff_usd", "staff"],
+  ["gpu_time_usd", "GPU time the fabric idles"], ["growth_usd", "growth"],
+  ["config_risk_usd", "configuration risk"], ["worth_usd", "minus user-set worth"], ["total_usd", "total"],
+];
 const DEFAULT_SPEC = {
   name: "my-cluster",
   cluster: { gpus: 2048, gpus_per_node: 8, nics_per_node: 8, nic_speed_gbps: 400, gpu: "h100" },
@@ -138,7 +140,7 @@ function fillForm() {
   const techs = getPath(spec, "fabric.technologies") || ["infiniband", "roce_v2"];
   document.querySelectorAll("#f-techs input").forEach((box) => { box.checked = techs.includes(box.value); });
   const pr = spec.priorities ?? "balanced";
-  $("f-priorities").value = typeof pr === "string" ? pr : "custom";
+  $("f-priorities").value = typeof pr === "string" ? pr : "balanced";
   fillWhatIf();
 }
 
@@ -166,38 +168,6 @@ function fillWhatIf() {
   const hour = given ?? state.prices[item] ?? 0;
   $("o-gpuhour").textContent = `$${Number(hour).toFixed(2)}/GPU-h${given == null ? " (estimate)" : ""}`;
   if (document.activeElement !== $("w-gpuhour")) $("w-gpuhour").value = hour;
-  const weights = currentWeights();
-  CRITERIA.forEach((c, i) => {
-    const input = $(`w-weight-${c}`);
-    if (!input) return;
-    if (document.activeElement !== input) input.value = weights[i];
-    $(`o-weight-${c}`).textContent = weights[i].toFixed(2);
-  });
-}
-
-function currentWeights() {
-  const pr = state.spec.priorities;
-  if (pr && typeof pr === "object") return CRITERIA.map((c) => Number(pr[c] || 0));
-  const fromAnswer = state.answer?.recommendation?.weights;
-  if (fromAnswer) return CRITERIA.map((c) => fromAnswer[c] ?? 0);
-  return PRESET_WEIGHTS.balanced;
-}
-
-function buildWeightSliders() {
-  $("w-weights").innerHTML = `<div class="small muted">Priorities (weights; moving one makes them custom)</div>` +
-    CRITERIA.map((c) => `<label class="slider">${c} <output id="o-weight-${c}"></output>
-      <input id="w-weight-${c}" type="range" min="0" max="1" step="0.05" data-criterion="${c}"></label>`).join("");
-  $("w-weights").addEventListener("input", (ev) => {
-    const c = ev.target.dataset.criterion;
-    if (!c) return;
-    const w = currentWeights();
-    const obj = Object.fromEntries(CRITERIA.map((k, i) => [k, Number(w[i].toFixed(3))]));
-    obj[c] = Number(ev.target.value);
-    state.spec.priorities = obj;
-    $(`o-weight-${c}`).textContent = Number(ev.target.value).toFixed(2);
-    $("f-priorities").value = "custom";
-    specChanged();
-  });
 }
 
 function buildPriceInputs() {
@@ -230,9 +200,7 @@ function bindForm() {
     specChanged();
   });
   $("f-priorities").addEventListener("change", () => {
-    const v = $("f-priorities").value;
-    if (v !== "custom") state.spec.priorities = v;
-    else state.spec.priorities = Object.fromEntries(CRITERIA.map((c, i) => [c, currentWeights()[i]]));
+    state.spec.priorities = $("f-priorities").value;
     specChanged();
   });
   $("w-gpus").addEventListener("input", () => {
@@ -319,21 +287,22 @@ function renderRecommendation(doc) {
   const rec = doc.recommendation;
   const el = $("recommendation");
   if (!rec) { el.innerHTML = "<p class='muted'>No recommendation.</p>"; return; }
-  const best = Math.max(...rec.ranking.map((r) => r.total), 1e-9);
-  const bars = rec.ranking.map((r) => `<div class="scorebar"><span>${esc(techName(r.technology))}</span>
-      <span class="bar"><span style="width:${(100 * r.total / best).toFixed(1)}%;background:${TECH_COLORS[r.technology] || "#888"}"></span></span>
-      <span>${r.total.toFixed(3)}</span></div>`).join("");
-  const criteria = rec.ranking[0].scores.map((s) => `<tr><td>${esc(s.criterion)}</td><td class="n">${s.weight.toFixed(2)}</td>${rec.ranking.map((r) => {
-    const x = r.scores.find((y) => y.criterion === s.criterion);
-    return `<td class="n" title="${esc(num(x.raw, 3))} ${esc(x.unit)}">${x.score.toFixed(2)}</td>`;
-  }).join("")}</tr>`).join("");
+  const ranked = rec.ranking;
+  const years = ranked.length ? ranked[0].money.years : 0;
+  const head = `<tr><th></th>${ranked.map((r, i) => `<th class="n"><span class="swatch" style="background:${TECH_COLORS[r.technology] || "#888"}"></span>${i + 1}. ${esc(techName(r.technology))}</th>`).join("")}</tr>`;
+  const rows = MONEY_TERMS.map(([field, label]) => `<tr class="${field === "total_usd" ? "total" : ""}" data-term="${field}"><td>${esc(label)}</td>${ranked.map((r) => `<td class="n">${money(r.money[field])}</td>`).join("")}</tr>`).join("");
+  const step = `<tr><td>step (uncertainty band)</td>${ranked.map((r) => `<td class="n">${r.money.step_s.toFixed(3)} s (${r.money.step_low_s.toFixed(3)}-${r.money.step_high_s.toFixed(3)})</td>`).join("")}</tr>`;
+  const unmet = `<tr><td>constraints not met</td>${ranked.map((r) => `<td class="n">${esc(r.unmet.join("; ") || "-")}</td>`).join("")}</tr>`;
   const infeasible = (rec.infeasible || doc.infeasible || []).map((o) => `<li><b>${esc(techName(o.technology))}</b> cannot be built: ${esc(o.message)}</li>`).join("");
+  const notMoney = (rec.not_money || []).map((r) => `<li>${esc(r)}</li>`).join("");
   el.innerHTML = `<p class="verdict" id="verdict">Recommended: <b>${esc(techName(rec.technology))}</b>
-      <span class="muted small">for ${num(doc.spec.cluster.gpus, 0)} × ${esc(doc.hardware.node)} GPUs, priorities ${esc(typeof doc.spec.priorities === "string" ? doc.spec.priorities : "custom")}</span></p>
-    <div class="rec-grid"><div>${bars}
-      <table class="t"><tr><th>criterion</th><th>weight</th>${rec.ranking.map((r) => `<th class="n">${esc(techName(r.technology))}</th>`).join("")}</tr>${criteria}</table></div>
-      <div><h4>Why</h4><ul>${rec.reasons.slice(0, 5).map((r) => `<li>${esc(r)}</li>`).join("")}</ul>
+      <span class="muted small">for ${num(doc.spec.cluster.gpus, 0)} × ${esc(doc.hardware.node)} GPUs, priorities ${esc(rec.preset)}</span></p>
+    <p class="small" id="objective">Preset <b>${esc(rec.preset)}</b> ranks by ${esc(rec.objective)}.</p>
+    <div class="rec-grid"><div>
+      <table class="t" id="money"><caption class="small muted">money over ${years} years (ranked)</caption>${head}${rows}${step}${unmet}</table></div>
+      <div><h4>Why</h4><ul id="reasons">${rec.reasons.slice(0, 6).map((r) => `<li>${esc(r)}</li>`).join("")}</ul>
       <h4>What would change it</h4><ul id="flips">${rec.flips.slice(0, 6).map((f) => `<li>${esc(f.description)}</li>`).join("") || "<li class='muted'>nothing within the ranges tried</li>"}</ul>
+      ${notMoney ? `<h4>Not priced</h4><ul id="not-money">${notMoney}</ul>` : ""}
       ${infeasible ? `<h4>Not buildable</h4><ul>${infeasible}</ul>` : ""}</div></div>`;
 }
 
@@ -364,7 +333,7 @@ function renderOptions(doc) {
       <table class="t"><tr><th>item</th><th>kind</th><th class="n">qty</th><th class="n">unit</th><th class="n">total</th><th>basis</th></tr>${bom}</table>
       <div class="small muted">opex ${money(c.opex_usd_per_year)}/y (energy ${money(c.energy_usd_per_year)}, support ${money(c.support_usd_per_year)}, staff ${money(c.operations_usd_per_year)}) · ${money(c.per_gpu_usd)} per GPU · idle GPU time ${money(c.gpu_idle_usd)}</div>
       <h4>Operations</h4>
-      <div class="small">burden ${ops.burden.toFixed(2)} (0–1) · ${ops.engineer_years_per_year.toFixed(2)} engineer-years/year · ${ops.vendors} vendor${ops.vendors > 1 ? "s" : ""}</div>
+      <div class="small">${ops.engineer_years_per_year.toFixed(2)} engineer-years/year (${num(ops.hours_per_year, 0)} h) · clouds: ${esc(ops.cloud_availability)} · ${ops.vendors} vendor${ops.vendors > 1 ? "s" : ""}</div>
       <ul class="small">${tasks}</ul>
       ${findings ? `<h4>Design notes</h4><ul class="small">${findings}</ul>` : ""}
     </article>`;
@@ -705,7 +674,6 @@ async function start() {
   // the token, if the page was opened with one, now travels in a cookie: keep it out of history
   if (new URLSearchParams(location.search).has("token")) history.replaceState(null, "", "/");
   bindTabs();
-  buildWeightSliders();
   bindForm();
   document.querySelectorAll("[data-download]").forEach((b) => b.addEventListener("click", () => download(b.dataset.download)));
   $("p-collective").addEventListener("change", () => state.answer && renderPlots(state.answer));
