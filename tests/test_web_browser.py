@@ -12,8 +12,8 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import socket
 import re
+import socket
 import threading
 import time
 import urllib.request
