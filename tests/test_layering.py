@@ -28,8 +28,8 @@ LAYER = {
     "export": 6,
     "sweep": 7,
     "report": 7,
-    "cli": 8,
     "web": 8,
+    "cli": 9,
 }
 EXEMPT = {"__init__", "__main__"}
 

@@ -31,7 +31,7 @@ from fabricplan.analytic.operations_effort import HOURS_PER_ENGINEER_YEAR, team_
 from fabricplan.analytic.step_simulated import with_simulated_collectives
 from fabricplan.analytic.uncertainty import with_uncertainty
 from fabricplan.backends import Backend, get_backend
-from fabricplan.errors import DesignError, FabricPlanError
+from fabricplan.errors import DesignError, FabricPlanError, ModelError
 from fabricplan.lint.headroom import sonic_mellanox_headroom
 from fabricplan.lint.operations import assess_operations
 from fabricplan.measure.calibration import calibration_changes
@@ -700,3 +700,70 @@ def evaluate_feasible(
     if not evaluations and first_error is not None:
         raise first_error
     return evaluations, infeasible
+
+
+PER_TECHNOLOGY_CODES = frozenset(("FP509", "FP513"))
+"""Errors that concern one technology's hardware (a forced algorithm or in-network reduction it
+lacks): the other technologies still run, and the skipped one is named."""
+
+
+COLLNET_ALGORITHMS = frozenset({"collnet_direct", "collnet_chain"})
+"""Forced algorithms that need in-network reduction (``perf --algorithm collnet_*``)."""
+
+
+def collnet_on(valid: ValidScenario) -> ValidScenario:
+    """``fabric.sharp: on`` for every technology whose switches have in-network reduction.
+
+    >>> from fabricplan.spec import parse_spec
+    >>> collnet_on(parse_spec({"cluster": {"gpus": 64}})).spec.fabric.sharp_for("infiniband")
+    'on'
+    """
+    fabric = valid.spec.fabric
+    modes = {
+        t: (
+            "on"
+            if valid.technologies[t].in_network_reduction and valid.switches[t].in_network_reduction
+            else fabric.sharp_for(t)
+        )
+        for t in fabric.technologies
+    }
+    data = valid.spec.model_dump(exclude_unset=True)
+    data.setdefault("fabric", {})["sharp"] = modes
+    return replace_spec(valid, data, "--algorithm")
+
+
+def perform_each(
+    valid: ValidScenario, request: PerfRequest, backend: str = "analytic"
+) -> tuple[list[PerformanceResult], dict[TechnologyName, ModelError]]:
+    """The performance of every technology's designed fabric (what ``perf`` prints).
+
+    A forced CollNet algorithm without ``in_network_reduction`` turns SHARP on where the switches
+    have it; a PFC technology's result carries the lossless configuration's points (not for the
+    packet backend, which simulates PFC itself), and every result its uncertainty band. A
+    technology lacking what the request forces (:data:`PER_TECHNOLOGY_CODES`) is skipped with
+    its error; when every technology is skipped, the first error is raised.
+
+    >>> from fabricplan.spec import parse_spec
+    >>> results, skipped = perform_each(parse_spec({"cluster": {"gpus": 64}}), PerfRequest())
+    >>> [r.technology for r in results], skipped
+    (['infiniband', 'roce_v2'], {})
+    """
+    model = get_backend(backend)
+    if request.algorithm in COLLNET_ALGORITHMS and request.in_network_reduction is None:
+        valid = collnet_on(valid)
+    results: list[PerformanceResult] = []
+    skipped: dict[TechnologyName, ModelError] = {}
+    for tech in valid.spec.fabric.technologies:
+        try:
+            design = design_fabric(valid, tech)
+            result = model.perform(valid, design, request)
+            if valid.technologies[tech].link_flow_control == "pfc" and backend != "packet":
+                result = with_configuration_points(valid, design, result, request)
+            results.append(with_uncertainty(result))
+        except ModelError as exc:
+            if exc.code not in PER_TECHNOLOGY_CODES:
+                raise
+            skipped[tech] = exc  # this technology lacks what was forced; the others run
+    if not results:
+        raise next(iter(skipped.values()))
+    return results, skipped

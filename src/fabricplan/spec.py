@@ -530,6 +530,24 @@ def parse_spec(data: dict[str, Any], origin: str = "spec") -> ValidScenario:
     return resolve(read_spec(data, origin), origin=origin)
 
 
+def spec_mapping(text: str, origin: str = "spec") -> Any:
+    """The data of a spec's YAML text, unchecked (FP106 when it is not YAML).
+
+    >>> spec_mapping("cluster: {gpus: 64}")
+    {'cluster': {'gpus': 64}}
+    """
+    return _read_yaml(text, origin)
+
+
+def parse_spec_text(text: str, origin: str = "spec") -> ValidScenario:
+    """Validate and resolve a spec given as YAML text (``origin`` names it in messages).
+
+    >>> parse_spec_text("cluster: {gpus: 64}").spec.cluster.gpus
+    64
+    """
+    return resolve(read_spec(_read_yaml(text, origin), origin), origin=origin)
+
+
 def load_spec(path: str | os.PathLike[str]) -> ValidScenario:
     """Validate and resolve a spec file.
 

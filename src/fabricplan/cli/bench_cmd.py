@@ -4,7 +4,6 @@ them."""
 from __future__ import annotations
 
 import json
-import re
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any
@@ -18,7 +17,6 @@ from fabricplan.errors import InputFileError
 
 EXIT_BELOW_THRESHOLD = 1
 MAX_WARNINGS_SHOWN = 8
-_P2P_RE = re.compile(r"^(write|read|send|atomic)_(bw|lat)$")
 _STATUS_STYLE = {
     "ok": "green",
     "fast": "cyan",
@@ -63,20 +61,9 @@ def register(app: typer.Typer) -> None:
 
 
 def _op(op: str | None) -> str | None:
-    if op is None:
-        return None
-    from fabricplan.measure.logline import collective_name
+    from fabricplan.measure.logline import known_test_name
 
-    name = collective_name(op) or (op if _P2P_RE.match(op) else None)
-    if name is None:
-        raise InputFileError(
-            "FP466",
-            "--op",
-            "is not a test fabricplan knows",
-            op,
-            "use e.g. all_reduce, all_gather, alltoall, write_bw, read_lat",
-        )
-    return name
+    return known_test_name(op)
 
 
 def _technology(name: str | None) -> Any:
@@ -305,24 +292,15 @@ def calibrate(
     """Fit the model's free parameters to measurements and write a calibration profile."""
     check_output_path(output, "--output")
     from fabricplan.measure.calibration import (
-        FREE_PARAMETERS,
         calibrate_files,
+        free_parameters,
         model_start,
         profile_yaml,
     )
 
-    names = tuple(FREE_PARAMETERS)
-    if parameters is not None:
-        names = tuple(p.strip() for p in parameters.split(",") if p.strip())
-        unknown = [p for p in names if p not in FREE_PARAMETERS]
-        if unknown or not names:
-            raise InputFileError(
-                "FP468",
-                "--parameters",
-                "names no free parameter" if not names else "unknown parameter",
-                ", ".join(unknown) or parameters,
-                f"use {', '.join(FREE_PARAMETERS)}",
-            )
+    names = free_parameters(
+        None if parameters is None else [p.strip() for p in parameters.split(",") if p.strip()]
+    )
     files = _read(logs, op)
     valid, perform = _model(spec, backend)
     fit, tech = calibrate_files(files, valid, perform, _technology(technology), gpus, names)

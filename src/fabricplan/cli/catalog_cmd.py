@@ -8,23 +8,16 @@ from __future__ import annotations
 
 import json
 from enum import StrEnum
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
-from fabricplan.catalog.loader import Catalog, load_catalog
+from fabricplan.catalog.listing import figure_number, figure_text, list_records, show_record
+from fabricplan.catalog.loader import load_catalog
 from fabricplan.cli.guard import guarded
-from fabricplan.model.hardware import (
-    CableSpec,
-    CatalogItem,
-    Figure,
-    NicSpec,
-    NodeSpec,
-    PriceEntry,
-    SwitchSpec,
-)
+from fabricplan.model.hardware import Figure, PriceEntry, SwitchSpec
 
 
 class Kind(StrEnum):
@@ -54,109 +47,6 @@ def register(app: typer.Typer) -> None:
     group.command("show")(show_entry)
     group.command("prices")(list_prices)
     app.add_typer(group, name="catalog")
-
-
-def _g(value: float) -> str:
-    if value >= 1e5 and value.is_integer():
-        return f"{int(value):,}"
-    return f"{value:g}"
-
-
-def _figure_text(figure: Figure) -> str:
-    text = f"{_g(figure.value)} ({figure.basis}"
-    if figure.note:
-        text += f": {figure.note}"
-    if figure.source:
-        text += f"; source: {figure.source}"
-    return text + ")"
-
-
-def summary(item: CatalogItem) -> str:
-    """The few figures that tell entries of one kind apart, in one line.
-
-    Examples
-    --------
-    >>> summary(load_catalog().get("qm9700"))
-    '64x400G, 128x200G; 25.6 Tb/s; 130 ns; 750 W'
-    >>> summary(load_catalog().get("dac-400g"))
-    'dac 400G <= 3 m; 0.2 W per link'
-    """
-    if isinstance(item, SwitchSpec):
-        modes = ", ".join(f"{m.ports}x{_g(m.speed_gbps)}G" for m in item.port_modes)
-        return (
-            f"{modes}; {_g(item.capacity_tbps.value)} Tb/s; {_g(item.latency_ns.value)} ns;"
-            f" {_g(item.power_w.value)} W"
-        )
-    if isinstance(item, NicSpec):
-        ports = f"{item.ports} x " if item.ports > 1 else ""
-        families = "+".join("IB" if f == "infiniband" else "Eth" for f in item.families)
-        return f"{ports}{_g(item.speed_gbps)}G {families}; {_g(item.power_w.value)} W"
-    if isinstance(item, CableSpec):
-        return (
-            f"{item.cable_kind} {_g(item.speed_gbps)}G <= {_g(item.max_reach_m)} m;"
-            f" {_g(item.power_w.value)} W per link"
-        )
-    if isinstance(item, NodeSpec):
-        return (
-            f"{item.gpus_per_node} x {item.gpu}; {_g(item.dense_bf16_tflops.value)} TFLOPS BF16;"
-            f" NVLink domain {item.nvlink_domain_gpus}; NIC {item.default_nic}"
-        )
-    return (
-        f"{item.link_flow_control} / {item.congestion_control} / {item.routing};"
-        f" {_g(item.header_bytes.value)} B header"
-    )
-
-
-def list_record(item: CatalogItem, price: PriceEntry | None) -> dict[str, Any]:
-    """One row of ``catalog list --format json``.
-
-    Examples
-    --------
-    >>> catalog = load_catalog()
-    >>> row = list_record(catalog.get("cx7"), catalog.price("cx7"))
-    >>> row["id"], row["kind"], row["price_basis"]
-    ('cx7', 'nic', 'estimate')
-    """
-    return {
-        "id": item.id,
-        "kind": item.kind,
-        "name": item.name,
-        "source": item.source,
-        "date": item.date,
-        "summary": summary(item),
-        "price_usd": price.price_usd if price else None,
-        "price_basis": price.basis if price else None,
-    }
-
-
-def show_record(item: CatalogItem, price: PriceEntry | None) -> dict[str, Any]:
-    """The whole entry (every figure with its value and basis) plus its default price.
-
-    Examples
-    --------
-    >>> catalog = load_catalog()
-    >>> record = show_record(catalog.get("qm9700"), catalog.price("qm9700"))
-    >>> record["capacity_tbps"]["basis"], record["price"]["basis"]
-    ('derived', 'estimate')
-    """
-    record = item.model_dump(mode="json")
-    record["price"] = price.model_dump(mode="json") if price else None
-    return record
-
-
-def list_records(catalog: Catalog, kind: str | None = None) -> list[dict[str, Any]]:
-    """:func:`list_record` for every entry, or every entry of one kind, in catalog order.
-
-    Examples
-    --------
-    >>> [r["id"] for r in list_records(load_catalog(), "technology")]
-    ['infiniband', 'roce_v2', 'roce_v1']
-    """
-    return [
-        list_record(item, catalog.price(item.id))
-        for item in catalog
-        if kind is None or item.kind == kind
-    ]
 
 
 def _price_text(price: PriceEntry | None) -> str:
@@ -210,9 +100,9 @@ def show_entry(
         if value is None or value == "" or value == ():
             continue
         if isinstance(value, Figure):
-            text = _figure_text(value)
+            text = figure_text(value)
         elif isinstance(item, SwitchSpec) and field == "port_modes":
-            text = ", ".join(f"{m.ports} x {_g(m.speed_gbps)}G" for m in item.port_modes)
+            text = ", ".join(f"{m.ports} x {figure_number(m.speed_gbps)}G" for m in item.port_modes)
         elif isinstance(value, tuple):
             text = ", ".join(str(v) for v in value)
         else:

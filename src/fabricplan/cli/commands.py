@@ -13,6 +13,7 @@ def register(app: typer.Typer) -> None:
         lint_cmd,
         perf_cmd,
         plan_cmd,
+        serve_cmd,
         simulate_cmd,
         spec_cmd,
         sweep_cmd,
@@ -26,6 +27,7 @@ def register(app: typer.Typer) -> None:
         simulate_cmd,
         lint_cmd,
         bench_cmd,
+        serve_cmd,
         export_cmd,
         sweep_cmd,
     ):

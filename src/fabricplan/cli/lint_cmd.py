@@ -163,24 +163,10 @@ def roce_config(
     expected output, and a summary of headroom and ECN per port class. The files lint clean:
     ``fabricplan lint OUT/*.json OUT/host-nic-expected.txt``.
     """
-    from fabricplan.export.switch_config import roce_config_files
+    from fabricplan.export.switch_config import spec_roce_config_files
     from fabricplan.spec import load_spec
-    from fabricplan.topology.designer import design_fabric
 
     check_output_folder(out, "--out")
-    valid = load_spec(spec)
-    technology = next((t for t in ("roce_v2", "roce_v1") if t in valid.technologies), None)
-    if technology is None:
-        raise InputFileError(
-            "FP420",
-            f"{spec}: fabric.technologies",
-            "names no RoCE technology",
-            list(valid.technologies),
-            "add roce_v2 to fabric.technologies",
-        )
-    design = design_fabric(valid, technology)
-    # The box's own OS, port names and buffer figures (export.switch_config).
-    box_os = {"sonic": "sonic", "nvue": "cumulus", "eos": "eos"}[vendor.value]
-    files = roce_config_files(valid, design, box_os)  # type: ignore[arg-type]
+    files = spec_roce_config_files(load_spec(spec), vendor.value, str(spec))
     write_atomic_set(out, files)
     typer.echo(f"wrote {len(files)} files to {out}: {', '.join(sorted(files))}")

@@ -16,60 +16,32 @@ import json
 from collections.abc import Callable
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any, get_args
+from typing import Annotated, get_args
 
 import typer
 
-from fabricplan.analytic.uncertainty import with_uncertainty
-from fabricplan.backends import get_backend
 from fabricplan.cli.guard import guarded
 from fabricplan.cli.plan_cmd import with_configs
 from fabricplan.errors import ModelError
-from fabricplan.evaluate import with_configuration_points
+from fabricplan.evaluate import perform_each
 from fabricplan.model.results import (
     DEFAULT_SIZES_BYTES,
+    P2P_DEFAULT_SIZES_BYTES,
     AlgorithmName,
     CollectiveName,
-    CollectivePoint,
-    P2PPoint,
     PerformanceResult,
     PerfRequest,
     RoutingName,
 )
-from fabricplan.model.scenario import TechnologyName, ValidScenario
-from fabricplan.spec import load_spec, replace_spec
-from fabricplan.topology.designer import design_fabric
+from fabricplan.model.scenario import TechnologyName
+from fabricplan.report.document import perf_document
+from fabricplan.spec import load_spec
 from fabricplan.units import parse_size
-
-P2P_DEFAULT_SIZES_BYTES: tuple[int, ...] = tuple(2**k for k in range(1, 24))
-"""2 B to 8 MiB in powers of two, as ``ib_write_bw -a`` sweeps."""
 
 COLLECTIVES: tuple[str, ...] = get_args(CollectiveName)
 ROUTINGS: tuple[str, ...] = get_args(RoutingName)
 ALGORITHMS: tuple[str, ...] = get_args(AlgorithmName)
-PER_TECHNOLOGY_CODES = frozenset(("FP509", "FP513"))
-"""Errors that concern one technology's hardware (a forced algorithm or in-network reduction it
-lacks): the other technologies still run, and the skipped one is named."""
 TECHNOLOGIES: tuple[str, ...] = get_args(TechnologyName)
-
-
-COLLNET_ALGORITHMS = frozenset({"collnet_direct", "collnet_chain"})
-
-
-def _collnet_on(valid: ValidScenario) -> ValidScenario:
-    """``fabric.sharp: on`` for every technology whose switches have in-network reduction."""
-    fabric = valid.spec.fabric
-    modes = {
-        t: (
-            "on"
-            if valid.technologies[t].in_network_reduction and valid.switches[t].in_network_reduction
-            else fabric.sharp_for(t)
-        )
-        for t in fabric.technologies
-    }
-    data = valid.spec.model_dump(exclude_unset=True)
-    data.setdefault("fabric", {})["sharp"] = modes
-    return replace_spec(valid, data, "--algorithm")
 
 
 class Format(StrEnum):
@@ -231,14 +203,6 @@ def p2p_table(result: PerformanceResult, test: str) -> str:
     return "\n".join(lines)
 
 
-def _collective_record(tech: str, point: CollectivePoint) -> dict[str, Any]:
-    return {"technology": tech, **point.model_dump()}
-
-
-def _p2p_record(tech: str, point: P2PPoint) -> dict[str, Any]:
-    return {"technology": tech, **point.model_dump()}
-
-
 @guarded
 def perf(
     spec: Annotated[Path, typer.Argument(help="Cluster spec (YAML).")],
@@ -299,36 +263,11 @@ def perf(
         in_network_reduction=sharp,
         p2p_switch_hops=hops,
     )
-    model = get_backend(backend)
     valid = with_configs(load_spec(spec), config)
-    if request.algorithm in COLLNET_ALGORITHMS and sharp is None:
-        valid = _collnet_on(valid)
-    results: list[PerformanceResult] = []
-    skipped: dict[str, ModelError] = {}
-    for tech in valid.spec.fabric.technologies:
-        try:
-            design = design_fabric(valid, tech)
-            result = model.perform(valid, design, request)
-            if valid.technologies[tech].link_flow_control == "pfc" and backend != "packet":
-                result = with_configuration_points(valid, design, result, request)
-            results.append(with_uncertainty(result))
-        except ModelError as exc:
-            if exc.code not in PER_TECHNOLOGY_CODES:
-                raise
-            skipped[tech] = exc  # this technology lacks what was forced; the others run
-    if not results:
-        raise next(iter(skipped.values()))
+    results, skipped = perform_each(valid, request, backend)
     ranks = gpus or valid.spec.cluster.gpus
     if fmt is Format.json:
-        records = (
-            [_p2p_record(r.technology, p) for r in results for p in r.p2p]
-            if p2p
-            else [_collective_record(r.technology, c) for r in results for c in r.collectives]
-        )
-        document: dict[str, Any] = {"backend": backend, "gpus": ranks, "results": records}
-        if skipped:
-            document["skipped"] = {tech: str(exc) for tech, exc in skipped.items()}
-        typer.echo(json.dumps(document, indent=2))
+        typer.echo(json.dumps(perf_document(backend, ranks, results, skipped, p2p), indent=2))
         return
     blocks = [f"# {tech}: not run: {why}" for tech, why in skipped.items()]
     for result in results:

@@ -117,3 +117,31 @@ def roce_config_files(
         f" {lanes or 'default'} lanes per port; shared buffer from the catalog; {headroom}.\n"
     )
     return files
+
+
+def spec_roce_config_files(
+    valid: ValidScenario, vendor: Vendor, origin: str = "spec"
+) -> dict[str, str]:
+    """``roce-config``'s files for the spec's RoCE fabric (``roce_v2``, else ``roce_v1``).
+
+    FP420 when the spec names no RoCE technology. ``vendor`` is the baseline's flavour
+    (``sonic``, ``nvue``, ``eos``), which picks the box's OS.
+
+    >>> from fabricplan.spec import parse_spec
+    >>> files = spec_roce_config_files(parse_spec({"cluster": {"gpus": 64}}), "sonic")
+    >>> "host-nic-expected.txt" in files
+    True
+    """
+    from fabricplan.topology.designer import design_fabric
+
+    technology = next((t for t in ("roce_v2", "roce_v1") if t in valid.technologies), None)
+    if technology is None:
+        raise InputFileError(
+            "FP420",
+            f"{origin}: fabric.technologies",
+            "names no RoCE technology",
+            list(valid.technologies),
+            "add roce_v2 to fabric.technologies",
+        )
+    box_os: dict[str, SwitchOs] = {"sonic": "sonic", "nvue": "cumulus", "eos": "eos"}
+    return roce_config_files(valid, design_fabric(valid, technology), box_os[vendor])

@@ -243,6 +243,26 @@ def model_start(valid: ValidScenario, technology: TechnologyName) -> dict[str, f
     }
 
 
+def free_parameters(names: Sequence[str] | None, where: str = "--parameters") -> tuple[str, ...]:
+    """The parameters to fit: every free one when ``names`` is None, else ``names`` checked (FP468).
+
+    >>> free_parameters(["nic_bw_efficiency"])
+    ('nic_bw_efficiency',)
+    """
+    if names is None:
+        return tuple(FREE_PARAMETERS)
+    unknown = [p for p in names if p not in FREE_PARAMETERS]
+    if unknown or not names:
+        raise InputFileError(
+            "FP468",
+            where,
+            "names no free parameter" if not names else "unknown parameter",
+            ", ".join(unknown) or None,
+            f"use {', '.join(FREE_PARAMETERS)}",
+        )
+    return tuple(names)
+
+
 def calibration_changes(
     profile: CalibrationProfile, valid: ValidScenario, technology: TechnologyName
 ) -> tuple[ParameterChange, ...]:

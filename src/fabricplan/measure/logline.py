@@ -98,6 +98,31 @@ def collective_name(raw: str) -> str | None:
     return _SQUASHED.get(key)
 
 
+_P2P_TEST_RE = re.compile(r"^(write|read|send|atomic)_(bw|lat)$")
+
+
+def known_test_name(op: str | None, where: str = "--op") -> str | None:
+    """fabricplan's name of a test given by the user (``AllReduce``, ``write_bw``), FP466 if none.
+
+    >>> known_test_name("alltoall"), known_test_name("write_bw"), known_test_name(None)
+    ('all_to_all', 'write_bw', None)
+    """
+    if op is None:
+        return None
+    name = collective_name(op) or (op if _P2P_TEST_RE.match(op) else None)
+    if name is None:
+        from fabricplan.errors import InputFileError
+
+        raise InputFileError(
+            "FP466",
+            where,
+            "is not a test fabricplan knows",
+            op,
+            "use e.g. all_reduce, all_gather, alltoall, write_bw, read_lat",
+        )
+    return name
+
+
 def perftest_name(verb: str, kind: str) -> str:
     """``write_bw``, ``read_lat`` ... from perftest's verb (``RDMA_Write``) and ``BW``/``Latency``.
 

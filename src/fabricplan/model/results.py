@@ -22,6 +22,8 @@ AlgorithmName = Literal["ring", "tree", "nvls", "nvlstree", "collnet_direct", "c
 
 DEFAULT_SIZES_BYTES: tuple[int, ...] = tuple(2**k for k in range(3, 34))
 """8 B to 8 GiB in steps of 2x, as an ``nccl-tests -b 8 -e 8G -f 2`` sweep prints."""
+P2P_DEFAULT_SIZES_BYTES: tuple[int, ...] = tuple(2**k for k in range(1, 24))
+"""2 B to 8 MiB in powers of two, as ``ib_write_bw -a`` sweeps."""
 
 
 class CalibrationProfile(Frozen):

@@ -8,14 +8,19 @@ command computed), and for ``compare`` the key ``recommendation``.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from fabricplan.analytic.workload import resolve_workload
 from fabricplan.errors import FabricPlanError
 from fabricplan.model.fabric import FabricDesign
-from fabricplan.model.results import Evaluation, InfeasibleOption, Recommendation
-from fabricplan.model.scenario import ValidScenario
+from fabricplan.model.results import (
+    Evaluation,
+    InfeasibleOption,
+    PerformanceResult,
+    Recommendation,
+)
+from fabricplan.model.scenario import TechnologyName, ValidScenario
 
 SCHEMA_VERSION = 2
 
@@ -81,3 +86,22 @@ def options_document(
     if recommendation is not None:
         doc["recommendation"] = recommendation.model_dump(mode="json")
     return doc
+
+
+def perf_document(
+    backend: str,
+    gpus: int,
+    results: Sequence[PerformanceResult],
+    skipped: Mapping[TechnologyName, Exception],
+    p2p: bool,
+) -> dict[str, Any]:
+    """The ``perf --format json`` document: one record per (technology, point)."""
+    records = [
+        {"technology": r.technology, **point.model_dump()}
+        for r in results
+        for point in (r.p2p if p2p else r.collectives)
+    ]
+    document: dict[str, Any] = {"backend": backend, "gpus": gpus, "results": records}
+    if skipped:
+        document["skipped"] = {tech: str(exc) for tech, exc in skipped.items()}
+    return document

@@ -195,13 +195,27 @@ def lint_files(
     ...     [d.name for d in lint_files([path], device_type="nic_cc").devices]
     ['gpu01']
     """
-    devices = []
-    texts: dict[str, str] = {}
-    for path in paths:
-        text = read_text(path)
-        texts[str(path)] = text
-        devices.append(_parse(text, str(path), device_type))
+    return lint_texts({str(path): read_text(path) for path in paths}, device_type, intent)
+
+
+def lint_texts(
+    texts: Mapping[str, str], device_type: str = "auto", intent: IntentSpec | None = None
+) -> LintResult:
+    """Parse configuration texts (by file name) and lint them as one fabric.
+
+    >>> result = lint_texts({"gpu01.txt": "CNP_DSCP_P1 48\\n"})
+    >>> [d.name for d in result.devices]
+    ['gpu01']
+    """
+    devices = [_parse(text, name, device_type) for name, text in texts.items()]
     return lint_devices(devices, intent, texts)
 
 
-__all__ = ["CHECKS", "LintResult", "lint_devices", "lint_files", "read_device_config"]
+__all__ = [
+    "CHECKS",
+    "LintResult",
+    "lint_devices",
+    "lint_files",
+    "lint_texts",
+    "read_device_config",
+]
