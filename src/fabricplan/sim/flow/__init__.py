@@ -2,9 +2,10 @@
 
 Build a :class:`~fabricplan.topology.graph.FabricGraph`, some :class:`Traffic` (the shared
 floor's, :mod:`fabricplan.sim.traffic`) and a :class:`TransportSpec`, then :func:`simulate`;
-see docs/models.md, "Flow-level simulator". The traffic builders are re-exported here for
-callers written against this package.
+see docs/models.md, "Flow-level simulator". Traffic, patterns and failures belong to the shared
+floor (:mod:`fabricplan.sim.traffic`, :mod:`fabricplan.sim.pattern`, :mod:`fabricplan.sim.failure`).
 
+>>> from fabricplan.sim.traffic import GpuLayout, ring
 >>> from fabricplan.spec import parse_spec
 >>> from fabricplan.topology.designer import design_fabric
 >>> from fabricplan.topology.graph import fabric_graph
@@ -19,53 +20,8 @@ callers written against this package.
 
 from __future__ import annotations
 
-from fabricplan.sim.failure import fail_random_cables, switch_vertex
 from fabricplan.sim.flow.fluid import simulate
 from fabricplan.sim.flow.result import FlowSimResult, FlowSimStats
 from fabricplan.sim.flow.transport import TransportSpec, transport_for
-from fabricplan.sim.pattern import PATTERNS, pattern_traffic, scenario_traffic
-from fabricplan.sim.traffic import (
-    GpuLayout,
-    StepSpec,
-    Traffic,
-    all_to_all,
-    background,
-    combine,
-    for_job,
-    gpu_flows,
-    incast,
-    permutation,
-    place_jobs,
-    random_pairs,
-    ring,
-    training_step,
-    tree_all_reduce,
-)
 
-__all__ = [
-    "PATTERNS",
-    "FlowSimResult",
-    "FlowSimStats",
-    "GpuLayout",
-    "StepSpec",
-    "Traffic",
-    "TransportSpec",
-    "all_to_all",
-    "background",
-    "combine",
-    "fail_random_cables",
-    "for_job",
-    "gpu_flows",
-    "incast",
-    "pattern_traffic",
-    "permutation",
-    "place_jobs",
-    "random_pairs",
-    "ring",
-    "scenario_traffic",
-    "simulate",
-    "switch_vertex",
-    "training_step",
-    "transport_for",
-    "tree_all_reduce",
-]
+__all__ = ["FlowSimResult", "FlowSimStats", "TransportSpec", "simulate", "transport_for"]
