@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import get_args
 
 from fabricplan.analytic.nccl_tuning import NcclTuning, nccl_tuning
 from fabricplan.errors import ModelError
@@ -323,7 +324,15 @@ def _effective_routing(
             f"routing: static — {switch.id} has no adaptive routing, so the {tech.id} default"
             " (adaptive) falls back to static routes",
         )
-    return tech.routing, (f"routing: {tech.routing} (the {tech.id} default)",)
+    if tech.routing not in get_args(RoutingName):
+        raise ModelError(
+            "FP538",
+            f"technology {tech.id}: routing",
+            "the analytic model has no model of this routing yet",
+            tech.routing,
+            "leave this technology out of fabric.technologies",
+        )
+    return tech.routing, (f"routing: {tech.routing} (the {tech.id} default)",)  # type: ignore[return-value]
 
 
 def _in_network_reduction(

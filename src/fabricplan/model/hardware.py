@@ -23,6 +23,12 @@ Basis = Literal["measured", "vendor", "estimate", "derived", "standard"]
 cited figures, or a published standard (IBTA, IEEE)."""
 
 SwitchFamily = Literal["infiniband", "ethernet"]
+LinkFlowControlName = Literal["credit", "pfc", "scheduled", "none"]
+CongestionControlName = Literal[
+    "ib_cc", "dcqcn", "spectrum_x_cc", "uec_nscc", "voq_scheduled", "none"
+]
+TechnologyRoutingName = Literal["static", "ecmp", "flowlet", "adaptive", "spray"]
+DeliveryName = Literal["in_order", "nic_reorder", "out_of_order"]
 CableKind = Literal["dac", "acc", "aoc", "optic"]
 EntryKind = Literal["switch", "nic", "cable", "node", "technology"]
 
@@ -76,6 +82,12 @@ class SwitchSpec(Entry):
     adaptive_routing: bool = False
     in_network_reduction: bool = False
     """SHARP-style in-network reduction."""
+    packet_trimming: bool = False
+    """Cuts a packet that would overflow a queue to its header and forwards the header (UEC)."""
+    link_level_retry: bool = False
+    """Retransmits corrupted frames per link (UEC LLR)."""
+    role: Literal["switch", "fabric_element"] = "switch"
+    """``fabric_element``: a cell switch of a scheduled fabric's spine (no host ports)."""
 
     def port_mode_for(self, speed_gbps: float) -> PortMode | None:
         """The port mode whose speed equals ``speed_gbps`` (the radix at that speed), if any."""
@@ -215,12 +227,42 @@ class TechnologySpec(Entry):
 
     kind: Literal["technology"] = "technology"
     switch_family: SwitchFamily
-    link_flow_control: Literal["credit", "pfc", "none"]
-    congestion_control: Literal["ib_cc", "dcqcn", "none"]
-    routing: Literal["static", "ecmp", "adaptive"]
-    """Default routing on a well-run fabric of this technology."""
+    link_flow_control: LinkFlowControlName
+    """How a link avoids loss: ``credit`` (receiver buffer credits per virtual lane), ``pfc``
+    (802.1Qbb pause per priority), ``scheduled`` (a VOQ fabric sends only what the egress granted,
+    so no fabric queue can overflow) or ``none`` (lossy: drops, or trims where the switch can)."""
+    congestion_control: CongestionControlName
+    """The end-to-end rate control: ``ib_cc`` (InfiniBand FECN/BECN CCA), ``dcqcn`` (ECN + CNP),
+    ``spectrum_x_cc`` (NIC rate control from switch in-band telemetry), ``uec_nscc`` (UEC's
+    sender-side network-signal CC: ECN, RTT, trims), ``voq_scheduled`` (ingress request/grant
+    scheduling of a DDC fabric) or ``none``."""
+    routing: TechnologyRoutingName
+    """Default routing on a well-run fabric of this technology: ``static`` tables, ``ecmp`` per-flow
+    hash, ``flowlet`` (re-hash a flow after an idle gap), ``adaptive`` (per-packet least-loaded
+    output chosen in the switch), ``spray`` (every packet or cell over all equal-cost links)."""
     adaptive_routing_available: bool
     scope: Literal["ib_subnet", "l2_domain", "routed_ip"]
+    delivery: DeliveryName = "in_order"
+    """What the receiving NIC accepts: ``in_order`` (RC go-back-N: a packet out of order is a
+    loss), ``nic_reorder`` (the NIC places out-of-order packets directly, e.g. a SuperNIC) or
+    ``out_of_order`` (the transport itself is unordered, e.g. UET RUD)."""
+    packet_trimming: bool = False
+    """Switches cut an overflowing packet to its header and forward that, so the receiver NACKs at
+    once (needs switches with ``packet_trimming``)."""
+    link_level_retry: bool = False
+    """Links retransmit corrupted frames themselves (UEC LLR), so bit errors do not reach the
+    transport."""
+    cell_bytes: Figure | None = None
+    """A scheduled fabric's cell payload: packets are cut into cells of up to this size."""
+    cell_header_bytes: Figure | None = None
+    """Bytes every cell carries on a fabric link beyond its payload."""
+    switch_asics: tuple[str, ...] = ()
+    """Switch ASICs this technology needs at the leaves (``asic`` of catalog switches); empty: any
+    switch of ``switch_family``."""
+    fabric_element_asics: tuple[str, ...] = ()
+    """ASICs of the cell-switching fabric elements a scheduled fabric's spine is built from."""
+    nics: tuple[str, ...] = ()
+    """Catalog NIC ids this technology needs (e.g. a SuperNIC); empty: any NIC of the family."""
     mtu_bytes: int = Field(gt=0)
     """Largest RDMA payload per packet (the path MTU)."""
     header_bytes: Figure

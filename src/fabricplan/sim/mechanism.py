@@ -18,11 +18,15 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Literal, get_args
 
+from fabricplan.errors import ModelError
 from fabricplan.model.hardware import SwitchSpec, TechnologySpec
 
 RoutingName = Literal["static", "ecmp", "adaptive", "spray"]
 CongestionControl = Literal["none", "dcqcn", "ib_cc"]
 LinkFlowControl = Literal["credit", "pfc", "none"]
+# The catalog's wider vocabulary (model.hardware: flowlet routing, scheduled flow control,
+# spectrum_x_cc / uec_nscc / voq_scheduled congestion control, delivery order) joins these as the
+# simulators learn each mechanism; until then ``simulated_mechanisms`` refuses it (FP538).
 
 ROUTING_NAMES: tuple[RoutingName, ...] = get_args(RoutingName)
 CONGESTION_CONTROLS: tuple[CongestionControl, ...] = get_args(CongestionControl)
@@ -104,6 +108,41 @@ def adaptive_routing_of(switch: SwitchSpec) -> AdaptiveRouting:
     return ADAPTIVE_ROUTING_BY_ASIC.get(switch.asic, SWITCH_LOCAL_ADAPTIVE_ROUTING)
 
 
+@dataclass(frozen=True)
+class SimulatedMechanisms:
+    """A technology's flow control and congestion control in the simulators' vocabulary."""
+
+    link_flow_control: LinkFlowControl
+    congestion_control: CongestionControl
+
+
+def simulated_mechanisms(tech: TechnologySpec) -> SimulatedMechanisms:
+    """The technology's mechanisms as the simulators name them; FP538 for one they do not model.
+
+    >>> from fabricplan.spec import parse_spec
+    >>> valid = parse_spec({"cluster": {"gpus": 256}})
+    >>> simulated_mechanisms(valid.technologies["infiniband"])
+    SimulatedMechanisms(link_flow_control='credit', congestion_control='ib_cc')
+    """
+    flow_control = tech.link_flow_control
+    congestion_control = tech.congestion_control
+    if flow_control not in get_args(LinkFlowControl):
+        _not_modelled(tech, "link_flow_control", flow_control)
+    if congestion_control not in CONGESTION_CONTROLS:
+        _not_modelled(tech, "congestion_control", congestion_control)
+    return SimulatedMechanisms(flow_control, congestion_control)  # type: ignore[arg-type]
+
+
+def _not_modelled(tech: TechnologySpec, field: str, value: str) -> None:
+    raise ModelError(
+        "FP538",
+        f"technology {tech.id}: {field}",
+        "the simulators have no model of this mechanism yet",
+        value,
+        "compare it at the analytic level, or leave it out of fabric.technologies",
+    )
+
+
 def default_routing(tech: TechnologySpec, switch: SwitchSpec) -> RoutingName:
     """The technology's routing, unless it is adaptive and the switch cannot route adaptively:
     then what the technology's scope forwards with (ECMP for routed IP, static tables else).
@@ -117,4 +156,6 @@ def default_routing(tech: TechnologySpec, switch: SwitchSpec) -> RoutingName:
         switch.adaptive_routing and tech.adaptive_routing_available
     ):
         return "ecmp" if tech.scope == "routed_ip" else "static"
-    return tech.routing
+    if tech.routing not in ROUTING_NAMES:
+        _not_modelled(tech, "routing", tech.routing)
+    return tech.routing  # type: ignore[return-value]

@@ -33,6 +33,7 @@ from fabricplan.sim.mechanism import (
     RoutingName,
     adaptive_routing_of,
     default_routing,
+    simulated_mechanisms,
 )
 
 __all__ = [
@@ -116,10 +117,11 @@ def transport_for(
     """
     share = tech.mtu_bytes / (tech.mtu_bytes + tech.header_bytes.value)
     chosen = routing or default_routing(tech, switch)
+    mechanisms = simulated_mechanisms(tech)
     return TransportSpec(
         routing=chosen,
-        link_flow_control=tech.link_flow_control,
-        congestion_control=congestion_control or tech.congestion_control,
+        link_flow_control=mechanisms.link_flow_control,
+        congestion_control=congestion_control or mechanisms.congestion_control,
         payload_share=share,
         adaptive_efficiency=adaptive_routing_of(switch).efficiency if chosen == "adaptive" else 1.0,
     )

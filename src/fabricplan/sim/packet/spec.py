@@ -19,7 +19,7 @@ from numpy.typing import NDArray
 
 from fabricplan.errors import ModelError
 from fabricplan.model.hardware import SwitchSpec, TechnologySpec
-from fabricplan.sim.mechanism import default_routing
+from fabricplan.sim.mechanism import default_routing, simulated_mechanisms
 from fabricplan.sim.packet.credit import CreditSpec
 from fabricplan.sim.packet.dcqcn import DcqcnSpec
 from fabricplan.sim.packet.ecn import EcnSpec
@@ -359,9 +359,10 @@ def packet_spec_for(
     >>> s.link_flow_control, s.congestion_control, s.routing, s.header_bytes
     ('credit', 'ib_cc', 'adaptive', 26)
     """
+    mechanisms = simulated_mechanisms(tech)
     spec = packet_spec(
-        tech.link_flow_control,
-        congestion_control or tech.congestion_control,
+        mechanisms.link_flow_control,
+        congestion_control or mechanisms.congestion_control,
         routing or default_routing(tech, switch),
         mtu_bytes=tech.mtu_bytes,
         header_bytes=int(tech.header_bytes.value),
