@@ -31,7 +31,7 @@ from fabricplan.model.hardware import (
     TechnologySpec,
 )
 
-TechnologyName = Literal["infiniband", "roce_v2", "roce_v1"]
+TechnologyName = Literal["infiniband", "roce_v2", "roce_v1", "spectrum_x", "ddc", "uec"]
 TopologyName = Literal["fat_tree", "rail_optimized"]
 TopologyChoice = Literal["auto", "fat_tree", "rail_optimized"]
 """``auto``: the design search tries both topologies and keeps the cheaper (money over the
