@@ -426,6 +426,53 @@ def _effective_routing(
     return tech.routing, (f"routing: {tech.routing} (the {tech.id} default)",)
 
 
+def _mechanism_notes(
+    tech: TechnologySpec,
+    routing: str,
+    granularity: str,
+    payload_share: float | None,
+    fabric_ns: float,
+) -> tuple[str, ...]:
+    """What the analytic model makes of the technology's mechanisms, in words."""
+    notes: list[str] = []
+    per_packet = routing == "spray" or (routing == "adaptive" and granularity == "per_packet")
+    if routing in ("flowlet",) or (routing == "adaptive" and granularity == "flowlet"):
+        notes.append(
+            "flowlet routing: a long-lived NCCL flow has no idle gap longer than the flowlet"
+            " timeout, so it is placed once and collides like an ECMP flow"
+        )
+    elif per_packet:
+        how = (
+            "cells are reassembled in order at the egress leaf"
+            if tech.cell_bytes
+            else (f"receiver delivery {tech.delivery}")
+        )
+        cost = (
+            "go-back-N on every overtaking packet"
+            if tech.delivery == "in_order" and tech.cell_bytes is None
+            else "no reordering cost"
+        )
+        notes.append(f"{routing} per packet: no hash collisions; {how}: {cost}")
+    if payload_share is not None:
+        notes.append(
+            f"cell fabric: {payload_share:.1%} of a fabric link carries payload (cells of"
+            f" {tech.cell_bytes.value if tech.cell_bytes else 0:g} B +"
+            f" {tech.cell_header_bytes.value if tech.cell_header_bytes else 0:g} B header)"
+        )
+    if fabric_ns:
+        notes.append(
+            f"scheduled fabric: request/grant round trip and VOQ store + egress reassembly add"
+            f" {fabric_ns:.0f} ns to each message through the fabric; lossless by scheduling,"
+            " no PFC"
+        )
+    if tech.packet_trimming:
+        notes.append(
+            "packet trimming: an overflow costs a header and a NACK-driven resend one round trip"
+            " later, not a retransmission timeout"
+        )
+    return tuple(notes)
+
+
 def _in_network_reduction(
     valid: ValidScenario, design: FabricDesign, request: PerfRequest
 ) -> tuple[bool, tuple[str, ...]]:
@@ -599,7 +646,18 @@ def fabric_profile(
         nccl=tuning,
         gpu_nic_path=cluster.host.gpu_nic_path or node.gpu_nic_path,
         rank_nics_per_node=rank_nics_per_node(node, cluster.gpus_per_node, cluster.nics_per_node),
-        notes=(*routing_notes, *sharp_notes, nccl_note),
+        notes=(
+            *routing_notes,
+            *_mechanism_notes(
+                tech,
+                routing,
+                adaptive_routing_for_asic(switch.asic).granularity,
+                cell_payload_share(tech),
+                fabric_ns,
+            ),
+            *sharp_notes,
+            nccl_note,
+        ),
         qps_per_connection=valid.spec.nccl.qps_per_connection or 1,
         delivery=tech.delivery,
         adaptive_granularity=adaptive_routing_for_asic(switch.asic).granularity,
