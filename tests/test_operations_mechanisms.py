@@ -94,3 +94,24 @@ def test_roce_v1_needs_its_l2_domain_and_pcp_based_pfc() -> None:
     assert any(t.startswith("PFC by the VLAN tag's PCP") for t in tasks)
     valid = cluster_scenario(1024, **TECHS)
     assert PCP_PFC_EFFORT in operations_tasks(valid, designed_leaf_spine(valid, "roce_v1"))
+
+
+def test_spectrum_x_prices_the_adaptive_routing_fallback_to_ecmp() -> None:
+    from fabricplan.evaluate import evaluate_one
+    from fabricplan.spec import parse_spec
+
+    spec = {
+        "cluster": {"gpus": 1024},
+        "fabric": {
+            "technologies": ["spectrum_x", "roce_v2"],
+            "switch": {"spectrum_x": "sn5600", "roce_v2": "sn5600"},
+            "topology": "fat_tree",
+        },
+    }
+    valid = parse_spec(spec)
+    spectrum = evaluate_one(valid, "spectrum_x")
+    roce = evaluate_one(valid, "roce_v2")
+    basis = spectrum.cost.config_risk_basis
+    assert "adaptive routing" in basis and "no AR-off slowdown given" not in basis
+    # Two classes, each at the team's rate: twice RoCEv2's staff time to find and fix them.
+    assert spectrum.cost.config_risk_staff_usd == pytest.approx(2 * roce.cost.config_risk_staff_usd)
