@@ -36,7 +36,9 @@ from fabricplan.analytic.nccl_tuning import NcclTuning, nccl_tuning
 from fabricplan.errors import ModelError
 from fabricplan.model.fabric import FabricDesign, LinkGroupName
 from fabricplan.model.hardware import (
+    CongestionControlName,
     DeliveryName,
+    LinkFlowControlName,
     NodeSpec,
     PcieLinkSpec,
     TechnologyRoutingName,
@@ -182,6 +184,12 @@ class FabricProfile:
     fabric_crossing_ns: float = 0.0
     """Extra one-way time of a message through the fabric: the request/grant round trip and the
     store and reassembly of one packet (:func:`scheduled_fabric_ns`)."""
+    link_flow_control: LinkFlowControlName = "credit"
+    """The technology's link-level flow control (how congestion reaches other traffic)."""
+    congestion_control: CongestionControlName = "ib_cc"
+    """The technology's end-to-end rate control (how fast an incast is slowed)."""
+    fabric_request_grant_ns: float = 0.0
+    """The request/grant round trip alone, of a scheduled fabric (0 for the others)."""
 
     @property
     def gpus(self) -> int:
@@ -330,6 +338,21 @@ def cell_payload_share(tech: TechnologySpec) -> float | None:
     )
 
 
+def request_grant_ns(
+    tech: TechnologySpec, switch_latency_ns: float, leaf_spine_cable_ns: float
+) -> float:
+    """A VOQ fabric's request/grant round trip through one fabric element, ns; 0 for others.
+
+    >>> from fabricplan.catalog.loader import load_catalog
+    >>> ddc = load_catalog().get_typed("ddc", TechnologySpec, "x")
+    >>> request_grant_ns(ddc, 600.0, 49.0)   # 2 x (2 x 49 + 600) + 100
+    1496.0
+    """
+    if tech.link_flow_control != "scheduled":
+        return 0.0
+    return 2 * (2 * leaf_spine_cable_ns + switch_latency_ns) + VOQ_SCHEDULER_DECISION_NS
+
+
 def scheduled_fabric_ns(
     tech: TechnologySpec,
     switch_latency_ns: float,
@@ -353,7 +376,7 @@ def scheduled_fabric_ns(
     """
     if tech.link_flow_control != "scheduled":
         return 0.0
-    request_grant = 2 * (2 * leaf_spine_cable_ns + switch_latency_ns) + VOQ_SCHEDULER_DECISION_NS
+    request_grant = request_grant_ns(tech, switch_latency_ns, leaf_spine_cable_ns)
     ingress = serialization_ns(tech.mtu_bytes + tech.header_bytes.value, link_speed_gbps)
     share = cell_payload_share(tech) or 1.0
     egress = serialization_ns(tech.mtu_bytes / share, port_speed_gbps)
@@ -664,4 +687,7 @@ def fabric_profile(
         fabric_reassembles=tech.cell_bytes is not None,
         fabric_payload_share=cell_payload_share(tech),
         fabric_crossing_ns=fabric_ns,
+        link_flow_control=tech.link_flow_control,
+        congestion_control=tech.congestion_control,
+        fabric_request_grant_ns=request_grant_ns(tech, switch_latency, cable_ns[1]),
     )

@@ -28,6 +28,7 @@ from fabricplan.analytic.collision import (
     hashed_throughput,
     in_order_goodput_share,
 )
+from fabricplan.analytic.lossless import congestion_settle_us, victim_share
 from fabricplan.analytic.profile import FabricProfile, path_latency_ns
 from fabricplan.errors import ModelError
 from fabricplan.units import gbps_to_bytes_per_us, ns_to_us
@@ -340,3 +341,39 @@ def group_path_latency_us(profile: FabricProfile, group: CommGroup, size_bytes: 
     """One-way latency of the longest path inside the group."""
     hops = span_switch_hops(profile, group.span_nodes)
     return ns_to_us(path_latency_ns(profile, hops, size_bytes))
+
+
+INCAST_NOTE_SENDERS = 16
+"""Senders of the incast the performance notes describe (an illustration of the mechanism, not
+a workload figure: 16 ranks pushing into one, as in an all_to_all's hot spot)."""
+INCAST_NOTE_VICTIM_BYTES = 2**20
+"""Bytes of the victim transfer the notes follow (1 MiB: a mid-size NCCL chunk)."""
+
+
+def incast_victim_note(profile: FabricProfile) -> str:
+    """What a victim flow beside an incast keeps of its line, by the fabric's mechanisms
+    (:func:`.lossless.victim_share`, :func:`.lossless.congestion_settle_us`).
+
+    >>> from fabricplan.spec import parse_spec
+    >>> from fabricplan.topology.designer import design_fabric
+    >>> from fabricplan.analytic.profile import fabric_profile
+    >>> valid = parse_spec({"cluster": {"gpus": 1024}})
+    >>> incast_victim_note(fabric_profile(valid, design_fabric(valid, "roce_v2")))[:58]
+    'victim beside a 16-to-1 incast (1 MiB at line rate, 21 us)'
+    """
+    rtt_us = ns_to_us(2 * path_latency_ns(profile, HOPS_SAME_POD, profile.mtu_bytes))
+    duration_us = INCAST_NOTE_VICTIM_BYTES / gbps_to_bytes_per_us(profile.link_speed_gbps)
+    settle = congestion_settle_us(
+        profile.congestion_control,
+        INCAST_NOTE_SENDERS,
+        rtt_us,
+        ns_to_us(profile.fabric_request_grant_ns),
+    )
+    share = victim_share(profile.link_flow_control, INCAST_NOTE_SENDERS, settle, duration_us)
+    settle_text = "never settles" if math.isinf(settle) else f"settles in {settle:.1f} us"
+    return (
+        f"victim beside a {INCAST_NOTE_SENDERS}-to-1 incast ({INCAST_NOTE_VICTIM_BYTES // 2**20}"
+        f" MiB at line rate, {duration_us:.0f} us): keeps {share:.0%} of its line"
+        f" ({profile.link_flow_control} link flow control; {profile.congestion_control}"
+        f" {settle_text})"
+    )
