@@ -213,3 +213,27 @@ def test_victim_of_a_pfc_incast_without_congestion_control_gets_the_incast_share
 def test_sprayed_traffic_on_a_non_blocking_fabric_has_nothing_to_drop() -> None:
     assert lossless_effect(False, True, "dcqcn", False, 1.0, "spray").neutral
     assert not lossless_effect(False, True, "dcqcn", False, 3.0, "spray").neutral
+
+
+def test_the_notes_say_what_a_victim_keeps_by_each_fabrics_mechanisms() -> None:
+    from fabricplan.analytic.traffic import incast_victim_note
+
+    notes = {t: incast_victim_note(_profile(t)) for t in ("ddc", "uec", "roce_v2", "infiniband")}
+    assert "keeps 100% of its line" in notes["ddc"] and "scheduled" in notes["ddc"]
+    assert "keeps 100% of its line" in notes["uec"]
+    # 1 MiB at 400G lasts 21 us; DCQCN needs 4 CNPs 50 us apart: held to 1/16 throughout.
+    assert "keeps 6% of its line" in notes["roce_v2"]
+    assert "keeps 100%" not in notes["infiniband"]
+
+
+def test_the_switch_asic_decides_per_packet_or_flowlet() -> None:
+    sections: dict[str, Any] = {
+        "fabric": {
+            "technologies": ["spectrum_x"],
+            "switch": {"spectrum_x": "ufispace-s9321-64e"},
+        }
+    }
+    valid = cluster_scenario(1024, **sections)
+    tomahawk = fabric_profile(valid, designed_leaf_spine(valid, "spectrum_x"))
+    assert tomahawk.adaptive_granularity == "flowlet" and not per_packet_routing(tomahawk)
+    assert any("flowlet routing" in note for note in tomahawk.notes)
