@@ -100,7 +100,7 @@ def roce_config_files(
     if os == "sonic" and static:
         headroom = (
             f"headroom of {asic} ports from the platform's own SONiC profiles"
-            f" ({'; '.join(p.source for p in panel.sonic_pg_profiles) if panel else ''}),"
+            f" ({'; '.join(dict.fromkeys(p.source for p in panel.sonic_pg_profiles)) if panel else ''}),"
             " the Mellanox formula only for speeds they do not list"
         )
     elif os == "sonic" and not asic.startswith("Spectrum"):
