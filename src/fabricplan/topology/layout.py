@@ -332,7 +332,6 @@ def layout_runs(
     >>> sum(n for _, n in runs["node_leaf"]), runs["node_leaf"][0]
     (256, (5.0, 64))
     """
-    rails = nics_per_node // planes
     counts: dict[LinkGroupName, int] = {
         "node_leaf": nodes * nics_per_node,
         "management": management_links,
