@@ -39,6 +39,7 @@ from fabricplan.sim.flow.fluid import DEFAULT_TOLERANCE, simulate
 from fabricplan.sim.flow.performance import flow_performance
 from fabricplan.sim.flow.transport import transport_for
 from fabricplan.sim.mechanism import CONGESTION_CONTROLS, CongestionControl, RoutingName
+from fabricplan.sim.memory import available_memory_bytes, check_run_memory
 from fabricplan.sim.pattern import PatternName, scenario_traffic
 from fabricplan.sim.seed import spawn_seeds
 from fabricplan.sim.sense import RunFacts, check_fabric_traffic, check_finished, check_run
@@ -91,6 +92,9 @@ class RunOptions:
     fail_switches: tuple[str, ...] = field(default_factory=tuple)
     tolerance: float = DEFAULT_TOLERANCE
     """Completion batching of the flow level (0 = exact)."""
+    max_memory_bytes: int | None = None
+    """Largest estimated memory a run may take (:mod:`fabricplan.sim.memory`); ``None``: the
+    memory this machine has available when the run starts."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -248,6 +252,23 @@ def checked(level: SimLevel, result: Any) -> Any:
     return result
 
 
+def _check_memory(valid: ValidScenario, level: SimLevel, options: RunOptions) -> None:
+    """Refuse, before anything is allocated, a run whose estimated memory exceeds the limit."""
+    limit, source = options.max_memory_bytes, "--max-memory"
+    if limit is None:
+        limit, source = available_memory_bytes(), "the memory this machine has available"
+    check_run_memory(
+        level,
+        options.pattern,
+        valid.spec.cluster.gpus,
+        options.qps,
+        valid.spec.workload.ep,
+        limit,
+        source,
+        options.jobs,
+    )
+
+
 def _flow_congestion(options: RunOptions) -> CongestionControl | None:
     cc = options.congestion_control
     if cc is None:
@@ -296,9 +317,10 @@ def run_pattern(
     ------
     ModelError
         FP533/FP535/FP537 for options the level cannot run; FP544 for a fabric too large
-        for the packet level; FP1400 for traffic that never leaves the NVLink domain, FP1401
-        for a packet run that did not finish, FP1402 for an answer that fails a sense check
-        (:mod:`fabricplan.sim.sense`).
+        for the packet level; FP1403 for a run whose estimated memory exceeds the limit
+        (:mod:`fabricplan.sim.memory`); FP1400 for traffic that never leaves the NVLink
+        domain, FP1401 for a packet run that did not finish, FP1402 for an answer that fails
+        a sense check (:mod:`fabricplan.sim.sense`).
 
     Examples
     --------
@@ -337,6 +359,7 @@ def run_pattern(
             congestion_control=_flow_congestion(options),
         )
         share = transport.payload_share
+    _check_memory(valid, level, options)
     results: list[Any] = []
     for seed in seeds:
         label = f"{technology} {options.pattern} seed {seed} ({level})"
