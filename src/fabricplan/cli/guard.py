@@ -158,6 +158,31 @@ def run_main(build: Callable[[], Callable[[], Any]]) -> None:
     except (KeyboardInterrupt, Terminated) as exc:
         code = interrupted(exc).exit_code
         sys.exit(code)
+    except SystemExit as exc:
+        # Ctrl-C while click parses the command line, before the command's own guard: typer
+        # exits 130 without a word; say the one line the guard would have said.
+        cause = _unreported_interrupt(exc)
+        if cause is not None:
+            sys.exit(interrupted(cause).exit_code)
+        raise
+
+
+def _unreported_interrupt(exc: BaseException) -> BaseException | None:
+    """The interrupt behind an exit that no one reported: one reached through explicit causes
+    and unsuppressed contexts (the guard's own exits suppress theirs)."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        if isinstance(current, KeyboardInterrupt | Terminated):
+            return current
+        seen.add(id(current))
+        if current.__cause__ is not None:
+            current = current.__cause__
+        elif not current.__suppress_context__:
+            current = current.__context__
+        else:
+            current = None
+    return None
 
 
 NAME_MAX_BYTES = 255
