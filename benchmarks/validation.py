@@ -42,6 +42,8 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from fabricplan.analytic.uncertainty import (
     BANDS_FILE,
+    BANDS_FILES,
+    BandLevel,
     BandTable,
     Regime,
     Residual,
@@ -62,6 +64,12 @@ ROOT = Path(__file__).resolve().parents[1]
 DATA_PATH = ROOT / "tests" / "data" / "validation" / "reference.yaml"
 DOC_PATH = ROOT / "docs" / "validation.md"
 BANDS_PATH = ROOT / "src" / "fabricplan" / "analytic" / "data" / BANDS_FILE
+BANDS_PATHS: dict[BandLevel, Path] = {
+    level: ROOT / "src" / "fabricplan" / "analytic" / "data" / name
+    for level, name in BANDS_FILES.items()
+}
+"""Where ``--write-bands`` stores each level's bands (the flow level's from the same rows run
+at the flow level)."""
 
 BANDWIDTH_TARGET_PCT = 10.0
 """Goal for the median absolute error on bandwidth rows (issue 11)."""
@@ -295,8 +303,10 @@ ModelFunctions = tuple[
 ]
 
 
-def model_functions() -> ModelFunctions | None:
-    """``(design_fabric, analytic_performance)`` when both modules exist, else ``None``."""
+def model_functions(level: BandLevel = "analytic") -> ModelFunctions | None:
+    """``(design_fabric, perform)`` when the modules exist, else ``None``: ``perform`` is the
+    analytic model, or the flow level (``sim.run.simulated_backend("flow", ...)``: its fabric time
+    simulated, latency and perftest from the analytic model)."""
     try:
         designer = importlib.import_module(DESIGNER_MODULE)
         model = importlib.import_module(MODEL_MODULE)
@@ -307,6 +317,14 @@ def model_functions() -> ModelFunctions | None:
         Callable[[ValidScenario, FabricDesign, PerfRequest], PerformanceResult],
         model.analytic_performance,
     )
+    if level == "flow":
+        from fabricplan.sim.run import simulated_backend
+
+        def perform(
+            valid: ValidScenario, design: FabricDesign, request: PerfRequest
+        ) -> PerformanceResult:
+            return simulated_backend("flow", valid, design, request)
+
     return design, perform
 
 
@@ -642,7 +660,35 @@ def bands_section(table: BandTable) -> list[str]:
     return out
 
 
-def markdown_doc(records: Sequence[ComparisonRecord], model_available: bool) -> str:
+def flow_section(records: Sequence[ComparisonRecord]) -> list[str]:
+    """The flow level's own scores and bands (the same rows run at the flow level)."""
+    table = residual_bands(records)
+    worst = sorted(scored_records(records), key=lambda r: abs(r.error_pct or 0.0), reverse=True)[:5]
+    out = [
+        "## Flow level",
+        "",
+        "The same rows run at the flow level (`compare --backend flow`): the fabric time of each"
+        " collective simulated on the designed fabric (rings and pairwise exchanges; no SHARP or"
+        " NVLS), the latency term and perftest from the analytic model. Its values carry these"
+        " bands, not the analytic model's; the packet level carries them too (its runs agree"
+        " with the flow level within 5 %, tests/test_levels_agree.py, and the rows are too large"
+        " to run packet by packet). Stored in"
+        f" `src/fabricplan/analytic/data/{BANDS_FILES['flow']}`.",
+        "",
+        *[f"- {line}" for line in summary_lines(validation_stats(records))[:3]],
+        "- largest errors: "
+        + ", ".join(f"{r.row.id} {r.error_pct:+.1f} % ({r.model_algorithm})" for r in worst),
+        "",
+        *bands_section(table)[4:],
+    ]
+    return out
+
+
+def markdown_doc(
+    records: Sequence[ComparisonRecord],
+    model_available: bool,
+    flow_records: Sequence[ComparisonRecord] = (),
+) -> str:
     """docs/validation.md: the reference table, sources with quotes, and the comparison."""
     stats = validation_stats(records)
     out = [
@@ -691,6 +737,8 @@ def markdown_doc(records: Sequence[ComparisonRecord], model_available: bool) -> 
     if model_available:
         out += [f"- {line}" for line in summary_lines(stats)]
         out += ["", *bands_section(residual_bands(records))]
+    if flow_records:
+        out += ["", *flow_section(flow_records)]
     else:
         out.append(
             "- predictions pending: the analytic model"
@@ -745,6 +793,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--write-bands", action="store_true", help=f"regenerate {BANDS_PATH.name} from residuals"
     )
     parser.add_argument("--bands", type=Path, default=BANDS_PATH, help="where --write-bands writes")
+    parser.add_argument(
+        "--flow", action="store_true", help="also score the rows at the flow level (~20 s)"
+    )
     args = parser.parse_args(argv)
     rows = load_reference(args.data)
     functions = model_functions()
@@ -764,11 +815,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     print()
     for line in summary_lines(validation_stats(records)):
         print(line)
+    flow_records: list[ComparisonRecord] = []
+    if args.write_bands or args.write_doc or args.flow:
+        flow_functions = model_functions("flow")
+        assert flow_functions is not None  # the analytic modules exist, so do the simulators
+        flow_records = [compare_row(row, flow_functions) for row in rows]
+        for line in summary_lines(validation_stats(flow_records))[:3]:
+            print(f"flow level: {line}")
     if args.write_bands:
         write_atomic(args.bands, bands_yaml(residual_bands(records)))
         print(f"wrote {args.bands}")
+        write_atomic(BANDS_PATHS["flow"], bands_yaml(residual_bands(flow_records)))
+        print(f"wrote {BANDS_PATHS['flow']}")
     if args.write_doc:
-        write_atomic(args.doc, markdown_doc(records, model_available=True))
+        write_atomic(
+            args.doc, markdown_doc(records, model_available=True, flow_records=flow_records)
+        )
         print(f"wrote {args.doc}")
     return 0
 
