@@ -485,3 +485,43 @@ def test_an_ecmp_flow_run_reports_its_spread_over_seeds() -> None:
 def test_adaptive_routing_runs_one_seed() -> None:
     point = _flow_ring("infiniband", None)
     assert point.time_us_seed_low is None
+
+
+def test_the_step_band_widens_by_the_seed_spread() -> None:
+    def seeded(high: float | None) -> PerformanceResult:
+        point = CollectivePoint(
+            collective="all_reduce",
+            size_bytes=2**30,
+            algorithm="flow/ring",
+            time_us=1000.0,
+            algbw_GBps=1.0,
+            busbw_GBps=2.0,
+            time_us_seed_low=None if high is None else 1000.0,
+            time_us_seed_high=high,
+        )
+        step = StepTimeResult(
+            compute_s=1.0,
+            comm_total_s=0.5,
+            comm_exposed_s=0.1,
+            step_s=1.1,
+            comm_by_dimension_s={},
+            exposed_fraction=0.09,
+            gpu_hours_lost_per_year=0.0,
+        )
+        result = PerformanceResult(
+            backend="flow",
+            technology="roce_v2",
+            base_latency_us=2.0,
+            collectives=(point,),
+            step=step,
+        )
+        banded = with_uncertainty(result).step
+        assert banded is not None and banded.step_s_high is not None
+        return banded.step_s_high
+
+    low, _high = uncertainty.envelope(
+        [band_for(load_bands("flow"), r, "roce_v2") for r in uncertainty.STEP_REGIMES]
+    )
+    # the communication (0.5 s, 0.1 s exposed) runs up to 1.5x slower on its slowest seed
+    assert seeded(None) == pytest.approx(1.1 - 0.1 + max(0.0, 0.5 / low - 0.4))
+    assert seeded(1500.0) == pytest.approx(1.1 - 0.1 + max(0.0, 0.5 * 1.5 / low - 0.4))

@@ -312,6 +312,28 @@ def step_band(step: StepTimeResult, ratio_low: float, ratio_high: float) -> Step
     )
 
 
+def seed_spread(points: Sequence[CollectivePoint]) -> tuple[float, float]:
+    """``(slowest, fastest)`` run over seeds relative to the value, over simulated points run
+    with several seeds (``(1.0, 1.0)`` without any): the step's communication is as uncertain
+    as its most seed-dependent collective.
+
+    >>> p = CollectivePoint(collective="all_reduce", size_bytes=1, algorithm="flow/ring",
+    ...     time_us=100.0, algbw_GBps=1.0, busbw_GBps=1.0, time_us_seed_low=100.0,
+    ...     time_us_seed_high=149.0)
+    >>> seed_spread([p])
+    (1.49, 1.0)
+    """
+    slow, fast = 1.0, 1.0
+    for point in points:
+        if point.time_us <= 0:
+            continue
+        if point.time_us_seed_high is not None:
+            slow = max(slow, point.time_us_seed_high / point.time_us)
+        if point.time_us_seed_low is not None:
+            fast = min(fast, point.time_us_seed_low / point.time_us)
+    return slow, fast
+
+
 def _banded_collective(point: CollectivePoint, band: BandRecord) -> CollectivePoint:
     """The band around a point; a simulated point run over several seeds gets the band around
     its whole seed range (fastest run / ratio_high .. slowest run / ratio_low)."""
@@ -395,7 +417,9 @@ def with_uncertainty(
     base_low, base_high = time_band(result.base_latency_us, band("latency"))
     step = result.step
     if step is not None:
-        step = step_band(step, *envelope([band(r) for r in STEP_REGIMES]))
+        ratio_low, ratio_high = envelope([band(r) for r in STEP_REGIMES])
+        slow, fast = seed_spread(result.collectives)
+        step = step_band(step, ratio_low / slow, ratio_high / fast)
     used = {band(r).basis for r in REGIMES}
     seeded = any(c.time_us_seed_low is not None for c in collectives)
     basis = (
