@@ -10,9 +10,12 @@ pointing at shared ECMP groups). State grows as switches x leaves (rows of one n
 the distinct groups (about switches x ports), against switches x hosts x options before.
 
 Rows are computed from breadth-first distances between switches towards each leaf, in chunks
-of leaves (bounded scratch memory), over live links only; a link is a next hop when it leads to
-a switch one hop closer to the leaf. Group ``0`` is empty (no route); a row of ``DELIVER``
-means "the destination hangs from this switch". :func:`next_hop_range` is the lookup the
+of leaves (bounded scratch memory), over live links only. A link is a next hop when it leads
+to a switch one hop closer to the leaf (never from a switch that cannot reach the leaf: the
+per-host table this replaced offered links between two such switches). A row's next hops are
+a bit mask over its switch's out-links, so equal rows are found exactly by sorting (switch,
+mask) keys. Group ``0`` is empty (no route); a row of ``DELIVER`` means "the destination hangs
+from this switch". :func:`next_hop_range` is the lookup the
 compiled switch calls; :meth:`ForwardingTable.options` the same lookup over arrays.
 
 >>> from fabricplan.sim.packet.network import dumbbell
@@ -34,20 +37,22 @@ from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import shortest_path
 
 from fabricplan.sim.packet.compiled import jit
-from fabricplan.topology.routing import mix64
 
 if TYPE_CHECKING:
     from fabricplan.sim.packet.network import PacketNetwork
     from fabricplan.sim.packet.state import SimState
 
 IntArray = NDArray[np.int64]
+U64Array = NDArray[np.uint64]
 
 DELIVER = -1
 """Row value: the destination hangs from this switch (its own down link is the next hop)."""
 NO_ROUTE_GROUP = 0
 """The empty next-hop group (the destination cannot be reached from this switch)."""
-SCRATCH_CELLS = 1 << 24
-"""(leaves x switch links) cells of the boolean scratch matrix per chunk (16 MiB)."""
+UNREACHABLE_HOPS = np.iinfo(np.int32).max
+"""Hop count standing for "cannot reach the leaf"."""
+SCRATCH_CELLS = 1 << 23
+"""(leaves x switches x widest switch) cells of the scratch matrices per chunk."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -94,15 +99,32 @@ class ForwardingTable:
         ]
 
 
-def _row_keys(rows: IntArray, links: IntArray, n_rows: int) -> tuple[IntArray, ...]:
-    """Two order-free 64-bit hashes and the size of each row's link set."""
-    h1 = np.zeros(n_rows, dtype=np.uint64)
-    h2 = np.zeros(n_rows, dtype=np.uint64)
-    mixed = mix64(links.astype(np.uint64))
-    np.add.at(h1, rows, mixed)
-    np.bitwise_xor.at(h2, rows, mix64(mixed ^ np.uint64(0x5BD1E995)))
-    count = np.bincount(rows, minlength=n_rows).astype(np.int64)
-    return h1.view(np.int64), h2.view(np.int64), count
+def _row_ids(keys: U64Array) -> tuple[IntArray, IntArray]:
+    """Equal rows of ``keys`` found column by column: the first row of each distinct row (in
+    lexicographic order of the rows) and each row's rank among them."""
+    ids = np.zeros(keys.shape[0], dtype=np.int64)
+    for column in range(keys.shape[1]):
+        values, rank = np.unique(keys[:, column], return_inverse=True)
+        _, ids = np.unique(ids * values.size + rank.ravel(), return_inverse=True)
+        ids = ids.ravel()
+    first = np.full(int(ids.max()) + 1 if ids.size else 0, keys.shape[0], dtype=np.int64)
+    np.minimum.at(first, ids, np.arange(keys.shape[0]))
+    return first, ids
+
+
+def _out_links(src: IntArray, switches: int) -> tuple[IntArray, NDArray[np.bool_]]:
+    """(switches, widest) matrix of each switch's out-links by link id (0-padded) and which
+    cells are links: a switch's options towards a leaf are a bit mask over its row."""
+    order = np.argsort(src, kind="stable")
+    degree = np.bincount(src, minlength=switches)
+    width = max(int(degree.max()) if degree.size else 0, 1)
+    first = np.concatenate([[0], np.cumsum(degree)[:-1]])
+    position = np.arange(src.size) - np.repeat(first, degree)
+    slots = np.zeros((switches, width), dtype=np.int64)
+    valid = np.zeros((switches, width), dtype=np.bool_)
+    slots[src[order], position] = order
+    valid[src[order], position] = True
+    return slots, valid
 
 
 def forwarding_table(net: PacketNetwork) -> ForwardingTable:
@@ -136,48 +158,50 @@ def forwarding_table(net: PacketNetwork) -> ForwardingTable:
     a = net.link_src[between] - hosts
     b = net.link_dst[between] - hosts
     towards = csr_matrix((np.ones(between.size), (b, a)), shape=(switches, switches))
-    group = np.full((switches, columns), NO_ROUTE_GROUP, dtype=np.int64)
-    keys: dict[tuple[int, int, int], int] = {(0, 0, 0): NO_ROUTE_GROUP}
-    group_links: list[IntArray] = [np.zeros(0, dtype=np.int64)]
-    chunk = max(1, SCRATCH_CELLS // max(between.size, 1))
+    slots, valid = _out_links(a, switches)  # indices into ``between``
+    to_switch = b[slots] if b.size else np.zeros_like(slots)  # (switches, widest)
+    width = slots.shape[1]
+    words = (width + 63) // 64
+    chunk_keys: list[U64Array] = [np.zeros((1, 1 + words), dtype=np.uint64)]  # no route: id 0
+    chunk_ids: list[tuple[IntArray, IntArray]] = []
+    chunk = max(1, SCRATCH_CELLS // max(switches * width, 1))
+    offset = 1
     for first in range(0, n_leaves, chunk):
         leaves = np.arange(first, min(first + chunk, n_leaves))
-        dist = shortest_path(
-            towards, method="D", unweighted=True, indices=leaf_vertex[leaves] - hosts
-        )
-        dist = np.atleast_2d(dist)
-        leaf_i, link_i = np.nonzero(dist[:, b] == dist[:, a] - 1)
-        rows = a[link_i] * leaves.size + leaf_i  # row = switch * chunk + leaf in chunk
-        chosen = between[link_i]
-        order = np.lexsort((chosen, rows))
-        rows, chosen = rows[order], chosen[order]
-        n_rows = switches * leaves.size
-        h1, h2, count = _row_keys(rows, chosen, n_rows)
-        start = np.concatenate([[0], np.cumsum(count)])
-        row_group = np.zeros(n_rows, dtype=np.int64)
-        triples = np.stack([h1, h2, count], axis=1)
-        unique, first_row, inverse = np.unique(
-            triples, axis=0, return_index=True, return_inverse=True
-        )
-        ids = np.empty(unique.shape[0], dtype=np.int64)
-        for u, (k1, k2, k3) in enumerate(unique.tolist()):
-            key = (int(k1), int(k2), int(k3))
-            if key not in keys:
-                r = int(first_row[u])
-                keys[key] = len(group_links)
-                group_links.append(chosen[start[r] : start[r + 1]])
-            ids[u] = keys[key]
-        row_group = ids[inverse.ravel()]
-        reference = np.concatenate([np.zeros(0, dtype=np.int64), *group_links])
-        ref_ptr = np.concatenate([[0], np.cumsum([g.size for g in group_links])])
-        pos = np.arange(rows.size) - start[rows]
-        if not np.array_equal(reference[ref_ptr[row_group[rows]] + pos], chosen):
-            raise RuntimeError("forwarding: two next-hop sets share a hash; widen the key")
-        group[:, leaves] = row_group.reshape(switches, leaves.size)
+        dist = np.atleast_2d(
+            shortest_path(towards, method="D", unweighted=True, indices=leaf_vertex[leaves] - hosts)
+        )  # (chunk, switches): hops from each switch to each leaf
+        hops = np.where(np.isfinite(dist), dist, UNREACHABLE_HOPS).astype(np.int32)
+        here = hops[:, :, None]
+        closer = (here < UNREACHABLE_HOPS) & (hops[:, to_switch] == here - 1) & valid
+        keys = np.zeros((leaves.size * switches, 1 + words), dtype=np.uint64)
+        packed = np.packbits(closer, axis=2, bitorder="little")  # (chunk, switches, bytes)
+        padded = np.zeros((leaves.size, switches, 8 * words), dtype=np.uint8)
+        padded[:, :, : packed.shape[2]] = packed
+        keys[:, 1:] = padded.reshape(-1, 8 * words).view(np.uint64)
+        routed = closer.any(axis=2).ravel()
+        keys[:, 0] = np.where(routed, np.tile(np.arange(1, switches + 1), leaves.size), 0)
+        unique_at, inverse = _row_ids(keys)
+        chunk_keys.append(keys[unique_at])
+        chunk_ids.append((leaves, inverse + offset))
+        offset += unique_at.size
+    every_keys = np.concatenate(chunk_keys)
+    every_at, remap = _row_ids(every_keys)
+    every = every_keys[every_at]
+    group = np.full((switches, columns), NO_ROUTE_GROUP, dtype=np.int64)
+    for leaves, ids in chunk_ids:
+        group[:, leaves] = remap[ids].reshape(leaves.size, switches).T
     group[leaf_vertex - hosts, np.arange(n_leaves)] = DELIVER
-    sizes = np.array([g.size for g in group_links], dtype=np.int64)
-    ptr = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
-    links = np.concatenate([*group_links, down.astype(np.int64)]).astype(np.int64)
+    owner = every[:, 0].astype(np.int64) - 1
+    bits = np.unpackbits(
+        np.ascontiguousarray(every[:, 1:]).view(np.uint8), axis=1, bitorder="little"
+    )[:, :width].astype(np.bool_)
+    bits[owner < 0] = False
+    g, pos = np.nonzero(bits)
+    links = between[slots[owner[g], pos]].astype(np.int64)
+    ptr = np.concatenate([[0], np.cumsum(np.bincount(g, minlength=every.shape[0]))])
+    ptr = ptr.astype(np.int64)
+    links = np.concatenate([links, down.astype(np.int64)]).astype(np.int64)
     return ForwardingTable(dest_row=dest_row, group=group, ptr=ptr, links=links)
 
 
