@@ -565,12 +565,17 @@ def _bom(
         return BomLine(item=switch_id, kind="switch", quantity=tier.switches, role=role)
 
     lines = [switch_line(tier) for tier in tiers]
+    nic = valid.nics[technology]
+    cluster = valid.spec.cluster
+    cards_per_node = math.ceil(cluster.nics_per_node / nic.ports)
     lines.append(
         BomLine(
-            item=valid.nics[technology].id,
+            item=nic.id,
             kind="nic",
-            quantity=valid.spec.cluster.endpoints,
-            role="host NICs",
+            quantity=cluster.nodes * cards_per_node,
+            role="host NICs"
+            if nic.ports == 1
+            else f"host NICs ({nic.ports} ports a card, {cards_per_node} cards a node)",
         )
     )
     lines.extend(_cabling_bom(valid, runs, per_cage))
