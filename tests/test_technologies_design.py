@@ -204,7 +204,7 @@ def test_ddc_two_stages_hold_element_ports_times_leaf_host_ports() -> None:
 def test_ddc_search_splits_into_planes_when_one_stage_is_too_small() -> None:
     # 4,096 NICs at 800G need 228 leaves per plane: two planes of 114 leaves each fit.
     valid = scenario(4096, "ddc", speed=800)
-    chosen, design, _ = search_design(valid, "ddc", backend="fake")
+    _, design, _ = search_design(valid, "ddc", backend="fake")
     assert design.planes >= 2 and design.switches["spine"] > 0
     assert any("FP626" in a.lost_because for a in design.alternatives)
 
@@ -225,7 +225,7 @@ def test_ddc_pinned_three_tiers_is_refused() -> None:
     assert err.value.code == "FP626"
 
 
-# ---------------------------------------------------------------- port modes and the 800G generation
+# -------------------------------------------------------- port modes and the 800G generation
 
 
 def test_port_modes_serve_a_lower_nic_speed() -> None:
