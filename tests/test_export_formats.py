@@ -209,7 +209,12 @@ def test_ip_plan_gives_a_31_per_link_and_rfc7938_asns() -> None:
 
 
 def _ethernet_switches() -> list[SwitchSpec]:
-    return [s for s in load_catalog().of_kind(SwitchSpec) if s.family == "ethernet"]
+    """Ethernet switches that can be RoCEv2 leaves (not a scheduled fabric's leaf or element)."""
+    return [
+        s
+        for s in load_catalog().of_kind(SwitchSpec)
+        if s.family == "ethernet" and s.role == "switch" and not s.fabric_port_modes
+    ]
 
 
 @pytest.mark.parametrize("switch", _ethernet_switches(), ids=lambda s: s.id)

@@ -320,12 +320,14 @@ def search_design(
         designed.append(_Built(choice, scenario, design, bom_capex_usd(scenario, design)))
     if not designed:
         first = failed[0][1]
-        by_reason: dict[str, list[str]] = {}
+        # One reason per error code (the first choice's words; the others differ only in
+        # their numbers), so that the line stays one readable line over a large space.
+        by_code: dict[str, tuple[str, list[str]]] = {}
         for tried, error in failed:
-            by_reason.setdefault(error.what, []).append(tried.label)
+            by_code.setdefault(error.code, (error.what, []))[1].append(tried.label)
         reasons = "; ".join(
             f"{what} ({labels[0]}" + (f" and {len(labels) - 1} more)" if len(labels) > 1 else ")")
-            for what, labels in by_reason.items()
+            for what, labels in by_code.values()
         )
         raise DesignError(
             first.code,
