@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from fabricplan.analytic.config_risk import config_risk
+from fabricplan.analytic.config_risk import config_risk, risk_classes
 from fabricplan.analytic.cost import fabric_cost, with_config_risk, with_gpu_idle_cost
 from fabricplan.analytic.growth import growth_result
 from fabricplan.analytic.lossless import (
@@ -649,6 +649,7 @@ def evaluate_one(
         design.gpus,
         slowdown,
         chosen.spec.cost.engineer_usd_per_year / HOURS_PER_ENGINEER_YEAR,
+        _adaptive_off_slowdown(chosen, design, request, performance),
     )
     return Evaluation(
         technology=technology,
@@ -658,6 +659,30 @@ def evaluate_one(
         ops=assess_operations(chosen, design),
         growth=growth_of(chosen, design),
     )
+
+
+def _adaptive_off_slowdown(
+    valid: ValidScenario,
+    design: FabricDesign,
+    request: PerfRequest,
+    performance: PerformanceResult,
+) -> float | None:
+    """Step slowdown when an Ethernet fabric's adaptive-routing settings are half configured and
+    it falls back to ECMP (the adaptive-routing risk class); ``None`` where the class does not
+    apply. Both steps come from the analytic level (instant, and the same level for both)."""
+    tech = valid.technologies[design.technology]
+    if "adaptive_routing" not in risk_classes(tech) or performance.step is None:
+        return None
+    if _routing(valid, design.technology, request) != "adaptive":
+        return None
+    analytic = get_backend("analytic")
+    base = request.model_copy(update={"p2p": False, "calibration": None})
+    ecmp = base.model_copy(update={"routing": {**request.routing, design.technology: "ecmp"}})
+    adaptive_step = analytic.perform(valid, design, base).step
+    ecmp_step = analytic.perform(valid, design, ecmp).step
+    if adaptive_step is None or ecmp_step is None:
+        return None
+    return max(0.0, ecmp_step.step_s / adaptive_step.step_s - 1.0)
 
 
 def evaluate(
