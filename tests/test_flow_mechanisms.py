@@ -13,6 +13,7 @@ import pytest
 from fabricplan.catalog.loader import load_catalog
 from fabricplan.errors import ModelError
 from fabricplan.model.hardware import SwitchSpec, TechnologySpec
+from fabricplan.model.load_balancing import SPECTRUM_X_ADAPTIVE_ROUTING
 from fabricplan.sim.flow.fluid import simulate
 from fabricplan.sim.flow.result import FlowSimResult
 from fabricplan.sim.flow.routing import bytes_per_us, flow_paths
@@ -28,7 +29,6 @@ from fabricplan.sim.flow.transport import (
     settle_time_us,
     transport_for,
 )
-from fabricplan.sim.mechanism import SPECTRUM_X_ADAPTIVE_ROUTING
 from fabricplan.sim.packet.spec import packet_spec_for
 from fabricplan.sim.traffic import GpuLayout, StepSpec, Traffic, combine, gpu_flows, permutation
 from fabricplan.topology.graph import FabricGraph
