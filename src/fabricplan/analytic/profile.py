@@ -208,12 +208,13 @@ def pcie_link_gbps(link: PcieLinkSpec) -> float:
     return rate * link.lanes * PCIE_ENCODING_EFFICIENCY[link.generation]
 
 
-def nvlink_domain_gpus(node: NodeSpec, gpus_per_node: int) -> int:
+def nvlink_domain_gpus(node: NodeSpec, gpus_per_node: int, deployed_gpus: int | None = None) -> int:
     """GPUs of one NVLink domain when each server holds ``gpus_per_node`` of the job's GPUs.
 
     A domain spans ``node.nvlink_domain_gpus / node.gpus_per_node`` servers: one for an HGX
     board (its NVSwitches are inside the server), 18 compute trays for a GB200 NVL72. Two
-    HGX servers are two domains however few of their GPUs a job uses.
+    HGX servers are two domains however few of their GPUs a job uses. ``deployed_gpus``
+    (``cluster.host.nvlink_domain_gpus``) is the domain as built, where racks hold fewer trays.
 
     >>> from fabricplan.catalog.loader import load_catalog
     >>> catalog = load_catalog()
@@ -221,10 +222,13 @@ def nvlink_domain_gpus(node: NodeSpec, gpus_per_node: int) -> int:
     1
     >>> nvlink_domain_gpus(catalog.get_typed("gb200-nvl72", NodeSpec, "x"), 4)
     72
+    >>> nvlink_domain_gpus(catalog.get_typed("gb200-nvl72", NodeSpec, "x"), 4, 64)  # 16 trays
+    64
     """
-    if node.nvlink_domain_gpus % node.gpus_per_node:
+    domain = node.nvlink_domain_gpus if deployed_gpus is None else deployed_gpus
+    if domain % node.gpus_per_node:
         return gpus_per_node
-    return node.nvlink_domain_gpus // node.gpus_per_node * gpus_per_node
+    return domain // node.gpus_per_node * gpus_per_node
 
 
 def rank_nics_per_node(node: NodeSpec, gpus_per_node: int, nics_per_node: int) -> float:
@@ -610,7 +614,7 @@ def fabric_profile(
     if host_goodput is not None:
         goodput = min(goodput, gbps_to_GBps(host_goodput))
     nvlink_efficiency = calibration.nvlink_bw_efficiency or DEFAULT_NVLINK_BW_EFFICIENCY
-    domain = nvlink_domain_gpus(node, cluster.gpus_per_node)
+    domain = nvlink_domain_gpus(node, cluster.gpus_per_node, cluster.host.nvlink_domain_gpus)
     routing, routing_notes = _effective_routing(valid, design, request)
 
     ports_per_node = cluster.nics_per_node / design.planes
