@@ -43,6 +43,7 @@ from fabricplan.analytic.traffic import (
     per_packet_routing,
 )
 from fabricplan.model.load_balancing import adaptive_routing_for_asic
+from fabricplan.model.results import PerfRequest
 from fabricplan.units import serialization_ns
 from fabrics import cluster_scenario, designed_leaf_spine
 
@@ -227,13 +228,17 @@ def test_the_notes_say_what_a_victim_keeps_by_each_fabrics_mechanisms() -> None:
 
 
 def test_the_switch_asic_decides_per_packet_or_flowlet() -> None:
+    # RoCEv2 asked for adaptive routing on a Tomahawk 5 box gets its DLB, which is flowlet.
     sections: dict[str, Any] = {
-        "fabric": {
-            "technologies": ["spectrum_x"],
-            "switch": {"spectrum_x": "ufispace-s9321-64e"},
-        }
+        "fabric": {"technologies": ["roce_v2"], "switch": {"roce_v2": "ufispace-s9321-64e"}}
     }
     valid = cluster_scenario(1024, **sections)
-    tomahawk = fabric_profile(valid, designed_leaf_spine(valid, "spectrum_x"))
+    tomahawk = fabric_profile(
+        valid, designed_leaf_spine(valid, "roce_v2"), PerfRequest(routing={"roce_v2": "adaptive"})
+    )
+    assert tomahawk.routing == "adaptive"
     assert tomahawk.adaptive_granularity == "flowlet" and not per_packet_routing(tomahawk)
     assert any("flowlet routing" in note for note in tomahawk.notes)
+    # ...so it collides like ECMP and pays no go-back-N for its in-order NIC.
+    ecmp = fabric_profile(valid, designed_leaf_spine(valid, "roce_v2"))
+    assert _permutation_factor(tomahawk) == _permutation_factor(ecmp)
