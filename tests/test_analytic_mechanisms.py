@@ -147,15 +147,20 @@ def test_cell_fabric_goodput_follows_the_cell_overhead() -> None:
 
 def test_scheduled_fabric_adds_request_grant_and_two_stages_to_a_crossing_only() -> None:
     ddc = _profile("ddc")
-    plain = dataclasses.replace(ddc, fabric_crossing_ns=0.0)
+    plain = dataclasses.replace(ddc, fabric_crossing_ns=0.0, spine_latency_ns=None)
     valid = cluster_scenario(1024, **TECHS)
     tech = valid.technologies["ddc"]
+    element = valid.fabric_elements["ddc"].latency_ns.value  # the spine is a fabric element
+    assert ddc.spine_latency_ns == element
     expected = scheduled_fabric_ns(
-        tech, ddc.switch_latency_ns, ddc.cable_ns[1], ddc.link_speed_gbps, ddc.port_speed_gbps
+        tech, element, ddc.cable_ns[1], ddc.link_speed_gbps, ddc.port_speed_gbps
     )
-    request_grant = 2 * (2 * ddc.cable_ns[1] + ddc.switch_latency_ns)
+    request_grant = 2 * (2 * ddc.cable_ns[1] + element)
     assert expected > request_grant
-    assert path_latency_ns(ddc, 3, 8) - path_latency_ns(plain, 3, 8) == pytest.approx(expected)
+    spine_hop = element - ddc.switch_latency_ns
+    assert path_latency_ns(ddc, 3, 8) - path_latency_ns(plain, 3, 8) == pytest.approx(
+        expected + spine_hop
+    )
     assert path_latency_ns(ddc, 1, 8) == path_latency_ns(plain, 1, 8)  # same leaf: no fabric
     assert scheduled_fabric_ns(valid.technologies["roce_v2"], 600, 49, 400, 400) == 0.0
 
