@@ -31,7 +31,7 @@ from fabricplan.model.hardware import (
     TechnologySpec,
 )
 
-TechnologyName = Literal["infiniband", "roce_v2", "roce_v1"]
+TechnologyName = Literal["infiniband", "roce_v2", "roce_v1", "spectrum_x", "ddc", "uec"]
 TopologyName = Literal["fat_tree", "rail_optimized"]
 TopologyChoice = Literal["auto", "fat_tree", "rail_optimized"]
 """``auto``: the design search tries both topologies and keeps the cheaper (money over the
@@ -419,6 +419,9 @@ class ValidScenario(Frozen):
     technologies: dict[TechnologyName, TechnologySpec]
     cables: tuple[CableSpec, ...]
     """Every cable and optic the designer may choose from (catalog order)."""
+    fabric_elements: dict[TechnologyName, SwitchSpec] = Field(default_factory=dict)
+    """The cell switch of a scheduled fabric's spine, per technology with
+    ``fabric_element_asics`` (``ddc``); absent for every other technology."""
     switch_candidates: dict[TechnologyName, tuple[SwitchSpec, ...]] = Field(default_factory=dict)
     """Switches the design search tries per technology: the pinned one alone, or every catalog
     switch of the family with a port mode at the NIC speed (``switches`` holds the default pick,
