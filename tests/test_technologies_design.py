@@ -297,3 +297,13 @@ def test_a_two_port_nic_is_bought_per_card() -> None:
     design = design_fabric(valid, "spectrum_x")
     assert bom(design)["cx8-eth"] == 128 * 4
     assert design.endpoints == 1024
+
+
+def test_exporting_a_scheduled_fabric_is_one_clear_refusal() -> None:
+    from fabricplan.errors import InputFileError
+    from fabricplan.export.formats import ExportOptions, export_files
+
+    valid = scenario(256, "ddc")
+    with pytest.raises(InputFileError) as err:
+        export_files(valid, "ddc", "bom", ExportOptions())
+    assert err.value.code == "FP629" and "design" in str(err.value)
