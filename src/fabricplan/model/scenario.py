@@ -78,6 +78,9 @@ class HostSpec(Frozen):
     gpu_nic_path: GpuNicPath | None = None
     """Path from a GPU to its closest NIC (``pix``, ``pxb``, ``p2c``, ``pxn``, ``phb``, ``sys``
     as ``nvidia-smi topo -m`` / NCCL print it); overrides the node's."""
+    nvlink_domain_gpus: int | None = Field(default=None, ge=1, le=100_000)
+    """GPUs of one NVLink domain as deployed, where it is smaller than the node's (a GB200 NVL72
+    rack holding 16 of its 18 compute trays is a 64-GPU domain); overrides the node's."""
 
 
 class ClusterSpec(Frozen):
