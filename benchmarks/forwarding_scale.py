@@ -110,7 +110,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--per-host", type=int, nargs="*", default=[1024, 4096])
     parser.add_argument("--no-state", type=int, nargs="*", default=[65536])
     args = parser.parse_args(argv)
-    print(f"machine: {platform.machine()}, {platform.processor()}, Python {platform.python_version()}")
+    print(
+        f"machine: {platform.machine()}, {platform.processor()}, Python {platform.python_version()}"
+    )
     print(
         "| hosts | switches | leaves | links | table s | table MiB | peak MiB | groups"
         " | per-host MiB (s) | run tables s | run peak MiB |"

@@ -19,7 +19,7 @@ from fabricplan.sim.packet.network import (
     star,
 )
 from fabricplan.topology.graph import reverse_links, with_failures
-from tests.fabrics import k_ary_fat_tree, leaf_spine_graph
+from fabrics import k_ary_fat_tree, leaf_spine_graph
 
 
 def per_host_next_links(net: PacketNetwork) -> dict[tuple[int, int], list[int]]:
