@@ -119,6 +119,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     spec = packet_spec("pfc", "hpcc", "spray", 4000, 82)
+    tiny = fat_tree(64)
+    build_state(tiny, one_flow_per_host(64), spec, seed=1)  # load the compiled event heap
     for hosts in args.hosts:
         net = fat_tree(hosts)
         tracemalloc.start()
