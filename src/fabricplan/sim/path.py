@@ -15,7 +15,8 @@ loaded-free round trip over them (the base RTT window-based congestion control s
 >>> from fabricplan.spec import parse_spec
 >>> from fabricplan.topology.designer import design_fabric
 >>> from fabricplan.topology.graph import fabric_graph
->>> valid = parse_spec({"cluster": {"gpus": 256}, "fabric": {"technologies": ["roce_v2"]}})
+>>> valid = parse_spec({"cluster": {"gpus": 256}, "fabric": {"technologies": ["roce_v2"],
+...     "switch": {"roce_v2": "sn5600"}}})  # a two-tier leaf-spine
 >>> g = fabric_graph(design_fabric(valid, "roce_v2"), valid)
 >>> src, dst, ids = np.zeros(4, dtype=np.int64), np.array([1, 9, 17, 25]), np.arange(4)
 >>> ecmp = pinned_paths(g, "ecmp", src, dst, ids, seed=0)
