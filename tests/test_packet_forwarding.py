@@ -9,7 +9,6 @@ from hypothesis import given
 from hypothesis import strategies as st
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import shortest_path
-from tests.fabrics import k_ary_fat_tree, leaf_spine_graph
 
 from fabricplan.sim.packet.forwarding import DELIVER, forwarding_table
 from fabricplan.sim.packet.network import (
@@ -20,6 +19,7 @@ from fabricplan.sim.packet.network import (
     star,
 )
 from fabricplan.topology.graph import reverse_links, with_failures
+from fabrics import k_ary_fat_tree, leaf_spine_graph
 
 
 def per_host_next_links(net: PacketNetwork) -> dict[tuple[int, int], list[int]]:
