@@ -10,10 +10,10 @@ busy for 1,000.
 The overhead per point is the sweep's wall time times its workers, divided by the points, minus
 the time :func:`~fabricplan.sweep.point.evaluate_point` alone takes per point (measured on the
 same tasks in one loop): what validation, seeding, shipping tasks to workers and writing the
-Parquet file add. Each run also prints its CPU seconds (this process and its worker processes,
-from ``getrusage``; Ray's workers are not children of this process, so their CPU is not counted)
-and *cores busy* = CPU / wall, and the load average when it started: on a shared machine a pool
-of 2 gets 2 cores only when the others leave them free.
+Parquet file add. The in-process run also prints its CPU seconds (``getrusage``) and *cores busy*
+= CPU / wall (the pool's workers are children of the forkserver and Ray's of the raylet, not of
+this process, so their CPU cannot be read here: ``-``), and every run the load average when it
+started: on a shared machine a pool of 2 gets 2 cores only when the others leave them free.
 """
 
 from __future__ import annotations
@@ -107,9 +107,10 @@ def main() -> None:
     for name, workers, executor in runs:
         wall, cpu, load = _run(definition, executor)
         overhead_ms = (wall * workers / points - evaluate_s) * 1e3
+        busy = f"{cpu:>8.1f} {cpu / wall:>10.2f}" if workers == 1 else f"{'-':>8} {'-':>10}"
         print(
             f"{name:<22} {workers:>7} {wall:>9.2f} {points / wall:>9.1f} {overhead_ms:>20.2f}"
-            f" {cpu:>8.1f} {cpu / wall:>10.2f} {load:>5.1f}"
+            f" {busy} {load:>5.1f}"
         )
     if "--skip-flow" in sys.argv:
         return
@@ -130,10 +131,9 @@ def main() -> None:
         executor = InProcessExecutor() if workers == 1 else ProcessPoolExecutor(workers)
         wall, cpu, load = _run(flow, executor)
         base_wall = base_wall or wall
-        print(
-            f"{workers:>7} {wall:>9.2f} {8 / wall:>9.2f} {base_wall / wall:>9.2f} {cpu:>8.1f}"
-            f" {cpu / wall:>10.2f} {load:>5.1f}"
-        )
+        busy = f"{cpu:>8.1f} {cpu / wall:>10.2f}" if workers == 1 else f"{'-':>8} {'-':>10}"
+        speed = f"{8 / wall:>9.2f} {base_wall / wall:>9.2f}"
+        print(f"{workers:>7} {wall:>9.2f} {speed} {busy} {load:>5.1f}")
 
 
 if __name__ == "__main__":
