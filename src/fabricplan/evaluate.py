@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from fabricplan.analytic.config_risk import config_risk
+from fabricplan.analytic.config_risk import config_risk, risk_classes
 from fabricplan.analytic.cost import fabric_cost, with_config_risk, with_gpu_idle_cost
 from fabricplan.analytic.growth import growth_result
 from fabricplan.analytic.lossless import (
@@ -357,12 +357,14 @@ def search_design(
         designed.append(_Built(choice, scenario, design, bom_capex_usd(scenario, design)))
     if not designed:
         first = failed[0][1]
-        by_reason: dict[str, list[str]] = {}
+        # One reason per error code (the first choice's words; the others differ only in
+        # their numbers), so that the line stays one readable line over a large space.
+        by_code: dict[str, tuple[str, list[str]]] = {}
         for tried, error in failed:
-            by_reason.setdefault(error.what, []).append(tried.label)
+            by_code.setdefault(error.code, (error.what, []))[1].append(tried.label)
         reasons = "; ".join(
             f"{what} ({labels[0]}" + (f" and {len(labels) - 1} more)" if len(labels) > 1 else ")")
-            for what, labels in by_reason.items()
+            for what, labels in by_code.values()
         )
         raise DesignError(
             first.code,
@@ -704,6 +706,7 @@ def evaluate_one(
         design.gpus,
         slowdown,
         chosen.spec.cost.engineer_usd_per_year / HOURS_PER_ENGINEER_YEAR,
+        _adaptive_off_slowdown(chosen, design, request, performance),
     )
     return Evaluation(
         technology=technology,
@@ -713,6 +716,30 @@ def evaluate_one(
         ops=assess_operations(chosen, design),
         growth=growth_of(chosen, design, cache),
     )
+
+
+def _adaptive_off_slowdown(
+    valid: ValidScenario,
+    design: FabricDesign,
+    request: PerfRequest,
+    performance: PerformanceResult,
+) -> float | None:
+    """Step slowdown when an Ethernet fabric's adaptive-routing settings are half configured and
+    it falls back to ECMP (the adaptive-routing risk class); ``None`` where the class does not
+    apply. Both steps come from the analytic level (instant, and the same level for both)."""
+    tech = valid.technologies[design.technology]
+    if "adaptive_routing" not in risk_classes(tech) or performance.step is None:
+        return None
+    if _routing(valid, design.technology, request) != "adaptive":
+        return None
+    analytic = get_backend("analytic")
+    base = request.model_copy(update={"p2p": False, "calibration": None})
+    ecmp = base.model_copy(update={"routing": {**request.routing, design.technology: "ecmp"}})
+    adaptive_step = analytic.perform(valid, design, base).step
+    ecmp_step = analytic.perform(valid, design, ecmp).step
+    if adaptive_step is None or ecmp_step is None:
+        return None
+    return max(0.0, ecmp_step.step_s / adaptive_step.step_s - 1.0)
 
 
 def evaluate(
