@@ -2,18 +2,25 @@
 worker, every core and Ray local mode; the overhead per point; a flow sweep's scaling with
 workers. Prints tables; docs/performance.md records them.
 
-    PYTHONPATH=src .venv/bin/python benchmarks/sweep_speed.py [--skip-ray] [--skip-flow]
+    PYTHONPATH=src .venv/bin/python benchmarks/sweep_speed.py [--skip-ray] [--skip-flow] [--small]
+
+``--small`` sweeps the first two keys of the analytic grid only (40 points), for a machine too
+busy for 1,000.
 
 The overhead per point is the sweep's wall time times its workers, divided by the points, minus
 the time :func:`~fabricplan.sweep.point.evaluate_point` alone takes per point (measured on the
 same tasks in one loop): what validation, seeding, shipping tasks to workers and writing the
-Parquet file add.
+Parquet file add. The in-process run also prints its CPU seconds (``getrusage``) and *cores busy*
+= CPU / wall (the pool's workers are children of the forkserver and Ray's of the raylet, not of
+this process, so their CPU cannot be read here: ``-``), and every run the load average when it
+started: on a shared machine a pool of 2 gets 2 cores only when the others leave them free.
 """
 
 from __future__ import annotations
 
 import os
 import platform
+import resource
 import sys
 import tempfile
 import time
@@ -39,13 +46,22 @@ FLOW_GRID = ["cluster.gpus=128..1024x2", "fabric.oversubscription=1,2"]  # 8 poi
 FLOW_SEEDS = 2
 
 
-def _run(definition: Any, executor: Any) -> float:
+def _cpu_s() -> float:
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+def _run(definition: Any, executor: Any) -> tuple[float, float, float]:
+    """Wall seconds, CPU seconds (this process and its children) and the 1-minute load average
+    at the start."""
+    load = os.getloadavg()[0]
     with tempfile.TemporaryDirectory() as tmp:
-        start = time.perf_counter()
+        cpu, start = _cpu_s(), time.perf_counter()
         summary = run_sweep(definition, Path(tmp) / "r.parquet", executor)
-        wall = time.perf_counter() - start
+        wall, cpu = time.perf_counter() - start, _cpu_s() - cpu
     assert summary.failed == 0, summary
-    return wall
+    return wall, cpu, load
 
 
 def _evaluate_only(definition: Any) -> float:
@@ -58,8 +74,12 @@ def _evaluate_only(definition: Any) -> float:
 
 def main() -> None:
     cores = os.cpu_count() or 1
-    print(f"machine: {platform.machine()}, {cores} cores, Python {platform.python_version()}")
-    definition = sweep_definition(BASE, ANALYTIC_GRID)
+    print(
+        f"machine: {platform.machine()}, {cores} cores, Python {platform.python_version()};"
+        f" load average {os.getloadavg()[0]:.1f} at the start"
+    )
+    grid = ANALYTIC_GRID[:2] if "--small" in sys.argv else ANALYTIC_GRID
+    definition = sweep_definition(BASE, grid)
     points = 1
     for dimension in definition.dimensions:
         points *= len(dimension.points)
@@ -74,7 +94,7 @@ def main() -> None:
     )
     print(
         f"{'executor':<22} {'workers':>7} {'wall (s)':>9} {'points/s':>9}"
-        f" {'overhead (ms/point)':>20}"
+        f" {'overhead (ms/point)':>20} {'CPU (s)':>8} {'cores busy':>10} {'load':>5}"
     )
     runs: list[tuple[str, int, Any]] = [
         ("in process", 1, InProcessExecutor()),
@@ -85,9 +105,13 @@ def main() -> None:
 
         runs.append(("Ray local", cores, RayExecutor(cpus=cores)))
     for name, workers, executor in runs:
-        wall = _run(definition, executor)
+        wall, cpu, load = _run(definition, executor)
         overhead_ms = (wall * workers / points - evaluate_s) * 1e3
-        print(f"{name:<22} {workers:>7} {wall:>9.2f} {points / wall:>9.1f} {overhead_ms:>20.2f}")
+        busy = f"{cpu:>8.1f} {cpu / wall:>10.2f}" if workers == 1 else f"{'-':>8} {'-':>10}"
+        print(
+            f"{name:<22} {workers:>7} {wall:>9.2f} {points / wall:>9.1f} {overhead_ms:>20.2f}"
+            f" {busy} {load:>5.1f}"
+        )
     if "--skip-flow" in sys.argv:
         return
     flow = sweep_definition(BASE, FLOW_GRID, backend="flow", seeds=FLOW_SEEDS)
@@ -98,13 +122,18 @@ def main() -> None:
     _run(
         flow.model_copy(update={"dimensions": flow.dimensions[:1]}), InProcessExecutor()
     )  # compile
-    print(f"{'workers':>7} {'wall (s)':>9} {'points/s':>9} {'speed-up':>9}")
+    print(
+        f"{'workers':>7} {'wall (s)':>9} {'points/s':>9} {'speed-up':>9} {'CPU (s)':>8}"
+        f" {'cores busy':>10} {'load':>5}"
+    )
     base_wall = 0.0
     for workers in sorted({1, 2, cores}):
         executor = InProcessExecutor() if workers == 1 else ProcessPoolExecutor(workers)
-        wall = _run(flow, executor)
+        wall, cpu, load = _run(flow, executor)
         base_wall = base_wall or wall
-        print(f"{workers:>7} {wall:>9.2f} {8 / wall:>9.2f} {base_wall / wall:>9.2f}")
+        busy = f"{cpu:>8.1f} {cpu / wall:>10.2f}" if workers == 1 else f"{'-':>8} {'-':>10}"
+        speed = f"{8 / wall:>9.2f} {base_wall / wall:>9.2f}"
+        print(f"{workers:>7} {wall:>9.2f} {speed} {busy} {load:>5.1f}")
 
 
 if __name__ == "__main__":

@@ -97,13 +97,18 @@ def test_the_backend_mapping_is_read_only() -> None:
 
 
 def test_two_apps_do_not_share_commands() -> None:
+    import typer
+
     from fabricplan.cli.app import create_app
 
     first, second = create_app(), create_app()
     assert first is not second
-    names = [c.name for c in first.registered_commands]
-    assert names == [c.name for c in second.registered_commands]
-    assert len(names) == len(set(names))
+    groups = typer.main.get_command(first), typer.main.get_command(second)
+    names = groups[0].list_commands(None)  # type: ignore[attr-defined]
+    assert names == groups[1].list_commands(None)  # type: ignore[attr-defined]
+    assert len(names) == len(set(names)) and "compare" in names
+    groups[0].get_command(typer.Context(groups[0]), "init")  # type: ignore[attr-defined]
+    assert groups[0].commands["init"] is not groups[1].commands["init"]  # type: ignore[attr-defined]
 
 
 def test_spec_py_is_the_only_constructor_of_valid_scenarios() -> None:

@@ -40,6 +40,10 @@ SPECS: dict[str, dict[str, Any]] = {
         },
         "priorities": "cost_sensitive",
     },
+    "the new Ethernet technologies": {
+        "cluster": {"gpus": 128},
+        "fabric": {"technologies": ["spectrum_x", "ddc", "uec"]},
+    },
 }
 
 
@@ -102,7 +106,7 @@ decision_changes = st.fixed_dictionaries(
         "priorities": st.sampled_from(
             ("balanced", "max_performance", "cost_sensitive", "ethernet_team", "cloud_hybrid")
         ),
-        "growth": st.builds(lambda n: {"target_gpus": n}, st.sampled_from((512, 4096, 100_000))),
+        "growth": st.builds(lambda n: {"target_gpus": n}, st.sampled_from((4096, 100_000))),
         "decision": st.builds(
             lambda floor, n: {"performance_floor": floor, "require": {"min_vendors": n}},
             st.sampled_from((0.0, 0.1, 0.5)),
@@ -124,6 +128,7 @@ BASES = (
     {"cluster": {"gpus": 256}},
     {"cluster": {"gpus": 2048}, "fabric": {"oversubscription": 2}},
     {"cluster": {"gpus": 64, "gpus_per_node": 4, "nics_per_node": 4}},
+    {"cluster": {"gpus": 512}, "fabric": {"technologies": ["spectrum_x", "ddc", "uec"]}},
 )
 
 

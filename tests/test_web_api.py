@@ -18,11 +18,10 @@ import pytest
 import yaml
 
 pytest.importorskip("fastapi")
-import typer
 from fastapi.testclient import TestClient
 from typer.testing import CliRunner
 
-from fabricplan.cli.commands import register
+from fabricplan.cli.app import create_app as create_cli
 from fabricplan.web.app import create_app
 from fabricplan.web.job import JobBoard
 from fabricplan.web.limit import WebSettings
@@ -52,14 +51,7 @@ def client() -> Iterator[TestClient]:
 
 
 def _cli(*args: str) -> Any:
-    cli = typer.Typer()
-
-    @cli.callback()
-    def _root() -> None:
-        """fabricplan (test app)."""
-
-    register(cli)
-    return CliRunner().invoke(cli, list(args))
+    return CliRunner().invoke(create_cli(), list(args))
 
 
 def _cli_json(*args: str) -> Any:
@@ -499,6 +491,45 @@ def test_a_sweep_job_holds_the_rows_of_every_point(client: TestClient) -> None:
     assert result["keys"] == ["cluster.gpus", "fabric.oversubscription"] and result["points"] == 4
     assert len(result["rows"]) == 4 * 2  # points x technologies
     assert {r["technology"] for r in result["rows"]} == {"infiniband", "roce_v2"}
+    rows = result["rows"]
+
+    # The Pareto front per cluster size: an option is on it when no option of the same size is
+    # at least as good on TCO and on step time and better on one.
+    def beaten(r: dict[str, Any]) -> bool:
+        return any(
+            o["cluster.gpus"] == r["cluster.gpus"]
+            and o["tco_usd"] <= r["tco_usd"]
+            and o["step_s"] <= r["step_s"]
+            and (o["tco_usd"] < r["tco_usd"] or o["step_s"] < r["step_s"])
+            for o in rows
+        )
+
+    front = {(o["point"], o["technology"]) for o in result["options"] if o["front"]}
+    unbeaten = [r for r in rows if not beaten(r)]
+    assert front <= {(r["point"], r["technology"]) for r in unbeaten}
+    # of options with the very same TCO and step (2:1 built 1:1 where it costs no less), one
+    # stands for all on the front
+    shown = {
+        (r["cluster.gpus"], r["tco_usd"], r["step_s"])
+        for r in rows
+        if (r["point"], r["technology"]) in front
+    }
+    assert {(r["cluster.gpus"], r["tco_usd"], r["step_s"]) for r in unbeaten} == shown
+    assert len(result["options"]) == len(rows)
+    # The map: per (size, ratio) cell the technology recommended there (one seed: share 1).
+    chart = result["map"]
+    assert (chart["row_key"], chart["col_key"]) == ("cluster.gpus", "fabric.oversubscription")
+    assert (chart["row_values"], chart["col_values"]) == ([256, 512], [1, 2])
+    for i, gpus in enumerate(chart["row_values"]):
+        for j, ratio in enumerate(chart["col_values"]):
+            (winner,) = [
+                r["technology"]
+                for r in rows
+                if r["recommended"]
+                and r["cluster.gpus"] == gpus
+                and r["fabric.oversubscription"] == ratio
+            ]
+            assert chart["cells"][i][j] == {"technology": winner, "share": 1.0}
 
 
 OVERS = ",".join(str(v) for v in range(1, 16))  # 18 GPU counts x 15 ratios: 270 points

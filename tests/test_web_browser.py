@@ -286,8 +286,36 @@ def test_a_sweep_runs_as_a_job_and_draws_its_points(page: Any, tmp_path: Path) -
     page.wait_for_selector("#sweep-result", timeout=180_000)
     result = page.locator("#sweep-result")
     assert result.locator("tr").count() == 1 + 3 * 2  # header + points x technologies
-    assert result.locator("svg circle").count() == 2 * 3 * 2  # two plots
+    # TCO and step against size, then TCO against step: every point and technology in each
+    assert result.locator("svg circle").count() == 3 * 3 * 2
+    pareto = page.locator("#sweep-pareto")
+    assert pareto.locator("circle").count() == 3 * 2
+    # one front per cluster size (a larger cluster is no alternative to a smaller one)
+    assert pareto.locator("polyline").count() == 3
+    assert "per cluster size" in pareto.inner_text()
+    assert page.locator("#sweep-map").count() == 0  # one varied key: no map
     page.screenshot(path=str(tmp_path / "sweep.png"), full_page=True)
+
+
+def test_a_sweep_over_two_keys_draws_the_recommendation_map(page: Any, tmp_path: Path) -> None:
+    page.click("button[data-tab=simulate]")
+    page.fill("#w-vary", "cluster.gpus=256,1024")
+    page.fill("#w-vary2", "fabric.oversubscription=1,2,3")
+    page.click("#w-start")
+    page.wait_for_selector("#sweep-map", timeout=180_000)
+    cells = page.locator("#sweep-map rect.cell")
+    assert cells.count() == 2 * 3
+    # each cell is the technology the table marks as recommended at that point
+    rows = page.locator("#sweep-result table tr")
+    recommended = []
+    for i in range(1, rows.count()):
+        cols = rows.nth(i).locator("td")
+        if "✔" in cols.nth(6).inner_text():
+            recommended.append(cols.nth(2).inner_text())
+    shown = [cells.nth(i).get_attribute("data-technology") for i in range(cells.count())]
+    names = {"infiniband": "InfiniBand", "roce_v2": "RoCEv2", "roce_v1": "RoCEv1"}
+    assert [names[t or ""] for t in shown] == recommended
+    page.screenshot(path=str(tmp_path / "sweep-map.png"), full_page=True)
 
 
 def test_downloads_are_the_report_json_markdown_and_spec(page: Any, tmp_path: Path) -> None:

@@ -1,9 +1,10 @@
 """The ``fabricplan`` command, built by :func:`create_app`.
 
 Each command group lives in its own module with a ``register(app)`` function;
-:func:`fabricplan.cli.commands.register` lists them. Every call of :func:`create_app` builds a
-new application (nothing is registered on a module-level object), so tests and embedders get
-one with each command exactly once.
+:data:`fabricplan.cli.commands.COMMANDS` lists them, and a module is imported when one of its
+commands runs (``fabricplan --help`` and ``--version`` import none). Every call of
+:func:`create_app` builds a new application (nothing is registered on a module-level object), so
+tests and embedders get one with each command exactly once.
 """
 
 from __future__ import annotations
@@ -19,7 +20,8 @@ HELP = "Plan GPU-cluster networks: design, price, model and compare InfiniBand a
 
 
 def create_app() -> typer.Typer:
-    """A new ``fabricplan`` application with every command registered once.
+    """A new ``fabricplan`` application with every command of
+    :data:`fabricplan.cli.commands.COMMANDS` (each command's module is imported when it runs).
 
     Returns
     -------
@@ -28,29 +30,46 @@ def create_app() -> typer.Typer:
 
     Examples
     --------
-    >>> app = create_app()
-    >>> names = [c.name for c in app.registered_commands]
+    >>> import typer
+    >>> group = typer.main.get_command(create_app())
+    >>> names = group.list_commands(None)
     >>> "simulate" in names, len(names) == len(set(names))
     (True, True)
     """
     # Imported here so that `fabricplan --help` stays fast and each module stays independent.
     import typer
 
-    from fabricplan.cli import commands
+    from fabricplan.cli.commands import LazyCommands
 
     app = typer.Typer(
         name="fabricplan",
         help=HELP,
+        cls=LazyCommands,
         no_args_is_help=True,
         add_completion=False,
         pretty_exceptions_enable=False,
     )
 
+    def _version(asked: bool) -> None:
+        if asked:
+            from fabricplan import __version__
+
+            print(f"fabricplan {__version__}")
+            raise typer.Exit()
+
     @app.callback()
-    def _root() -> None:
+    def _root(
+        version: bool = typer.Option(
+            False,
+            "--version",
+            help="Print the version and exit.",
+            is_eager=True,
+            callback=_version,
+            expose_value=False,
+        ),
+    ) -> None:
         """Plan GPU-cluster networks: design, price, model and compare InfiniBand and RoCE."""
 
-    commands.register(app)
     return app
 
 

@@ -1,34 +1,156 @@
-"""Registers every command module on the app."""
+"""The command table, and the group that imports a command's module only when it runs.
+
+``fabricplan --help`` lists every command from :data:`COMMANDS` (name, module, the first
+paragraph of its help) without importing any command module: those modules import the models,
+numpy and numba, which took about a second before the first line appeared. A command's module is
+imported when the command runs or its own ``--help`` is asked for; each module keeps a
+``register(app)`` function, called on a fresh application per module.
+``tests/test_cli_startup.py`` checks that the table says what the modules register.
+"""
 
 from __future__ import annotations
 
+import importlib
+from typing import Any, NamedTuple
+
 import typer
+from typer.core import TyperCommand, TyperGroup
+
+LISTING = "fabricplan.listing"
+"""Context flag set while the group's help lists its commands (no module is imported then)."""
 
 
-def register(app: typer.Typer) -> None:
-    from fabricplan.cli import (
-        bench_cmd,
-        catalog_cmd,
-        export_cmd,
-        lint_cmd,
-        perf_cmd,
-        plan_cmd,
-        serve_cmd,
-        simulate_cmd,
-        spec_cmd,
-        sweep_cmd,
-    )
+class CommandEntry(NamedTuple):
+    name: str
+    module: str
+    """Module of :mod:`fabricplan.cli` whose ``register(app)`` defines the command."""
+    summary: str
+    """The first paragraph of the command's help, as ``--help`` lists it."""
 
-    for module in (
-        spec_cmd,
-        plan_cmd,
-        catalog_cmd,
-        perf_cmd,
-        simulate_cmd,
-        lint_cmd,
-        bench_cmd,
-        serve_cmd,
-        export_cmd,
-        sweep_cmd,
-    ):
-        module.register(app)
+
+COMMANDS: tuple[CommandEntry, ...] = (
+    CommandEntry("init", "spec_cmd", "Write a commented starter spec."),
+    CommandEntry(
+        "design",
+        "plan_cmd",
+        "Design every technology's fabric: switches per tier, links, cables, limits.",
+    ),
+    CommandEntry(
+        "cost", "plan_cmd", "Design and price every technology's fabric: capex, power, opex, TCO."
+    ),
+    CommandEntry(
+        "compare",
+        "plan_cmd",
+        "The main job: design, price, model and decide, with reasons and flip points.",
+    ),
+    CommandEntry(
+        "perf",
+        "perf_cmd",
+        "Predicted nccl-tests (or perftest) tables for every technology of SPEC.",
+    ),
+    CommandEntry(
+        "simulate", "simulate_cmd", "Simulate one traffic pattern on every technology of SPEC."
+    ),
+    CommandEntry(
+        "lint",
+        "lint_cmd",
+        "Check lossless-RoCE settings of switches and NICs, each and against each other.",
+    ),
+    CommandEntry(
+        "roce-config",
+        "lint_cmd",
+        "Write the baseline lossless configuration for the designed RoCE fabric.",
+    ),
+    CommandEntry(
+        "check-bench",
+        "bench_cmd",
+        "Read benchmark logs; with --spec, judge them against the model and name likely causes.",
+    ),
+    CommandEntry(
+        "calibrate",
+        "bench_cmd",
+        "Fit the model's free parameters to measurements and write a calibration profile.",
+    ),
+    CommandEntry(
+        "serve",
+        "serve_cmd",
+        "Serve the web app: the page at http://HOST:PORT/ and the JSON API under /api/.",
+    ),
+    CommandEntry(
+        "export",
+        "export_cmd",
+        "Write the files a build team loads: cut sheet, BOM, NetBox, Slurm, IB, IP plan, configs,\n"
+        "Kubernetes labels, acceptance targets, a drawing. See docs/export.md.",
+    ),
+    CommandEntry(
+        "verify-cabling",
+        "export_cmd",
+        "Compare the built fabric with the cut sheet: missing, extra, miswired and swapped cables.",
+    ),
+    CommandEntry(
+        "sweep",
+        "sweep_cmd",
+        "Evaluate every point of a grid over spec keys; one row per point, technology and seed.",
+    ),
+    CommandEntry(
+        "sweep-report",
+        "sweep_cmd",
+        "Plots and tables of a sweep: cost and step time against size with the crossovers, the\n"
+        "Pareto front of TCO against step time, the recommendation map and the seed spread.",
+    ),
+    CommandEntry(
+        "catalog",
+        "catalog_cmd",
+        "The hardware catalog: switches, NICs, cables, nodes, technologies, prices.",
+    ),
+)
+
+
+def load_command(entry: CommandEntry) -> typer.main.click.Command:  # type: ignore[name-defined]
+    """The command ``entry`` names, built by its module's ``register`` on a fresh application."""
+    module = importlib.import_module(f"fabricplan.cli.{entry.module}")
+    app = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
+
+    @app.callback()
+    def _group() -> None:
+        """The module's commands."""
+
+    module.register(app)
+    group = typer.main.get_group(app)
+    command = group.commands.get(entry.name)
+    if command is None:
+        raise LookupError(f"fabricplan.cli.{entry.module} registers no command {entry.name!r}")
+    return command
+
+
+class LazyCommands(TyperGroup):
+    """The ``fabricplan`` group: every command of :data:`COMMANDS`, each imported on first use."""
+
+    def __init__(self, **attrs: Any) -> None:
+        super().__init__(**attrs)
+        self._entries = {entry.name: entry for entry in COMMANDS}
+        for entry in COMMANDS:
+            self.commands[entry.name] = TyperCommand(
+                name=entry.name,
+                help=entry.summary,
+                short_help=" ".join(entry.summary.split()),
+                rich_markup_mode=self.rich_markup_mode,
+            )
+
+    def get_command(self, ctx: Any, cmd_name: str) -> Any:
+        entry = self._entries.get(cmd_name)
+        if entry is None or ctx.meta.get(LISTING):
+            return self.commands.get(cmd_name)
+        command = load_command(entry)
+        self.commands[cmd_name] = command
+        del self._entries[cmd_name]
+        return command
+
+    def format_help(self, ctx: Any, formatter: Any) -> None:
+        """The command list in plain text (a command's own help keeps the rich layout): the rich
+        layout imports about 0.3 s of modules, more than the rest of ``fabricplan --help``."""
+        ctx.meta[LISTING] = True
+        try:
+            super(TyperGroup, self).format_help(ctx, formatter)
+        finally:
+            ctx.meta[LISTING] = False

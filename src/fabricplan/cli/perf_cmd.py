@@ -21,6 +21,7 @@ from typing import Annotated, get_args
 import typer
 
 from fabricplan.cli.guard import guarded
+from fabricplan.cli.notice import announce_compilation
 from fabricplan.cli.plan_cmd import with_configs
 from fabricplan.errors import ModelError
 from fabricplan.evaluate import perform_each
@@ -264,6 +265,7 @@ def perf(
         p2p_switch_hops=hops,
     )
     valid = with_configs(load_spec(spec), config)
+    announce_compilation(backend)
     results, skipped = perform_each(valid, request, backend)
     ranks = gpus or valid.spec.cluster.gpus
     if fmt is Format.json:

@@ -80,6 +80,9 @@ def _backend(name: str, use_cache: bool, console: Console) -> tuple[str | Backen
     """The backend to run: a simulator is cached and shows a progress bar."""
     if name not in SIMULATED:
         return name, None
+    from fabricplan.cli.notice import announce_compilation
+
+    announce_compilation(name)
     from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
     from fabricplan.backends import get_backend

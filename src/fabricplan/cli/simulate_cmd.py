@@ -17,6 +17,7 @@ from typing import Annotated, Any, cast
 import typer
 
 from fabricplan.cli.guard import guarded
+from fabricplan.cli.notice import announce_compilation
 from fabricplan.errors import ModelError
 from fabricplan.sim.flow.fluid import DEFAULT_TOLERANCE
 from fabricplan.sim.mechanism import CONGESTION_CONTROLS, ROUTING_NAMES, RoutingName
@@ -257,6 +258,7 @@ def simulate_command(
     )
     valid = load_spec(spec)
     level: SimLevel = backend.value
+    announce_compilation(level)
     progress = LateProgress()
     try:
         records = [

@@ -184,6 +184,9 @@ def sweep(
     load_spec_file(spec)  # the base spec's own errors, with its file name
     base = read_yaml_file(spec, SPEC_FILE)
     definition = sweep_definition(base, vary, backend, seeds, seed, size_bytes)
+    from fabricplan.cli.notice import announce_compilation
+
+    announce_compilation(backend)
     executor: Any
     if ray is not None:
         from fabricplan.sweep.ray_runner import RayExecutor

@@ -125,8 +125,34 @@ def load_sweep(path: str | Path, x: str | None = None) -> SweepData:
             "give a file written by `fabricplan sweep`",
         )
     meta = json.loads(raw)
-    rows = tuple(table.to_pylist())
-    keys = tuple(meta["keys"])
+    definition = meta["definition"]
+    return sweep_data(
+        table.to_pylist(),
+        tuple(meta["keys"]),
+        str(definition["backend"]),
+        int(definition["seeds"]),
+        path=str(path),
+        x=x,
+    )
+
+
+def sweep_data(
+    rows: Sequence[dict[str, Any]],
+    keys: Sequence[str],
+    backend: str,
+    seeds: int,
+    path: str = "",
+    x: str | None = None,
+) -> SweepData:
+    """A sweep's rows (as :func:`fabricplan.sweep.point.evaluate_point` makes them) with what
+    the report needs to know of them; ``x`` as in :func:`load_sweep`.
+
+    >>> row = {"point": 0, "seed": 0, "cluster.gpus": 64, "technology": "roce_v2"}
+    >>> sweep_data([row], ["cluster.gpus"], "analytic", 1).x
+    'cluster.gpus'
+    """
+    rows = tuple(rows)
+    keys = tuple(keys)
     numeric = [k for k in keys if _numeric([r[k] for r in rows])]
     if x is not None and x not in numeric:
         raise SweepError(
@@ -138,15 +164,14 @@ def load_sweep(path: str | Path, x: str | None = None) -> SweepData:
         )
     chosen = x or next((k for k in X_PREFERENCE if k in numeric), numeric[0] if numeric else None)
     technologies = tuple(dict.fromkeys(r["technology"] for r in rows))
-    definition = meta["definition"]
     return SweepData(
-        path=str(path),
+        path=path,
         rows=rows,
         keys=keys,
         x=chosen,
         technologies=technologies,
-        backend=str(definition["backend"]),
-        seeds=int(definition["seeds"]),
+        backend=backend,
+        seeds=seeds,
     )
 
 
@@ -305,6 +330,48 @@ def recommendation_map(
             line.append((tech, tally[tech] / len(totals[(rv, cv)])))
         grid.append(line)
     return keys, row_values, col_values, grid
+
+
+def sweep_overview(data: SweepData) -> dict[str, Any]:
+    """The Pareto fronts and the recommendation map as plain data (what the web page draws):
+    ``options`` (every point and technology, mean over seeds, ``front`` where it is on its
+    cluster size's Pareto front, ``group`` naming that size) and ``map`` (``None`` with fewer
+    than two varied keys).
+
+    >>> techs = (("infiniband", 2.0, 1.0, False), ("roce_v2", 1.0, 2.0, True))
+    >>> rows = [{"point": 0, "seed": 0, "cluster.gpus": 64, "technology": t, "error": "",
+    ...          "tco_usd": tco, "step_s": step, "recommended": rec} for t, tco, step, rec in techs]
+    >>> overview = sweep_overview(sweep_data(rows, ["cluster.gpus"], "analytic", 1))
+    >>> [(o["technology"], o["front"]) for o in overview["options"]], overview["map"]
+    ([('infiniband', True), ('roce_v2', True)], None)
+    """
+    on_front = {(o.point, o.technology) for o in pareto_fronts(data)}
+    options = [
+        {
+            "point": o.point,
+            "settings": dict(o.settings),
+            "technology": o.technology,
+            "tco_usd": o.tco_usd[0],
+            "step_s": o.step_s[0],
+            "recommended_share": o.recommended_share,
+            "front": (o.point, o.technology) in on_front,
+            "group": dict(o.settings).get("cluster.gpus"),
+        }
+        for o in option_summaries(data)
+        if o.tco_usd and o.step_s
+    ]
+    found = recommendation_map(data)
+    chart = None
+    if found is not None:
+        (row_key, col_key), row_values, col_values, grid = found
+        chart = {
+            "row_key": row_key,
+            "col_key": col_key,
+            "row_values": row_values,
+            "col_values": col_values,
+            "cells": [[{"technology": t, "share": share} for t, share in line] for line in grid],
+        }
+    return {"options": options, "map": chart}
 
 
 # --- figures ---------------------------------------------------------------------------------

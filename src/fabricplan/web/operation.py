@@ -352,10 +352,19 @@ def sweep_work(body: SweepRequest, settings: WebSettings) -> tuple[str, Work]:
         check_gpus(settings, "analytic", task.valid.spec.cluster.gpus, f"sweep point {task.index}")
 
     def work(report: Report) -> dict[str, Any]:
+        from fabricplan.report.sweep import sweep_data, sweep_overview
+
         rows: list[dict[str, Any]] = []
         for done, task in enumerate(tasks):
             report(done / len(tasks), f"point {done + 1} of {len(tasks)}")
             rows.extend(evaluate_point(task).rows)
-        return {"keys": list(definition.keys), "points": total, "rows": rows}
+        # The Pareto fronts and the recommendation map of `fabricplan sweep-report`, as data.
+        data = sweep_data(rows, definition.keys, "analytic", definition.seeds)
+        return {
+            "keys": list(definition.keys),
+            "points": total,
+            "rows": rows,
+            **sweep_overview(data),
+        }
 
     return f"sweep of {total} points over {', '.join(definition.keys)}", work

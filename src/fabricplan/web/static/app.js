@@ -416,7 +416,7 @@ function logPlot(series, opt) {
     if (!s.markersOnly) body += `<polyline points="${line}" fill="none" stroke="${s.color}" stroke-width="2" ${s.dash ? 'stroke-dasharray="5 4"' : ""}/>`;
     if (s.markers || s.markersOnly) for (const p of s.points) if (p.y > 0) body += `<circle cx="${X(p.x)}" cy="${Y(p.y)}" r="3.2" fill="${p.color || s.color}"><title>${esc(s.name)} ${(opt.xfmt || size)(p.x)}: ${opt.yfmt(p.y)}${p.note ? " — " + esc(p.note) : ""}</title></circle>`;
   }
-  const legend = `<div class="legend">${series.map((s) => `<span><i style="background:${s.color}"></i>${esc(s.name)}</span>`).join("")}</div>`;
+  const legend = `<div class="legend">${series.filter((s) => s.legend !== false).map((s) => `<span><i style="background:${s.color}"></i>${esc(s.name)}</span>`).join("")}</div>`;
   return svgEl(W, H, body) + legend;
 }
 
@@ -587,8 +587,48 @@ function renderSweepResult(job) {
     <div class="plot">${logPlot(series("step_s"), { xlabel: key, ylabel: "training step (s)", yfmt: (v) => String(Number(v.toPrecision(2))), xfmt: num, xstep: 1 })}</div></div>` : "";
   const table = rows.map((r) => `<tr>${keys.map((k) => `<td class="n">${esc(r[k])}</td>`).join("")}<td>${esc(techName(r.technology))}</td>
     <td class="n">${money(r.capex_usd)}</td><td class="n">${money(r.tco_with_gpu_idle_usd)}</td><td class="n">${r.step_s ? r.step_s.toFixed(2) : "–"}</td><td>${r.recommended ? "✔" : ""}</td><td class="small">${esc(r.error)}</td></tr>`).join("");
+  const pareto = paretoPlot(job.result.options || [], techs);
+  const map = job.result.map ? heatMap(job.result.map) : "";
   $("job-result").innerHTML = `<div class="card" id="sweep-result"><h3>${esc(job.label)}</h3>${plots}
+    <div class="plots"><div class="plot" id="sweep-pareto"><h4>TCO against step time, with the Pareto front${new Set((job.result.options || []).map((o) => o.group)).size > 1 ? " per cluster size" : ""}</h4>${pareto}</div>
+    ${map ? `<div class="plot" id="sweep-map"><h4>Recommended technology</h4>${map}</div>` : ""}</div>
     <table class="t"><tr>${keys.map((k) => `<th class="n">${esc(k)}</th>`).join("")}<th>technology</th><th class="n">capex</th><th class="n">TCO + idle</th><th class="n">step s</th><th>recommended</th><th></th></tr>${table}</table></div>`;
+}
+
+// The sweep-report's Pareto plot: every point and technology (mean over seeds), and the options
+// no other of the same cluster size beats on both TCO and step time, joined per size.
+function paretoPlot(options, techs) {
+  const label = (o) => Object.entries(o.settings).map(([k, v]) => `${k}=${v}`).join(", ");
+  const series = techs.map((t) => ({
+    name: techName(t), color: TECH_COLORS[t] || "#888", markersOnly: true,
+    points: options.filter((o) => o.technology === t).map((o) => ({ x: o.step_s, y: o.tco_usd, note: label(o) })),
+  }));
+  const groups = [...new Set(options.map((o) => o.group))];
+  groups.forEach((g, i) => {
+    const front = options.filter((o) => o.front && o.group === g).sort((a, b) => a.tco_usd - b.tco_usd);
+    series.push({ name: "Pareto front", color: "#101828", legend: i === 0, points: front.map((o) => ({ x: o.step_s, y: o.tco_usd })) });
+  });
+  return logPlot(series, { xlabel: "training step (s)", ylabel: "TCO", yfmt: money, xfmt: (v) => String(Number(v.toPrecision(2))), xstep: 1 });
+}
+
+// The recommendation map over the first two varied keys: the technology recommended most often
+// in each cell (its share when not always), as the sweep-report's heat map.
+function heatMap(m) {
+  const cw = Math.max(56, Math.min(110, 460 / Math.max(m.col_values.length, 1))), ch = 30, L = 96, T = 8, B = 40;
+  const W = L + cw * m.col_values.length + 8, H = T + ch * m.row_values.length + B;
+  let body = "";
+  m.cells.forEach((line, i) => line.forEach((cell, j) => {
+    const x = L + j * cw, y = T + i * ch;
+    const fill = cell.technology ? (TECH_COLORS[cell.technology] || "#888") : "#e9edf3";
+    const text = cell.technology ? `${techName(cell.technology)}${cell.share < 1 ? ` ${(100 * cell.share).toFixed(0)}%` : ""}` : "–";
+    body += `<rect class="cell" data-technology="${esc(cell.technology)}" x="${x}" y="${y}" width="${cw - 2}" height="${ch - 2}" fill="${fill}" fill-opacity="${cell.technology ? 0.35 + 0.65 * cell.share : 1}"><title>${esc(m.row_key)}=${esc(m.row_values[i])}, ${esc(m.col_key)}=${esc(m.col_values[j])}: ${esc(text)}</title></rect>`;
+    body += `<text x="${x + cw / 2 - 1}" y="${y + ch / 2 + 3}" text-anchor="middle" fill="${cell.technology ? "#fff" : "#667085"}">${esc(text)}</text>`;
+  }));
+  m.col_values.forEach((v, j) => { body += `<text x="${L + j * cw + cw / 2}" y="${T + ch * m.row_values.length + 14}" text-anchor="middle">${esc(v)}</text>`; });
+  m.row_values.forEach((v, i) => { body += `<text x="${L - 6}" y="${T + i * ch + ch / 2 + 3}" text-anchor="end">${esc(v)}</text>`; });
+  body += `<text x="${L + (W - L) / 2}" y="${H - 6}" text-anchor="middle">${esc(m.col_key)}</text>`;
+  body += `<text transform="translate(11 ${T + ch * m.row_values.length / 2}) rotate(-90)" text-anchor="middle">${esc(m.row_key)}</text>`;
+  return svgEl(W, H, body);
 }
 
 function watch(id) {

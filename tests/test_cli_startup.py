@@ -1,0 +1,120 @@
+"""The command line answers at once: ``fabricplan --help`` lists every command from the command
+table without importing a command module, the table says what the modules register, and a
+run whose numba kernels are not compiled yet says so first."""
+
+from __future__ import annotations
+
+import inspect
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from fabricplan.cli.app import create_app
+from fabricplan.cli.commands import COMMANDS, load_command
+from fabricplan.sim.kernel_cache import compile_notice, uncompiled_in
+
+SRC = Path(__file__).resolve().parents[1] / "src"
+
+
+def _first_paragraph(help_text: str) -> str:
+    return inspect.cleandoc(help_text).split("\n\n")[0].strip()
+
+
+@pytest.mark.parametrize("entry", COMMANDS, ids=lambda e: e.name)
+def test_the_table_says_what_each_module_registers(entry: object) -> None:
+    command = load_command(entry)  # type: ignore[arg-type]
+    assert command.name == entry.name  # type: ignore[attr-defined]
+    assert _first_paragraph(command.help or "") == entry.summary  # type: ignore[attr-defined]
+
+
+def test_every_registered_command_is_in_the_table() -> None:
+    modules = {e.module for e in COMMANDS}
+    registered: set[str] = set()
+    for module in modules:
+        app = typer.Typer()
+
+        @app.callback()
+        def _group() -> None:
+            """x"""
+
+        __import__(f"fabricplan.cli.{module}", fromlist=["register"]).register(app)
+        registered |= set(typer.main.get_group(app).commands)
+    assert registered == {e.name for e in COMMANDS}
+
+
+HELP_IMPORTS = textwrap.dedent(
+    """
+    import sys
+    from typer.testing import CliRunner
+    from fabricplan.cli.app import create_app
+    result = CliRunner().invoke(create_app(), ARGS)
+    assert result.exit_code == 0, result.output
+    heavy = sorted(m for m in sys.modules
+                   if m.split(".")[0] in ("numpy", "numba", "pydantic", "yaml", "rich")
+                   or m.startswith("fabricplan.cli.") and m.endswith("_cmd"))
+    print(repr(heavy))
+    print(result.output)
+    """
+)
+
+
+@pytest.mark.parametrize("args", [["--help"], ["--version"]])
+def test_help_and_version_import_no_command_module_and_no_model(args: list[str]) -> None:
+    script = HELP_IMPORTS.replace("ARGS", repr(args))
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        env={"PYTHONPATH": str(SRC), "PATH": "/usr/bin:/bin"},
+        check=True,
+    )
+    heavy, _, output = done.stdout.partition("\n")
+    assert heavy == "[]"
+    if args == ["--help"]:
+        for entry in COMMANDS:
+            assert entry.name in output
+        words = " ".join(output.split())
+        for entry in COMMANDS:
+            assert " ".join(entry.summary.split()) in words  # whole, not cut at a full stop
+    else:
+        assert output.startswith("fabricplan ")
+
+
+def test_a_command_runs_through_the_lazy_group(tmp_path: Path) -> None:
+    out = tmp_path / "spec.yaml"
+    result = CliRunner().invoke(create_app(), ["init", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "cluster:" in out.read_text()
+
+
+def test_a_mistyped_command_gets_a_suggestion() -> None:
+    result = CliRunner().invoke(create_app(), ["comprae"])
+    assert result.exit_code == 2
+    assert "compare" in result.output
+
+
+def test_a_kernel_without_cached_machine_code_is_counted_until_it_ran(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    package = tmp_path / "kernelpkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "hot.py").write_text(
+        "from numba import njit\n\n@njit(cache=True)\ndef twice(x):\n    return 2 * x\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert uncompiled_in("kernelpkg") == 1
+    from kernelpkg.hot import twice  # type: ignore[import-not-found]
+
+    assert twice(21) == 42  # compiles and writes the cache
+    assert uncompiled_in("kernelpkg") == 0
+
+
+def test_no_notice_for_a_level_without_kernels() -> None:
+    assert compile_notice("analytic") is None
+    assert compile_notice("fake") is None
