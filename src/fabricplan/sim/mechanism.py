@@ -1,9 +1,11 @@
 """The mechanisms a technology moves bytes with, as both simulation levels name them.
 
-Routing (``static`` destination tables, ``ecmp`` per-flow 5-tuple hash, ``adaptive`` per-packet
-choice of the least-loaded output, ``spray`` per-packet spraying), link-level flow control
-(``credit``, ``pfc``, ``none``) and congestion control. Nothing here names a technology: each
-comes from the technology's entry in the catalog and from what its switch can do.
+Routing (``static`` destination tables, ``ecmp`` per-flow 5-tuple hash, ``flowlet`` the hash
+re-drawn after an idle gap, ``adaptive`` per-packet choice of the least-loaded output, ``spray``
+per-packet or per-cell spraying), link-level flow control (``credit``, ``pfc``, ``scheduled``
+VOQ admission, ``none``) and congestion control. Nothing here names a technology: each comes
+from the technology's entry in the catalog and from what its switch can do. A level that does
+not model one of these names refuses it with FP538 (:func:`refuse_unmodelled`).
 
 >>> from fabricplan.spec import parse_spec
 >>> valid = parse_spec({"cluster": {"gpus": 256}})
@@ -21,12 +23,11 @@ from typing import Literal, get_args
 from fabricplan.errors import ModelError
 from fabricplan.model.hardware import SwitchSpec, TechnologySpec
 
-RoutingName = Literal["static", "ecmp", "adaptive", "spray"]
-CongestionControl = Literal["none", "dcqcn", "ib_cc"]
-LinkFlowControl = Literal["credit", "pfc", "none"]
-# The catalog's wider vocabulary (model.hardware: flowlet routing, scheduled flow control,
-# spectrum_x_cc / uec_nscc / voq_scheduled congestion control, delivery order) joins these as the
-# simulators learn each mechanism; until then ``simulated_mechanisms`` refuses it (FP538).
+RoutingName = Literal["static", "ecmp", "adaptive", "spray", "flowlet"]
+CongestionControl = Literal["none", "dcqcn", "ib_cc", "spectrum_x_cc", "uec_nscc", "voq_scheduled"]
+LinkFlowControl = Literal["credit", "pfc", "none", "scheduled"]
+# The catalog's vocabulary (model.hardware); the flow level models every name, the packet level
+# refuses the ones it has no model of yet (FP538, ``refuse_unmodelled``).
 
 ROUTING_NAMES: tuple[RoutingName, ...] = get_args(RoutingName)
 CONGESTION_CONTROLS: tuple[CongestionControl, ...] = get_args(CongestionControl)
@@ -130,7 +131,20 @@ def simulated_mechanisms(tech: TechnologySpec) -> SimulatedMechanisms:
         _not_modelled(tech, "link_flow_control", flow_control)
     if congestion_control not in CONGESTION_CONTROLS:
         _not_modelled(tech, "congestion_control", congestion_control)
-    return SimulatedMechanisms(flow_control, congestion_control)  # type: ignore[arg-type]
+    return SimulatedMechanisms(flow_control, congestion_control)
+
+
+def refuse_unmodelled(
+    tech: TechnologySpec, field: str, value: str, modelled: tuple[str, ...]
+) -> None:
+    """FP538 when ``value`` of ``field`` is not among the names one level ``modelled``.
+
+    >>> from fabricplan.spec import parse_spec
+    >>> valid = parse_spec({"cluster": {"gpus": 256}})
+    >>> refuse_unmodelled(valid.technologies["roce_v2"], "routing", "ecmp", ("ecmp",))
+    """
+    if value not in modelled:
+        _not_modelled(tech, field, value)
 
 
 def _not_modelled(tech: TechnologySpec, field: str, value: str) -> None:
@@ -158,4 +172,4 @@ def default_routing(tech: TechnologySpec, switch: SwitchSpec) -> RoutingName:
         return "ecmp" if tech.scope == "routed_ip" else "static"
     if tech.routing not in ROUTING_NAMES:
         _not_modelled(tech, "routing", tech.routing)
-    return tech.routing  # type: ignore[return-value]
+    return tech.routing

@@ -37,20 +37,19 @@ from fabricplan.sim.packet.kernel import (
 )
 from fabricplan.sim.packet.link import link_tables
 from fabricplan.sim.packet.network import PacketNetwork, walk_paths
+from fabricplan.sim.packet.receiver import placement_tables
 from fabricplan.sim.packet.result import PacketSimResult
 from fabricplan.sim.packet.sender import flow_tables, host_table
 from fabricplan.sim.packet.spec import (
     ACK_EXTRA_BYTES,
     CONGESTION_CONTROL_CODE,
     DATA_CLASSES,
-    FLOW_CONTROL_CODE,
     PacketSpec,
 )
 from fabricplan.sim.packet.state import (
     C_DELIVERED_BYTES,
     C_FREE,
     CC_HPCC,
-    FC_NONE,
     L_HEADROOM,
     N_COUNTERS,
     SimState,
@@ -187,9 +186,8 @@ def build_state(
     base_rtt_ps = _base_rtt_ps(net, fwd, rev, frame, ack_bytes + int_extra)
     up = net.host_up_link
     line_bps = net.link_speed_gbps[up] * BPS_PER_GBPS
-    fc = FLOW_CONTROL_CODE[spec.link_flow_control]
     lossless = np.zeros(classes, dtype=np.int64)
-    if fc != FC_NONE:
+    if spec.lossless:
         lossless[list(spec.lossless_classes)] = 1
 
     li, lf, lc = link_tables(net, spec, frame, classes)
@@ -203,6 +201,7 @@ def build_state(
         traffic, size, packets, cls, mtu, line_bps[src] if n_flows else np.zeros(0), fwd, rev
     )
 
+    rx_seen, tx_state = placement_tables(spec, int(packets.sum()))
     steps = step_tables(traffic)
     probes = _probe_links(spec, n_links)
     prm_i, prm_f = spec.pack(hosts, classes, max_hops, base_rtt_ps, int_bytes, ack_bytes, line_bps)
@@ -234,7 +233,8 @@ def build_state(
         class_lossless=lossless,
         fib_ptr=fib_ptr.astype(np.int64),
         fib_links=fib_links.astype(np.int64),
-        rx_seen=np.zeros(int(packets.sum()) if ooo else 1, dtype=np.int8),
+        rx_seen=rx_seen,
+        tx_state=tx_state,
         prm_i=prm_i,
         prm_f=prm_f,
         cnt=cnt,
