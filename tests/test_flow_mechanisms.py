@@ -269,5 +269,5 @@ def test_uec_trims_only_where_the_switch_can() -> None:
 def test_the_packet_level_refuses_what_it_does_not_model() -> None:
     tech, switch = _catalog("ddc", "sn5600")
     with pytest.raises(ModelError) as err:
-        packet_spec_for(tech, switch)
+        packet_spec_for(tech, switch, routing="flowlet")  # per-flowlet re-hashing: flow only
     assert err.value.code == "FP538"

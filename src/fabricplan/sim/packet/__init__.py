@@ -1,4 +1,5 @@
-"""The packet-level simulator: InfiniBand and RoCE mechanisms, packet by packet.
+"""The packet-level simulator: InfiniBand, RoCE, Spectrum-X, scheduled (VOQ) and Ultra Ethernet
+mechanisms, packet by packet.
 
 Build a :class:`~fabricplan.sim.packet.network.PacketNetwork` (from a designed fabric's
 :class:`~fabricplan.topology.graph.FabricGraph`, or a small named one), the shared floor's

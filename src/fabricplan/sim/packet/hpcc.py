@@ -142,3 +142,18 @@ def hpcc_window_bytes(s: SimState, f: int) -> int:
     """Bytes flow ``f`` may have in flight: the BDP scaled by its rate."""
     w = int(s.prm_i[PI_HP_WIN] * s.ff[f, FF_RATE] / s.ff[f, FF_LINE])
     return max(w, 1)
+
+
+SPECTRUM_X_CC = HpccSpec()
+"""Spectrum-X congestion control as the packet level runs it: HPCC's law with these settings.
+
+NVIDIA's Spectrum-X whitepaper ("NVIDIA Spectrum-X Network Platform Architecture", 2023-05)
+says the BlueField-3 SuperNIC meters each flow's injection from in-band telemetry the
+Spectrum-4 switches put in the packets (queue depth and port load per hop), and publishes
+neither the control law nor its gains. HPCC (Li et al., SIGCOMM 2019) is the published
+algorithm of exactly that kind — per-hop INT of queue length and transmitted bytes, a rate
+set to keep the most loaded hop at a target utilisation — so the packet level runs it for
+``spectrum_x_cc`` under its own name, with HPCC's published defaults as the settings. Every
+figure is an estimate (basis: the HPCC paper's and Alibaba's simulator's defaults), to be
+replaced when NVIDIA publishes its own; the mechanism, not a factor, is what is modelled.
+"""

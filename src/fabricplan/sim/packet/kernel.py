@@ -35,6 +35,7 @@ from fabricplan.sim.packet.event import (
     EV_SAMPLE,
     EV_STEP_START,
     EV_TX_DONE,
+    EV_VOQ_RELEASE,
     EV_WATCHDOG,
     schedule,
 )
@@ -65,7 +66,7 @@ from fabricplan.sim.packet.state import (
     int64,
 )
 from fabricplan.sim.packet.step import on_flow_received, on_step_start
-from fabricplan.sim.packet.switch import on_switch_arrive, on_watchdog
+from fabricplan.sim.packet.switch import on_switch_arrive, on_voq_release, on_watchdog
 
 # Run outcomes.
 RUN_DONE, RUN_BUDGET, RUN_GROW, RUN_IDLE, RUN_STALLED, RUN_END = (int64(k) for k in range(6))
@@ -163,6 +164,8 @@ def run_events(s: SimState, budget: int) -> int:
             schedule(s, now + s.prm_i[PI_SAMPLE], EV_SAMPLE, ZERO, ZERO, ZERO)
         elif kind == EV_WATCHDOG:
             on_watchdog(s)
+        elif kind == EV_VOQ_RELEASE:
+            on_voq_release(s, a, b)
     if cnt[C_DONE] >= flows:
         return RUN_DONE
     return RUN_IDLE

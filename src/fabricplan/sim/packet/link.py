@@ -30,6 +30,7 @@ from fabricplan.sim.packet.state import (
     C_STALLS,
     CONTROL_CLASS,
     FC_CREDIT,
+    FC_SCHEDULED,
     L_BUSY,
     L_BUSY_UNTIL,
     L_CREDIT_INIT,
@@ -64,6 +65,7 @@ from fabricplan.sim.packet.state import (
     ZERO,
     SimState,
 )
+from fabricplan.sim.packet.voq import cell_wire_bytes
 from fabricplan.units import BITS_PER_BYTE, BPS_PER_GBPS, PS_PER_NS
 
 
@@ -130,20 +132,25 @@ def _start(s: SimState, link: int, p: int, now: int) -> None:
     li = s.li
     size = s.pi[p, P_SIZE]
     cls = s.pi[p, P_CLS]
-    if s.prm_i[PI_FC] == FC_CREDIT and cls != CONTROL_CLASS and s.class_lossless[cls] != 0:
+    fc = s.prm_i[PI_FC]
+    if fc == FC_CREDIT and cls != CONTROL_CLASS and s.class_lossless[cls] != 0:
         spend_credit(s, link, cls, size)
-    done = now + wire_ps(s, link, size)
+    wire = size
+    hosts = s.prm_i[PI_HOSTS]
+    if fc == FC_SCHEDULED and li[link, L_SRC] >= hosts and li[link, L_DST] >= hosts:
+        wire = cell_wire_bytes(s, size)
+    done = now + wire_ps(s, link, wire)
     if done < s.pi[p, P_TAIL_PS]:
         done = s.pi[p, P_TAIL_PS]
     li[link, L_BUSY] = 1
     li[link, L_BUSY_UNTIL] = done
-    li[link, L_TX_BYTES] += size
+    li[link, L_TX_BYTES] += wire
     li[link, L_LAST_TX] = now
     schedule(s, done, EV_TX_DONE, link, ZERO, ZERO)
     delay = li[link, L_DELAY_PS]
     tail = done + delay
     arrive = tail
-    if s.prm_i[PI_CUT_THROUGH] != 0 and li[link, L_DST] >= s.prm_i[PI_HOSTS]:
+    if s.prm_i[PI_CUT_THROUGH] != 0 and li[link, L_DST] >= hosts:
         head = now + wire_ps(s, link, min(size, s.prm_i[PI_CUT_BYTES])) + delay
         if head < arrive:
             arrive = head

@@ -24,6 +24,7 @@ from fabricplan.sim.packet.state import (
     P_INT_N,
     P_KIND,
     P_NEXT,
+    P_SENT_PS,
     P_SEQ,
     P_SIZE,
     P_TAIL_PS,
@@ -54,6 +55,7 @@ def alloc_packet(s: SimState, flow: int, seq: int, size: int, kind: int, cls: in
     pi[p, P_TAIL_PS] = 0
     pi[p, P_HDRM] = 0
     pi[p, P_INT_N] = 0
+    pi[p, P_SENT_PS] = 0
     return int(p)
 
 

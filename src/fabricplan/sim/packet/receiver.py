@@ -21,6 +21,9 @@ The readable model:
 
 from __future__ import annotations
 
+import numpy as np
+from numpy.typing import NDArray
+
 from fabricplan.sim.packet.compiled import jit
 from fabricplan.sim.packet.credit import return_credit
 from fabricplan.sim.packet.dcqcn import dcqcn_on_cnp, np_wants_cnp
@@ -28,9 +31,11 @@ from fabricplan.sim.packet.event import now_ps
 from fabricplan.sim.packet.hpcc import hpcc_on_ack
 from fabricplan.sim.packet.ibcc import ibcc_on_becn
 from fabricplan.sim.packet.link import try_send
+from fabricplan.sim.packet.nscc import nscc_on_ack, nscc_on_trim
 from fabricplan.sim.packet.pfc import nic_hold
 from fabricplan.sim.packet.queue import alloc_packet, enqueue, free_packet
-from fabricplan.sim.packet.sender import ring_add, rto_on_progress
+from fabricplan.sim.packet.sender import ring_add, rto_on_progress, selective_ack, selective_loss
+from fabricplan.sim.packet.spec import PacketSpec
 from fabricplan.sim.packet.state import (
     C_CNPS,
     C_DELIVERED,
@@ -41,7 +46,11 @@ from fabricplan.sim.packet.state import (
     CC_DCQCN,
     CC_HPCC,
     CC_IBCC,
+    CC_NSCC,
     CONTROL_CLASS,
+    DELIVER_IN_ORDER,
+    DELIVER_REORDER,
+    DELIVER_SELECTIVE,
     F_ACKED_PS,
     F_DUPS,
     F_FINISH_PS,
@@ -52,12 +61,15 @@ from fabricplan.sim.packet.state import (
     F_RX_NACKED,
     F_RX_OFFSET,
     F_RX_SINCE_ACK,
+    F_RX_TRIM_SEQ,
     F_RX_UNIQUE,
     F_SND_UNA,
+    F_TRIMS,
     FC_CREDIT,
     FC_PFC,
     FLAG_ECN_CE,
     FLAG_FECN,
+    FLAG_TRIMMED,
     H_STOP_PS,
     H_UP,
     L_DST,
@@ -68,16 +80,19 @@ from fabricplan.sim.packet.state import (
     P_HOP,
     P_INT_N,
     P_KIND,
+    P_SENT_PS,
     P_SEQ,
     P_SIZE,
     PI_ACK_BYTES,
     PI_ACK_INTERVAL,
     PI_CC,
     PI_CNP_BYTES,
+    PI_DELIVERY,
     PI_FC,
     PI_HEADER,
     PI_HP_INT_BYTES,
-    PI_OOO,
+    PI_PAYLOAD,
+    PI_REORDER_WINDOW,
     PKT_ACK,
     PKT_CNP,
     PKT_DATA,
@@ -90,14 +105,17 @@ from fabricplan.sim.packet.state import (
 
 @jit
 def _send_control(s: SimState, f: int, h: int, kind: int, ack_seq: int, data: int) -> None:
-    """Queue an ACK / NACK / CNP of flow ``f`` on host ``h``'s link (control class)."""
+    """Queue an ACK / NACK / CNP of flow ``f`` on host ``h``'s link (control class). An ACK or
+    NACK names the data packet it answers (its sequence, send time, ECN mark; trimmed or not)."""
     hpcc_ack = kind == PKT_ACK and s.prm_i[PI_CC] == CC_HPCC
     size = s.prm_i[PI_CNP_BYTES] if kind == PKT_CNP else s.prm_i[PI_ACK_BYTES]
     if hpcc_ack:
         size += s.prm_i[PI_HP_INT_BYTES]
-    q = alloc_packet(s, f, ZERO, size, kind, CONTROL_CLASS)
+    q = alloc_packet(s, f, s.pi[data, P_SEQ], size, kind, CONTROL_CLASS)
     s.pi[q, P_ACK_SEQ] = ack_seq
     s.pi[q, P_HOP] = 1
+    s.pi[q, P_SENT_PS] = s.pi[data, P_SENT_PS]
+    s.pi[q, P_FLAGS] = s.pi[data, P_FLAGS] & (FLAG_ECN_CE | FLAG_TRIMMED)
     if hpcc_ack:
         n = s.pi[data, P_INT_N]
         s.pi[q, P_INT_N] = n
@@ -113,13 +131,18 @@ def _take(s: SimState, f: int, p: int, now: int) -> int:
     fi = s.fi
     seq = s.pi[p, P_SEQ]
     n = fi[f, F_PACKETS]
-    if s.prm_i[PI_OOO] != 0:
+    mode = s.prm_i[PI_DELIVERY]
+    if mode != DELIVER_IN_ORDER:
         index = fi[f, F_RX_OFFSET] + seq
         if s.rx_seen[index] != 0:
             fi[f, F_DUPS] += 1
             return 0
-        s.rx_seen[index] = 1
         expected = fi[f, F_RX_EXPECTED]
+        window = s.prm_i[PI_REORDER_WINDOW]
+        if mode == DELIVER_REORDER and window > 0 and seq >= expected + window:
+            fi[f, F_OOO] += 1  # beyond what the NIC can track: discarded, as a loss
+            return -1
+        s.rx_seen[index] = 1
         while expected < n and s.rx_seen[fi[f, F_RX_OFFSET] + expected] != 0:
             expected += 1
         fi[f, F_RX_EXPECTED] = expected
@@ -135,10 +158,34 @@ def _take(s: SimState, f: int, p: int, now: int) -> int:
     s.cnt[C_DELIVERED] += 1
     payload = s.pi[p, P_SIZE] - s.prm_i[PI_HEADER]
     if s.prm_i[PI_CC] == CC_HPCC:
-        payload -= s.prm_i[PI_HP_INT_BYTES]  # HPCC's INT metadata rides along; not payload
+        payload -= s.prm_i[PI_HP_INT_BYTES]  # the INT room is not payload
     s.cnt[C_DELIVERED_BYTES] += payload
     s.cnt[C_LAST_PROGRESS] = now
     return 1
+
+
+@jit
+def _on_trimmed(s: SimState, f: int, p: int, h: int) -> None:
+    """A trimmed header of flow ``f`` arrived: NACK at once, so the sender resends it one RTT
+    later instead of after a timeout. Selective repeat names the packet; go-back-N names the
+    expected one (once, as for a gap)."""
+    fi = s.fi
+    fi[f, F_TRIMS] += 1
+    expected = fi[f, F_RX_EXPECTED]
+    seq = s.pi[p, P_SEQ]
+    if s.prm_i[PI_DELIVERY] == DELIVER_SELECTIVE:
+        _send_control(s, f, h, PKT_NACK, expected, p)
+    elif seq == expected or (seq > expected and fi[f, F_RX_NACKED] != expected):
+        # A gap to NACK (or the expected packet itself trimmed again).
+        fi[f, F_RX_NACKED] = expected
+        _send_control(s, f, h, PKT_NACK, expected, p)
+    elif seq > expected:
+        # The expected one is already NACKed: NACK this one when it becomes the expected
+        # (it may be the flow's last, with nothing behind it to reveal the gap).
+        pending = fi[f, F_RX_TRIM_SEQ]
+        if pending < expected or seq < pending:
+            fi[f, F_RX_TRIM_SEQ] = seq
+    try_send(s, s.hi[h, H_UP])
 
 
 @jit
@@ -160,15 +207,23 @@ def on_data(s: SimState, p: int, in_link: int, h: int) -> bool:
         return False
     if lossless and fc == FC_CREDIT:
         return_credit(s, in_link, cls, size)
+    if s.pi[p, P_FLAGS] & FLAG_TRIMMED != 0:
+        _on_trimmed(s, f, p, h)
+        return False
     taken = _take(s, f, p, now)
     if taken < 0:
         if fi[f, F_RX_NACKED] != fi[f, F_RX_EXPECTED]:
             fi[f, F_RX_NACKED] = fi[f, F_RX_EXPECTED]
             _send_control(s, f, h, PKT_NACK, fi[f, F_RX_EXPECTED], p)
     else:
+        if fi[f, F_RX_TRIM_SEQ] >= 0 and fi[f, F_RX_TRIM_SEQ] == fi[f, F_RX_EXPECTED]:
+            fi[f, F_RX_TRIM_SEQ] = -1  # the known-trimmed packet is the next one: NACK it now
+            fi[f, F_RX_NACKED] = fi[f, F_RX_EXPECTED]
+            _send_control(s, f, h, PKT_NACK, fi[f, F_RX_EXPECTED], p)
         fi[f, F_RX_SINCE_ACK] += 1
         complete = fi[f, F_RX_UNIQUE] >= fi[f, F_PACKETS]
-        if taken == 0 or complete or fi[f, F_RX_SINCE_ACK] >= s.prm_i[PI_ACK_INTERVAL]:
+        every = s.prm_i[PI_DELIVERY] == DELIVER_SELECTIVE
+        if taken == 0 or complete or every or fi[f, F_RX_SINCE_ACK] >= s.prm_i[PI_ACK_INTERVAL]:
             fi[f, F_RX_SINCE_ACK] = 0
             _send_control(s, f, h, PKT_ACK, fi[f, F_RX_EXPECTED], p)
     flags = s.pi[p, P_FLAGS]
@@ -200,19 +255,35 @@ def on_control(s: SimState, p: int, h: int) -> None:
             ibcc_on_becn(s, f)
         return
     acked = s.pi[p, P_ACK_SEQ]
-    advanced = acked > fi[f, F_SND_UNA]
+    cc = s.prm_i[PI_CC]
+    if s.prm_i[PI_DELIVERY] == DELIVER_SELECTIVE:
+        seq = s.pi[p, P_SEQ] if kind == PKT_ACK else -1
+        newly = selective_ack(s, f, seq, acked)
+        advanced = newly > 0
+        if kind == PKT_NACK and selective_loss(s, f, s.pi[p, P_SEQ]):
+            ring_add(s, f)
+    else:
+        una = fi[f, F_SND_UNA]
+        advanced = acked > una
+        newly = acked - una if advanced else 0
+        if advanced:
+            fi[f, F_SND_UNA] = acked
+            if fi[f, F_NEXT_SEQ] < acked:  # a late ACK after a timeout's go-back: skip it
+                fi[f, F_NEXT_SEQ] = acked
+        if kind == PKT_NACK:
+            # Go back to the named packet (never below snd_una: a stale NACK undoes no ACK).
+            if fi[f, F_NEXT_SEQ] > fi[f, F_SND_UNA]:
+                fi[f, F_NEXT_SEQ] = fi[f, F_SND_UNA]
+            ring_add(s, f)
     if advanced:
-        fi[f, F_SND_UNA] = acked
         s.cnt[C_LAST_PROGRESS] = now
-        if fi[f, F_NEXT_SEQ] < acked:  # a late ACK after a timeout's go-back: skip what it acks
-            fi[f, F_NEXT_SEQ] = acked
-    if kind == PKT_NACK:
-        # Go back to the named packet (never below snd_una: a stale NACK does not undo ACKs).
-        if fi[f, F_NEXT_SEQ] > fi[f, F_SND_UNA]:
-            fi[f, F_NEXT_SEQ] = fi[f, F_SND_UNA]
-        ring_add(s, f)
-    elif s.prm_i[PI_CC] == CC_HPCC:
+    if kind == PKT_ACK and cc == CC_HPCC:
         hpcc_on_ack(s, f, p)
+    elif cc == CC_NSCC:
+        if kind == PKT_ACK:
+            nscc_on_ack(s, f, p, newly * s.prm_i[PI_PAYLOAD])
+        elif s.pi[p, P_FLAGS] & FLAG_TRIMMED != 0:
+            nscc_on_trim(s, f)
     if fi[f, F_SND_UNA] >= fi[f, F_PACKETS] and fi[f, F_ACKED_PS] < 0:
         fi[f, F_ACKED_PS] = now
         s.cnt[C_DONE] += 1
@@ -232,3 +303,23 @@ def on_host_arrive(s: SimState, p: int, in_link: int) -> bool:
         on_control(s, p, h)
     free_packet(s, p)
     return done
+
+
+def placement_tables(spec: PacketSpec, packets: int) -> tuple[NDArray[np.int8], NDArray[np.int8]]:
+    """(``rx_seen``, ``tx_state``) of a run carrying ``packets`` data packets: the receivers'
+    placement bitmap (when they place out of order) and the senders' per-packet state (under
+    selective repeat); one unused slot otherwise.
+
+    >>> from fabricplan.sim.packet.spec import packet_spec
+    >>> [t.size for t in placement_tables(packet_spec("none", "none", "ecmp"), 8)]
+    [1, 1]
+    >>> spec = packet_spec("none", "uec_nscc", "spray", delivery="out_of_order")
+    >>> [t.size for t in placement_tables(spec, 8)]
+    [8, 8]
+    """
+    placed = spec.receiver != "in_order"
+    selective = spec.receiver == "out_of_order"
+    return (
+        np.zeros(packets if placed else 1, dtype=np.int8),
+        np.zeros(packets if selective else 1, dtype=np.int8),
+    )

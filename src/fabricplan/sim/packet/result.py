@@ -27,6 +27,9 @@ from fabricplan.sim.packet.state import (
     C_SAMPLES,
     C_STALLS,
     C_TIMEOUTS,
+    C_TRIMS,
+    C_VOQ_PACKETS,
+    C_VOQ_WAIT_PS,
     C_WD_TRIGGERS,
     F_ACKED_PS,
     F_DUPS,
@@ -37,12 +40,14 @@ from fabricplan.sim.packet.state import (
     F_SENT,
     F_START_PS,
     F_TIMEOUTS,
+    F_TRIMS,
     L_DROPS,
     L_MAX_Q,
     L_PAUSE_FRAMES,
     L_STALL_EVENTS,
     L_STALL_PS,
     L_STALL_SINCE,
+    L_TRIMS,
     L_TX_BYTES,
     S_BUFFER,
     S_MAX_USED,
@@ -115,6 +120,12 @@ class PacketSimStats(SimStats):
     ecn_marks: int
     cnps: int
     watchdog_triggers: int
+    trims: int = 0
+    """Data packets a switch cut to their header instead of dropping (packet trimming)."""
+    delivery: str = ""
+    """What the receiving NICs accepted: in_order, nic_reorder or out_of_order."""
+    voq_wait_us: float = 0.0
+    """Scheduled fabric: mean time a data packet waited in its ingress VOQ for its grant."""
     stalled_ports: tuple[PortStallStats, ...]
     queue_depth: QueueDepthStats
     events_per_s: float
@@ -146,6 +157,8 @@ class PacketSimResult:
     packets: NDArray[np.int64]
     ooo_discards: NDArray[np.int64]
     duplicates: NDArray[np.int64]
+    trims: NDArray[np.int64]
+    """Trimmed headers of each flow its receiver got (each answered by a NACK)."""
     step_start_us: NDArray[np.float64]
     step_finish_us: NDArray[np.float64]
     link_tx_bytes: NDArray[np.int64]
@@ -153,6 +166,7 @@ class PacketSimResult:
     link_stalls: NDArray[np.int64]
     link_pause_frames: NDArray[np.int64]
     link_drops: NDArray[np.int64]
+    link_trims: NDArray[np.int64]
     link_max_queue_bytes: NDArray[np.int64]
     switch_max_bytes: NDArray[np.int64]
     switch_buffer_bytes: NDArray[np.int64]
@@ -196,6 +210,9 @@ class PacketSimResult:
             "ecn_marks": int(c[C_ECN_MARKS]),
             "lossless_drops": int(c[C_LOSSLESS_DROPS]),
             "delivered_bytes": int(c[C_DELIVERED_BYTES]),
+            "trims": int(c[C_TRIMS]),
+            "voq_packets": int(c[C_VOQ_PACKETS]),
+            "voq_wait_ps": int(c[C_VOQ_WAIT_PS]),
         }
         fi = s.fi
         return cls(
@@ -213,6 +230,7 @@ class PacketSimResult:
             packets=fi[:, F_PACKETS].copy(),
             ooo_discards=fi[:, F_OOO].copy(),
             duplicates=fi[:, F_DUPS].copy(),
+            trims=fi[:, F_TRIMS].copy(),
             step_start_us=_us(s.st[:, ST_START_PS]),
             step_finish_us=_us(s.st[:, ST_FINISH_PS]),
             link_tx_bytes=li[:, L_TX_BYTES].copy(),
@@ -220,6 +238,7 @@ class PacketSimResult:
             link_stalls=li[:, L_STALL_EVENTS].copy(),
             link_pause_frames=li[:, L_PAUSE_FRAMES].copy(),
             link_drops=li[:, L_DROPS].copy(),
+            link_trims=li[:, L_TRIMS].copy(),
             link_max_queue_bytes=li[:, L_MAX_Q].copy(),
             switch_max_bytes=s.si[:, S_MAX_USED].copy(),
             switch_buffer_bytes=s.si[:, S_BUFFER].copy(),
@@ -329,6 +348,11 @@ class PacketSimResult:
             ecn_marks=c["ecn_marks"],
             cnps=c["cnps"],
             watchdog_triggers=c["watchdog_triggers"],
+            trims=c["trims"],
+            delivery=self.spec.receiver,
+            voq_wait_us=(
+                c["voq_wait_ps"] / c["voq_packets"] / PS_PER_US if c["voq_packets"] else 0.0
+            ),
             stalled_ports=ports,
             queue_depth=self._queue_depth(max_by_tier),
             wall_s=self.wall_s,

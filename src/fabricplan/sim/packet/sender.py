@@ -32,6 +32,7 @@ from fabricplan.sim.packet.dcqcn import dcqcn_on_sent
 from fabricplan.sim.packet.event import EV_NIC_WAKE, EV_RTO, now_ps, schedule
 from fabricplan.sim.packet.hpcc import hpcc_window_bytes
 from fabricplan.sim.packet.network import PacketNetwork
+from fabricplan.sim.packet.nscc import nscc_on_timeout, nscc_start, nscc_window_bytes
 from fabricplan.sim.packet.queue import alloc_packet
 from fabricplan.sim.packet.spec import PacketSpec
 from fabricplan.sim.packet.state import (
@@ -39,17 +40,21 @@ from fabricplan.sim.packet.state import (
     C_TIMEOUTS,
     CC_DCQCN,
     CC_HPCC,
+    CC_NSCC,
+    DELIVER_SELECTIVE,
     F_ACKED_PS,
     F_CLS,
     F_DQ_LAST_DEC,
     F_DST,
     F_FINISH_PS,
     F_IN_RING,
+    F_INFLIGHT,
     F_LAST_CNP_PS,
     F_LAST_PAYLOAD,
     F_MAX_SENT,
     F_NEXT_SEND_PS,
     F_NEXT_SEQ,
+    F_NS_LAST_DEC_PS,
     F_OFFSET_PS,
     F_PACKETS,
     F_RETX,
@@ -57,8 +62,11 @@ from fabricplan.sim.packet.state import (
     F_RING_PREV,
     F_RTO_ARMED_PS,
     F_RTO_PENDING,
+    F_RTX_PENDING,
+    F_RTX_SCAN,
     F_RX_NACKED,
     F_RX_OFFSET,
+    F_RX_TRIM_SEQ,
     F_SENT,
     F_SIZE,
     F_SND_UNA,
@@ -85,13 +93,18 @@ from fabricplan.sim.packet.state import (
     HI_COLS,
     NEVER_PS,
     P_HOP,
+    P_SENT_PS,
     PI_CC,
+    PI_DELIVERY,
     PI_HEADER,
     PI_HP_INT_BYTES,
     PI_PAYLOAD,
     PI_RTO,
     PI_WINDOW,
     PKT_DATA,
+    TX_ACKED,
+    TX_IN_FLIGHT,
+    TX_UNSENT,
     ZERO,
     SimState,
     int64,
@@ -142,12 +155,50 @@ def _ring_remove(s: SimState, f: int) -> None:
 
 
 @jit
+def _selective(s: SimState) -> bool:
+    return bool(s.prm_i[PI_DELIVERY] == DELIVER_SELECTIVE)
+
+
+@jit
+def outstanding_packets(s: SimState, f: int) -> int:
+    """Packets of flow ``f`` sent and neither acknowledged nor given up for lost."""
+    if _selective(s):
+        return int(s.fi[f, F_INFLIGHT])
+    return int(s.fi[f, F_NEXT_SEQ] - s.fi[f, F_SND_UNA])
+
+
+@jit
 def _window_open(s: SimState, f: int) -> bool:
-    inflight = (s.fi[f, F_NEXT_SEQ] - s.fi[f, F_SND_UNA]) * s.prm_i[PI_PAYLOAD]
-    if s.prm_i[PI_CC] == CC_HPCC:
+    inflight = outstanding_packets(s, f) * s.prm_i[PI_PAYLOAD]
+    cc = s.prm_i[PI_CC]
+    if cc == CC_HPCC:
         return bool(inflight < hpcc_window_bytes(s, f))
+    if cc == CC_NSCC:
+        return bool(inflight < nscc_window_bytes(s, f))
     window = s.prm_i[PI_WINDOW]
     return bool(window <= 0 or inflight < window)
+
+
+@jit
+def _next_seq(s: SimState, f: int) -> int:
+    """The sequence flow ``f`` sends next; ``F_PACKETS`` when it has nothing to send.
+
+    Go-back-N sends ``next_seq``. Selective repeat resends the lowest packet declared lost,
+    else the first never sent."""
+    fi = s.fi
+    if not _selective(s):
+        return int(fi[f, F_NEXT_SEQ])
+    if fi[f, F_RTX_PENDING] > 0:
+        base = fi[f, F_RX_OFFSET]
+        k = max(fi[f, F_RTX_SCAN], fi[f, F_SND_UNA])
+        top = fi[f, F_MAX_SENT]
+        while k < top and s.tx_state[base + k] != TX_UNSENT:
+            k += 1
+        if k < top:
+            fi[f, F_RTX_SCAN] = k
+            return int(k)
+        fi[f, F_RTX_PENDING] = 0
+    return int(fi[f, F_MAX_SENT])
 
 
 @jit
@@ -173,10 +224,11 @@ def next_data_packet(s: SimState, h: int, link: int) -> int:
         if f < 0 or fi[f, F_IN_RING] == 0:
             break
         nxt = fi[f, F_RING_NEXT]
-        if fi[f, F_NEXT_SEQ] >= fi[f, F_PACKETS]:
+        seq = _next_seq(s, f)
+        if seq >= fi[f, F_PACKETS]:
             _ring_remove(s, f)
         elif _window_open(s, f):
-            if held_back(s, link, fi[f, F_CLS], data_bytes(s, f, fi[f, F_NEXT_SEQ]), now):
+            if held_back(s, link, fi[f, F_CLS], data_bytes(s, f, seq), now):
                 blocked = True
             elif fi[f, F_NEXT_SEND_PS] <= now:
                 chosen = f
@@ -198,16 +250,25 @@ def next_data_packet(s: SimState, h: int, link: int) -> int:
 @jit
 def _build(s: SimState, f: int, now: int) -> int:
     fi = s.fi
-    seq = fi[f, F_NEXT_SEQ]
+    seq = _next_seq(s, f)
     size = data_bytes(s, f, seq)
     p = alloc_packet(s, f, seq, size, PKT_DATA, fi[f, F_CLS])
     s.pi[p, P_HOP] = 1
-    fi[f, F_NEXT_SEQ] = seq + 1
+    s.pi[p, P_SENT_PS] = now
     if seq < fi[f, F_MAX_SENT]:
         fi[f, F_RETX] += 1
         s.cnt[C_RETX] += 1
+        if _selective(s):
+            fi[f, F_RTX_PENDING] -= 1
+            fi[f, F_RTX_SCAN] = seq + 1
     else:
         fi[f, F_MAX_SENT] = seq + 1
+    if _selective(s):
+        s.tx_state[fi[f, F_RX_OFFSET] + seq] = TX_IN_FLIGHT
+        fi[f, F_INFLIGHT] += 1
+        fi[f, F_NEXT_SEQ] = fi[f, F_MAX_SENT]
+    else:
+        fi[f, F_NEXT_SEQ] = seq + 1
     fi[f, F_SENT] += 1
     rto_arm(s, f, now)
     gap = int(size * BITS_PER_BYTE * PS_PER_S / s.ff[f, FF_RATE])
@@ -226,6 +287,8 @@ def flow_start(s: SimState, f: int) -> None:
     fi[f, F_STARTED] = 1
     fi[f, F_START_PS] = now
     fi[f, F_NEXT_SEND_PS] = now
+    if s.prm_i[PI_CC] == CC_NSCC:
+        nscc_start(s, f)
     ring_add(s, f)
 
 
@@ -247,7 +310,7 @@ def rto_on_progress(s: SimState, f: int, now: int) -> None:
     is still outstanding, else stop it."""
     fi = s.fi
     fi[f, F_RTO_ARMED_PS] = -1
-    if fi[f, F_NEXT_SEQ] > fi[f, F_SND_UNA] and fi[f, F_ACKED_PS] < 0:
+    if outstanding_packets(s, f) > 0 and fi[f, F_ACKED_PS] < 0:
         rto_arm(s, f, now)
 
 
@@ -268,9 +331,69 @@ def on_rto(s: SimState, f: int) -> bool:
         return False
     fi[f, F_TIMEOUTS] += 1
     s.cnt[C_TIMEOUTS] += 1
-    fi[f, F_NEXT_SEQ] = fi[f, F_SND_UNA]
+    if _selective(s):
+        base = fi[f, F_RX_OFFSET]
+        for k in range(fi[f, F_SND_UNA], fi[f, F_MAX_SENT]):
+            if s.tx_state[base + k] == TX_IN_FLIGHT:
+                s.tx_state[base + k] = TX_UNSENT
+                fi[f, F_RTX_PENDING] += 1
+        fi[f, F_INFLIGHT] = 0
+        fi[f, F_RTX_SCAN] = fi[f, F_SND_UNA]
+    else:
+        fi[f, F_NEXT_SEQ] = fi[f, F_SND_UNA]
+    if s.prm_i[PI_CC] == CC_NSCC:
+        nscc_on_timeout(s, f)
     fi[f, F_RTO_ARMED_PS] = -1  # the go-back resends; the first resent packet re-arms
     ring_add(s, f)
+    return True
+
+
+@jit
+def _mark_acked(s: SimState, f: int, index: int) -> int:
+    state = s.tx_state[index]
+    if state == TX_ACKED:
+        return 0
+    if state == TX_IN_FLIGHT:
+        s.fi[f, F_INFLIGHT] -= 1
+    else:  # declared lost and not resent yet: the late ACK saves the resend
+        s.fi[f, F_RTX_PENDING] -= 1
+    s.tx_state[index] = TX_ACKED
+    return 1
+
+
+@jit
+def selective_ack(s: SimState, f: int, seq: int, cumulative: int) -> int:
+    """Selective repeat: an ACK of packet ``seq`` (-1: none) and of everything below
+    ``cumulative`` reached flow ``f``'s sender; returns the packets it newly acknowledged and
+    advances ``snd_una`` over the acknowledged prefix."""
+    fi = s.fi
+    base = fi[f, F_RX_OFFSET]
+    n = fi[f, F_PACKETS]
+    newly = 0
+    if 0 <= seq < n:
+        newly += _mark_acked(s, f, base + seq)
+    for k in range(fi[f, F_SND_UNA], min(cumulative, n)):
+        newly += _mark_acked(s, f, base + k)
+    una = fi[f, F_SND_UNA]
+    while una < n and s.tx_state[base + una] == TX_ACKED:
+        una += 1
+    fi[f, F_SND_UNA] = una
+    return newly
+
+
+@jit
+def selective_loss(s: SimState, f: int, seq: int) -> bool:
+    """Selective repeat: packet ``seq`` of flow ``f`` is known lost (its trimmed header was
+    NACKed); True when it was in flight and is now due to be resent."""
+    fi = s.fi
+    index = fi[f, F_RX_OFFSET] + seq
+    if seq < 0 or seq >= fi[f, F_PACKETS] or s.tx_state[index] != TX_IN_FLIGHT:
+        return False
+    s.tx_state[index] = TX_UNSENT
+    fi[f, F_INFLIGHT] -= 1
+    fi[f, F_RTX_PENDING] += 1
+    if seq < fi[f, F_RTX_SCAN]:
+        fi[f, F_RTX_SCAN] = seq
     return True
 
 
@@ -337,6 +460,8 @@ def flow_tables(
         F_RING_NEXT,
         F_RING_PREV,
         F_DQ_LAST_DEC,
+        F_NS_LAST_DEC_PS,
+        F_RX_TRIM_SEQ,
     ):
         fi[:, col] = -1
     if n_flows:

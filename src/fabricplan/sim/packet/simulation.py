@@ -38,20 +38,19 @@ from fabricplan.sim.packet.kernel import (
 )
 from fabricplan.sim.packet.link import link_tables
 from fabricplan.sim.packet.network import PacketNetwork, flow_paths
+from fabricplan.sim.packet.receiver import placement_tables
 from fabricplan.sim.packet.result import PacketSimResult
 from fabricplan.sim.packet.sender import flow_tables, host_table
 from fabricplan.sim.packet.spec import (
     ACK_EXTRA_BYTES,
     CONGESTION_CONTROL_CODE,
     DATA_CLASSES,
-    FLOW_CONTROL_CODE,
     PacketSpec,
 )
 from fabricplan.sim.packet.state import (
     C_DELIVERED_BYTES,
     C_FREE,
     CC_HPCC,
-    FC_NONE,
     L_HEADROOM,
     N_COUNTERS,
     SimState,
@@ -171,7 +170,7 @@ def build_state(
     base_rtt_ps = max(ns_to_ps(rtt_ns), 1)
     line_bps = net.link_speed_gbps[net.host_up_link] * BPS_PER_GBPS
     lossless = np.zeros(classes, dtype=np.int64)
-    if FLOW_CONTROL_CODE[spec.link_flow_control] != FC_NONE:
+    if spec.lossless:
         lossless[list(spec.lossless_classes)] = 1
 
     li, lf, lc = link_tables(net, spec, frame, classes)
@@ -179,6 +178,7 @@ def build_state(
     hi = host_table(net, spec)
     flow_line = line_bps[src] if n_flows else np.zeros(0)
     fi, ff, fh = flow_tables(traffic, size, packets, cls, spec.mtu_bytes, flow_line, fwd, rev)
+    rx_seen, tx_state = placement_tables(spec, int(packets.sum()))
     steps = step_tables(traffic)
     probes = _probe_links(spec, n_links)
     prm_i, prm_f = spec.pack(hosts, classes, max_hops, base_rtt_ps, int_bytes, ack_bytes, line_bps)
@@ -211,7 +211,8 @@ def build_state(
         fib_links=fib.links,
         fib_group=fib.group,
         fib_dest=fib.dest_row,
-        rx_seen=np.zeros(int(packets.sum()) if per_packet else 1, dtype=np.int8),
+        rx_seen=rx_seen,
+        tx_state=tx_state,
         prm_i=prm_i,
         prm_f=prm_f,
         cnt=cnt,

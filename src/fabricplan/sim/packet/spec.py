@@ -1,10 +1,12 @@
 """What one packet-level run is asked to model: the mechanisms and their settings.
 
 A :class:`PacketSpec` names the technology's mechanisms — link-level flow control, congestion
-control, routing — and the settings of each (:mod:`~fabricplan.sim.packet.pfc`,
+control, routing, what the receiving NIC accepts (delivery), packet trimming, a scheduled
+fabric's cells — and the settings of each (:mod:`~fabricplan.sim.packet.pfc`,
 :mod:`~fabricplan.sim.packet.credit`, :mod:`~fabricplan.sim.packet.ecn`,
 :mod:`~fabricplan.sim.packet.dcqcn`, :mod:`~fabricplan.sim.packet.hpcc`,
-:mod:`~fabricplan.sim.packet.ibcc`). :func:`packet_spec_for` reads them from the catalog's
+:mod:`~fabricplan.sim.packet.ibcc`, :mod:`~fabricplan.sim.packet.nscc`,
+:mod:`~fabricplan.sim.packet.voq`). :func:`packet_spec_for` reads them from the catalog's
 technology entry, as the flow level does: nothing here names a technology.
 """
 
@@ -28,17 +30,23 @@ from fabricplan.sim.mechanism import (
 from fabricplan.sim.packet.credit import CreditSpec
 from fabricplan.sim.packet.dcqcn import DcqcnSpec
 from fabricplan.sim.packet.ecn import EcnSpec
-from fabricplan.sim.packet.hpcc import HpccSpec
+from fabricplan.sim.packet.hpcc import SPECTRUM_X_CC, HpccSpec
 from fabricplan.sim.packet.ibcc import IbccSpec
+from fabricplan.sim.packet.nscc import NsccSpec
 from fabricplan.sim.packet.pfc import PAUSE_FRAME_BYTES, PfcSpec
 from fabricplan.sim.packet.state import (
     CC_DCQCN,
     CC_HPCC,
     CC_IBCC,
     CC_NONE,
+    CC_NSCC,
+    DELIVER_IN_ORDER,
+    DELIVER_REORDER,
+    DELIVER_SELECTIVE,
     FC_CREDIT,
     FC_NONE,
     FC_PFC,
+    FC_SCHEDULED,
     N_PARAM_F,
     N_PARAM_I,
     NEVER_PS,
@@ -58,15 +66,26 @@ from fabricplan.sim.packet.state import (
     PF_IB_IPD_STEP,
     PF_IB_THRESHOLD_BUFFERS,
     PF_LOSSY_ALPHA,
+    PF_NS_FI_GAIN,
+    PF_NS_MAX_CWND_BDP,
+    PF_NS_MAX_MD,
+    PF_NS_MD_GAIN,
+    PF_NS_PI_GAIN,
+    PF_NS_TRIM_MD,
     PF_PFC_ALPHA,
     PI_ACK_BYTES,
     PI_ACK_INTERVAL,
+    PI_BASE_RTT,
+    PI_BDP,
     PI_CC,
+    PI_CELL_BYTES,
+    PI_CELL_HEADER,
     PI_CLASSES,
     PI_CNP_BYTES,
     PI_CREDIT_BLOCK,
     PI_CUT_BYTES,
     PI_CUT_THROUGH,
+    PI_DELIVERY,
     PI_DQ_ALPHA_PERIOD,
     PI_DQ_BYTE_RESET,
     PI_DQ_CLAMP,
@@ -92,16 +111,20 @@ from fabricplan.sim.packet.state import (
     PI_IB_TIMER,
     PI_MAX_HOPS,
     PI_NIC_XOFF,
-    PI_OOO,
+    PI_NS_MIN_CWND,
+    PI_NS_TARGET,
     PI_PAUSE_FRAME,
     PI_PAYLOAD,
     PI_PFC_QUANTA,
     PI_PFC_RESUME,
     PI_PFC_STATIC_XOFF,
+    PI_REORDER_WINDOW,
     PI_ROUTING,
     PI_RTO,
     PI_SAMPLE,
     PI_STALL_LIMIT,
+    PI_TRIM,
+    PI_TRIM_BYTES,
     PI_WD_DETECT,
     PI_WD_ON,
     PI_WD_POLL,
@@ -114,8 +137,16 @@ from fabricplan.sim.packet.state import (
 from fabricplan.units import BITS_PER_BYTE, PS_PER_S, bps_to_gbps, mbps_to_bps, us_to_ps
 
 PacketRouting = Literal["static", "ecmp", "adaptive", "spray"]
-PacketFlowControl = Literal["credit", "pfc", "none"]
-PacketCongestionControl = Literal["none", "dcqcn", "hpcc", "ib_cc"]
+PacketFlowControl = Literal["credit", "pfc", "none", "scheduled"]
+PacketCongestionControl = Literal[
+    "none", "dcqcn", "hpcc", "ib_cc", "spectrum_x_cc", "uec_nscc", "voq_scheduled"
+]
+PacketDelivery = Literal["in_order", "nic_reorder", "out_of_order"]
+"""What the receiving NIC accepts: ``in_order`` (go-back-N, as an RC queue pair: a packet out
+of order is discarded and NACKed), ``nic_reorder`` (placed in any order within a reorder
+window, cumulative ACK) or ``out_of_order`` (placed in any order, every packet acknowledged
+selectively, selective repeat: UET's reliable unordered delivery)."""
+PER_PACKET_ROUTINGS = ("adaptive", "spray")
 
 ACK_EXTRA_BYTES = 4
 """An ACK is a header plus the 4-byte AETH (IBTA Vol. 1 §9.3; RoCE carries the same BTH/AETH)."""
@@ -143,13 +174,36 @@ STALL_RTOS = 3
 timeout must have had its chance to recover a lost tail)."""
 DEFAULT_LINE_BPS = 100e9
 """Line rate assumed for the rate-based settings of a network without hosts."""
+SUPERNIC_REORDER_WINDOW_PACKETS = 512
+"""Packets beyond the next expected one a reordering NIC can place (a technology whose
+catalog delivery is ``nic_reorder``). Estimate: NVIDIA publishes no reorder capacity for the
+BlueField-3 / ConnectX-8 SuperNIC's direct data placement; 512 packets of 4 KiB (2 MiB) is
+several bandwidth-delay products of a 400 Gb/s path of a few µs, so that only a badly skewed
+fabric exceeds it."""
 
-FLOW_CONTROL_CODE = {"none": int(FC_NONE), "pfc": int(FC_PFC), "credit": int(FC_CREDIT)}
+FLOW_CONTROL_CODE = {
+    "none": int(FC_NONE),
+    "pfc": int(FC_PFC),
+    "credit": int(FC_CREDIT),
+    "scheduled": int(FC_SCHEDULED),
+}
 CONGESTION_CONTROL_CODE = {
     "none": int(CC_NONE),
     "dcqcn": int(CC_DCQCN),
     "hpcc": int(CC_HPCC),
     "ib_cc": int(CC_IBCC),
+    "spectrum_x_cc": int(CC_HPCC),
+    "uec_nscc": int(CC_NSCC),
+    "voq_scheduled": int(CC_NONE),
+}
+"""``spectrum_x_cc`` runs HPCC's telemetry law with its own settings (``PacketSpec.spectrum_x``,
+:data:`~fabricplan.sim.packet.hpcc.SPECTRUM_X_CC`); ``voq_scheduled`` is the scheduling of a
+``scheduled`` fabric itself (:mod:`~fabricplan.sim.packet.voq`), with no end-to-end rate
+control on top."""
+DELIVERY_CODE = {
+    "in_order": int(DELIVER_IN_ORDER),
+    "nic_reorder": int(DELIVER_REORDER),
+    "out_of_order": int(DELIVER_SELECTIVE),
 }
 ROUTING_CODE = {
     "static": int(ROUTE_PATH),
@@ -196,6 +250,23 @@ class PacketSpec:
     dcqcn: DcqcnSpec = field(default_factory=DcqcnSpec)
     hpcc: HpccSpec = field(default_factory=HpccSpec)
     ibcc: IbccSpec = field(default_factory=IbccSpec)
+    spectrum_x: HpccSpec = SPECTRUM_X_CC
+    """Settings of ``spectrum_x_cc`` (HPCC's law; see :data:`~fabricplan.sim.packet.hpcc.
+    SPECTRUM_X_CC`)."""
+    nscc: NsccSpec = field(default_factory=NsccSpec)
+    delivery: PacketDelivery | None = None
+    """What the receiving NIC accepts; ``None``: by the routing (:attr:`receiver`)."""
+    reorder_window_packets: int = 0
+    """``nic_reorder``: packets beyond the expected one the NIC can place (0: no bound)."""
+    packet_trimming: bool = False
+    """A switch cuts a data packet that would overflow a lossy queue to its header
+    (``trimmed_bytes``) and forwards that in the control class, instead of dropping it."""
+    trimmed_bytes: int | None = None
+    """Wire bytes of a trimmed packet (``None``: ``header_bytes``, the packet's headers)."""
+    cell_bytes: int = 0
+    """``scheduled``: cell payload on fabric links (0: no cells)."""
+    cell_header_bytes: int = 0
+    """``scheduled``: bytes each cell carries on a fabric link beyond its payload."""
     faults: FaultSpec = field(default_factory=FaultSpec)
     sample_us: float = SAMPLE_US
     max_samples: int = MAX_SAMPLES
@@ -208,7 +279,28 @@ class PacketSpec:
 
     @property
     def lossless(self) -> bool:
-        return self.link_flow_control != "none"
+        """Hop-by-hop flow control protects the data classes (PFC or credits); a scheduled
+        fabric avoids loss by admission instead, its queues are lossy."""
+        return self.link_flow_control in ("pfc", "credit")
+
+    @property
+    def receiver(self) -> PacketDelivery:
+        """The delivery the receiving NIC runs: ``delivery``, or by the routing when unset —
+        per-packet routing (adaptive, spray) places out of order (a NIC paired with per-packet
+        routing must: ConnectX with InfiniBand adaptive routing, the egress leaf's reassembly
+        of a scheduled fabric), pinned paths run go-back-N.
+
+        >>> packet_spec("pfc", "dcqcn", "adaptive").receiver
+        'nic_reorder'
+        """
+        if self.delivery is not None:
+            return self.delivery
+        return "nic_reorder" if self.routing in PER_PACKET_ROUTINGS else "in_order"
+
+    @property
+    def hpcc_settings(self) -> HpccSpec:
+        """The INT law's settings: Spectrum-X's for ``spectrum_x_cc``, else HPCC's."""
+        return self.spectrum_x if self.congestion_control == "spectrum_x_cc" else self.hpcc
 
     def pack(
         self,
@@ -224,7 +316,8 @@ class PacketSpec:
         (picoseconds, bytes, bits per second); ``line_bps`` is every host's line rate."""
         spec = self
         line = float(line_bps.max()) if line_bps.size else DEFAULT_LINE_BPS
-        d, h, i, p = spec.dcqcn, spec.hpcc, spec.ibcc, spec.pfc
+        d, h, i, p, ns = spec.dcqcn, spec.hpcc_settings, spec.ibcc, spec.pfc, spec.nscc
+        bdp = math.ceil(base_rtt_ps * line / BITS_PER_BYTE / PS_PER_S)
         ints = {
             PI_HOSTS: hosts,
             PI_CLASSES: classes,
@@ -233,7 +326,16 @@ class PacketSpec:
             PI_CUT_THROUGH: int(spec.cut_through),
             PI_CUT_BYTES: CUT_THROUGH_BYTES,
             PI_ROUTING: ROUTING_CODE[spec.routing],
-            PI_OOO: int(spec.routing in ("adaptive", "spray")),
+            PI_DELIVERY: DELIVERY_CODE[spec.receiver],
+            PI_REORDER_WINDOW: spec.reorder_window_packets,
+            PI_TRIM: int(spec.packet_trimming),
+            PI_TRIM_BYTES: spec.header_bytes if spec.trimmed_bytes is None else spec.trimmed_bytes,
+            PI_CELL_BYTES: spec.cell_bytes,
+            PI_CELL_HEADER: spec.cell_header_bytes,
+            PI_BASE_RTT: max(1, base_rtt_ps),
+            PI_BDP: bdp,
+            PI_NS_TARGET: us_to_ps(ns.target_qdelay_us),
+            PI_NS_MIN_CWND: spec.mtu_bytes,
             PI_ECN_ON: int(spec.ecn.enabled),
             PI_PFC_STATIC_XOFF: p.static_xoff_bytes,
             PI_PFC_RESUME: p.resume_offset_bytes,
@@ -252,7 +354,7 @@ class PacketSpec:
             PI_DQ_CLAMP_AFTER_TIME: int(d.clamp_tgt_rate_after_time_inc),
             PI_HP_MAX_STAGE: h.max_stage,
             PI_HP_T: max(1, base_rtt_ps),
-            PI_HP_WIN: math.ceil(base_rtt_ps * line / BITS_PER_BYTE / PS_PER_S),
+            PI_HP_WIN: bdp,
             PI_HP_INT_BYTES: int_bytes,
             PI_IB_THRESHOLD: i.threshold_bytes or 0,
             PI_IB_MARKING: i.marking_rate,
@@ -293,6 +395,12 @@ class PacketSpec:
             PF_HP_MIN_RATE: mbps_to_bps(h.min_rate_mbps),
             PF_IB_IPD_STEP: i.ipd_step,
             PF_IB_THRESHOLD_BUFFERS: i.threshold_vl_buffers,
+            PF_NS_MD_GAIN: ns.md_gain,
+            PF_NS_MAX_MD: ns.max_md,
+            PF_NS_PI_GAIN: ns.pi_gain,
+            PF_NS_FI_GAIN: ns.fi_gain,
+            PF_NS_TRIM_MD: ns.trim_md,
+            PF_NS_MAX_CWND_BDP: ns.max_cwnd_bdp,
         }
         prm_i = np.zeros(N_PARAM_I, dtype=np.int64)
         prm_f = np.zeros(N_PARAM_F, dtype=np.float64)
@@ -320,10 +428,36 @@ class PacketSpec:
                 f"name data classes between 1 and {DATA_CLASSES}",
             ),
             (self.sample_us <= 0, "sample_us", self.sample_us, "give a positive period"),
+            (
+                self.reorder_window_packets < 0,
+                "reorder_window_packets",
+                self.reorder_window_packets,
+                "give 0 (no bound) or more",
+            ),
+            (
+                self.cell_bytes < 0 or self.cell_header_bytes < 0,
+                "cell_bytes",
+                (self.cell_bytes, self.cell_header_bytes),
+                "give 0 or more",
+            ),
+            (
+                self.trimmed_bytes is not None and self.trimmed_bytes <= 0,
+                "trimmed_bytes",
+                self.trimmed_bytes,
+                "give a positive size or None",
+            ),
         ]
         for bad, name, value, fix in problems:
             if bad:
                 raise ModelError("FP541", f"packet spec {name}", "cannot be simulated", value, fix)
+        if self.congestion_control == "voq_scheduled" and self.link_flow_control != "scheduled":
+            raise ModelError(
+                "FP547",
+                "packet spec congestion_control",
+                "voq_scheduled is the scheduling of a VOQ fabric and needs it",
+                self.link_flow_control,
+                "use link_flow_control 'scheduled', or another congestion control",
+            )
         return self
 
 
@@ -333,12 +467,16 @@ def packet_spec(
     routing: PacketRouting,
     mtu_bytes: int = 4096,
     header_bytes: int = 82,
+    delivery: PacketDelivery | None = None,
 ) -> PacketSpec:
-    """A spec from its three mechanisms (other settings at their defaults).
+    """A spec from its three mechanisms (other settings at their defaults; ECN marking on for
+    the congestion controls that listen to it, DCQCN and NSCC).
 
     >>> s = packet_spec("credit", "ib_cc", "adaptive", header_bytes=26)
-    >>> s.lossless, s.ecn.enabled
-    (True, False)
+    >>> s.lossless, s.ecn.enabled, s.receiver
+    (True, False, 'nic_reorder')
+    >>> packet_spec("none", "uec_nscc", "spray", delivery="out_of_order").ecn.enabled
+    True
     """
     return PacketSpec(
         link_flow_control=link_flow_control,
@@ -346,7 +484,8 @@ def packet_spec(
         routing=routing,
         mtu_bytes=mtu_bytes,
         header_bytes=header_bytes,
-        ecn=EcnSpec(enabled=congestion_control == "dcqcn"),
+        ecn=EcnSpec(enabled=congestion_control in ("dcqcn", "uec_nscc")),
+        delivery=delivery,
     )
 
 
@@ -358,11 +497,22 @@ def packet_spec_for(
 ) -> PacketSpec:
     """The spec of a catalog technology on a catalog switch (with optional overrides).
 
+    Delivery is the technology's; an ``in_order`` technology under per-packet routing gets its
+    packets placed by sequence (:attr:`PacketSpec.receiver`). Trimming needs both the
+    technology and the switch to trim; a ``scheduled`` technology's cells come from its entry.
+
+    Raises
+    ------
+    ModelError
+        FP538 for a mechanism the packet level does not model (``flowlet`` routing).
+
+    Examples
+    --------
     >>> from fabricplan.spec import parse_spec
     >>> valid = parse_spec({"cluster": {"gpus": 256}})
     >>> s = packet_spec_for(valid.technologies["infiniband"], valid.switches["infiniband"])
-    >>> s.link_flow_control, s.congestion_control, s.routing, s.header_bytes
-    ('credit', 'ib_cc', 'adaptive', 26)
+    >>> s.link_flow_control, s.congestion_control, s.routing, s.header_bytes, s.receiver
+    ('credit', 'ib_cc', 'adaptive', 26, 'nic_reorder')
     """
     mechanisms = simulated_mechanisms(tech)
     chosen = routing or default_routing(tech, switch)
@@ -374,11 +524,23 @@ def packet_spec_for(
     cc = congestion_control or mechanisms.congestion_control
     refuse_unmodelled(tech, "congestion_control", cc, get_args(PacketCongestionControl))
     spec = packet_spec(
-        cast(PacketFlowControl, mechanisms.link_flow_control),
-        cast(PacketCongestionControl, cc),
+        mechanisms.link_flow_control,
+        cc,
         cast(PacketRouting, chosen),
         mtu_bytes=tech.mtu_bytes,
         header_bytes=int(tech.header_bytes.value),
+        delivery=None if tech.delivery == "in_order" else tech.delivery,
     )
     buffer = switch.buffer_bytes.value if switch.buffer_bytes is not None else None
-    return replace(spec, switch_buffer_bytes=buffer)
+    return replace(
+        spec,
+        switch_buffer_bytes=buffer,
+        reorder_window_packets=(
+            SUPERNIC_REORDER_WINDOW_PACKETS if tech.delivery == "nic_reorder" else 0
+        ),
+        packet_trimming=tech.packet_trimming and switch.packet_trimming,
+        cell_bytes=int(tech.cell_bytes.value) if tech.cell_bytes is not None else 0,
+        cell_header_bytes=(
+            int(tech.cell_header_bytes.value) if tech.cell_header_bytes is not None else 0
+        ),
+    )

@@ -92,14 +92,24 @@ I8 = NDArray[np.int8]
     F_HP_HOPS,
     F_IB_CCTI,
     F_IB_TIMER_ON,
-) = range(46)
-FI_COLS = 46
+    F_INFLIGHT,
+    F_RTX_PENDING,
+    F_RTX_SCAN,
+    F_NS_LAST_DEC_PS,
+    F_TRIMS,
+    F_RX_TRIM_SEQ,
+) = range(52)
+FI_COLS = 52
 # The retransmission timer (sender.py): F_RTO_ARMED_PS is when the running timer was last
 # (re)armed, -1 while it is stopped (nothing outstanding); F_RTO_PENDING is 1 while the flow's
 # one EV_RTO check is on the heap.
+# Selective repeat (delivery out_of_order, sender.py): F_INFLIGHT packets sent and neither
+# acknowledged nor declared lost, F_RTX_PENDING packets declared lost and not yet resent,
+# F_RTX_SCAN the lowest sequence that may be one of them. F_TRIMS: trimmed headers received;
+# F_RX_TRIM_SEQ (go-back-N) a trimmed sequence beyond the expected one not yet NACKed (-1).
 # Flow floats (ff).
-FF_RATE, FF_LINE, FF_DQ_TARGET, FF_DQ_ALPHA, FF_HP_REF, FF_HP_U = range(6)
-FF_COLS = 6
+FF_RATE, FF_LINE, FF_DQ_TARGET, FF_DQ_ALPHA, FF_HP_REF, FF_HP_U, FF_NS_CWND = range(7)
+FF_COLS = 7
 # Flow hop fields (fh[flow, field, hop]).
 FH_PATH, FH_RPATH, FH_HP_QLEN, FH_HP_TX, FH_HP_TS = range(5)
 FH_FIELDS = 5
@@ -119,8 +129,10 @@ FH_FIELDS = 5
     P_TAIL_PS,
     P_HDRM,
     P_INT_N,
-) = range(13)
-PI_COLS = 13
+    P_SENT_PS,
+) = range(14)
+PI_COLS = 14
+# P_SENT_PS: when the data packet left its NIC (echoed by its ACK: the RTT sample of NSCC).
 # Packet INT fields (pint[packet, field, hop]).
 PINT_QLEN, PINT_TX, PINT_TS, PINT_LINK = range(4)
 PINT_FIELDS = 4
@@ -146,8 +158,9 @@ PINT_FIELDS = 4
     L_PAUSE_FRAMES,
     L_DROPS,
     L_MAX_Q,
-) = range(19)
-LI_COLS = 19
+    L_TRIMS,
+) = range(20)
+LI_COLS = 20
 # Link floats (lf).
 LF_PS_PER_BYTE, LF_SPEED_BPS = range(2)
 LF_COLS = 2
@@ -167,8 +180,9 @@ LF_COLS = 2
 LC_FIELDS = 10
 
 # Hosts (hi).
-H_UP, H_DOWN, H_RING_HEAD, H_RING_SIZE, H_WAKE_PS, H_STOP_PS = range(6)
-HI_COLS = 6
+H_UP, H_DOWN, H_RING_HEAD, H_RING_SIZE, H_WAKE_PS, H_STOP_PS, H_GRANT_PS = range(7)
+HI_COLS = 7
+# H_GRANT_PS: when the scheduler of the host's egress port (a VOQ fabric) can grant next.
 # Switches (si).
 S_BUFFER, S_SHARED, S_USED, S_SHARED_USED, S_MAX_USED, S_RR = range(6)
 SI_COLS = 6
@@ -196,8 +210,11 @@ ST_COLS = 5
     C_DELIVERED_BYTES,
     C_STARTED,
     C_FREE,
-) = range(18)
-N_COUNTERS = 18
+    C_TRIMS,
+    C_VOQ_PACKETS,
+    C_VOQ_WAIT_PS,
+) = range(21)
+N_COUNTERS = 21
 
 # Integer parameters (prm_i).
 (
@@ -208,7 +225,7 @@ N_COUNTERS = 18
     PI_CUT_THROUGH,
     PI_CUT_BYTES,
     PI_ROUTING,
-    PI_OOO,
+    PI_DELIVERY,
     PI_ECN_ON,
     PI_PFC_STATIC_XOFF,
     PI_PFC_RESUME,
@@ -249,8 +266,17 @@ N_COUNTERS = 18
     PI_END,
     PI_DQ_CLAMP,
     PI_DQ_CLAMP_AFTER_TIME,
-) = range(48)
-N_PARAM_I = 48
+    PI_REORDER_WINDOW,
+    PI_TRIM,
+    PI_TRIM_BYTES,
+    PI_CELL_BYTES,
+    PI_CELL_HEADER,
+    PI_BASE_RTT,
+    PI_BDP,
+    PI_NS_TARGET,
+    PI_NS_MIN_CWND,
+) = range(57)
+N_PARAM_I = 57
 # Float parameters (prm_f).
 (
     PF_ECN_KMIN,
@@ -270,8 +296,14 @@ N_PARAM_I = 48
     PF_HP_MIN_RATE,
     PF_IB_IPD_STEP,
     PF_IB_THRESHOLD_BUFFERS,
-) = range(17)
-N_PARAM_F = 17
+    PF_NS_MD_GAIN,
+    PF_NS_MAX_MD,
+    PF_NS_PI_GAIN,
+    PF_NS_FI_GAIN,
+    PF_NS_TRIM_MD,
+    PF_NS_MAX_CWND_BDP,
+) = range(23)
+N_PARAM_F = 23
 
 
 def int64(value: int) -> int:
@@ -293,8 +325,15 @@ FLAG_ECN_CE = int64(1)
 """RoCE: the ECN codepoint says Congestion Experienced (RFC 3168)."""
 FLAG_FECN = int64(2)
 """InfiniBand: Forward Explicit Congestion Notification bit of the BTH (IBTA Annex A10)."""
-FC_NONE, FC_PFC, FC_CREDIT = (int64(k) for k in range(3))
-CC_NONE, CC_DCQCN, CC_HPCC, CC_IBCC = (int64(k) for k in range(4))
+FLAG_TRIMMED = int64(4)
+"""A data packet a switch cut to its header instead of dropping it (packet trimming)."""
+FC_NONE, FC_PFC, FC_CREDIT, FC_SCHEDULED = (int64(k) for k in range(4))
+CC_NONE, CC_DCQCN, CC_HPCC, CC_IBCC, CC_NSCC = (int64(k) for k in range(5))
+DELIVER_IN_ORDER, DELIVER_REORDER, DELIVER_SELECTIVE = (int64(k) for k in range(3))
+"""Receiver modes: go-back-N; placement in any order with a cumulative ACK; placement in any
+order with every packet acknowledged selectively (selective repeat)."""
+TX_UNSENT, TX_IN_FLIGHT, TX_ACKED = (int64(k) for k in range(3))
+"""Sender state of one packet under selective repeat (``tx_state``); a lost packet is unsent."""
 ROUTE_PATH, ROUTE_ADAPTIVE, ROUTE_SPRAY = (int64(k) for k in range(3))
 NEVER_PS = int64(np.iinfo(np.int64).max // 4)
 """A time later than any run (and safe to add a delay to)."""
@@ -327,6 +366,7 @@ class SimState(NamedTuple):
     fib_group: I64
     fib_dest: I64
     rx_seen: I8
+    tx_state: I8
     prm_i: I64
     prm_f: F64
     cnt: I64
@@ -343,7 +383,7 @@ def packet_table(capacity: int, max_hops: int) -> tuple[I64, I64, I64]:
 
     >>> pi, pint, free = packet_table(4, 6)
     >>> pi.shape, pint.shape, free.tolist()
-    ((4, 13), (4, 4, 6), [3, 2, 1, 0])
+    ((4, 14), (4, 4, 6), [3, 2, 1, 0])
     """
     pi = np.zeros((capacity, PI_COLS), dtype=np.int64)
     pi[:, P_NEXT] = -1

@@ -25,17 +25,18 @@ from fabricplan.errors import ModelError
 from fabricplan.sim.packet.backpressure import held_back
 from fabricplan.sim.packet.compiled import jit
 from fabricplan.sim.packet.egress import release
-from fabricplan.sim.packet.event import EV_WATCHDOG, now_ps, schedule
+from fabricplan.sim.packet.event import EV_VOQ_RELEASE, EV_WATCHDOG, now_ps, schedule
 from fabricplan.sim.packet.forwarding import next_hop_range
 from fabricplan.sim.packet.ibcc import ibcc_mark
 from fabricplan.sim.packet.link import try_send
 from fabricplan.sim.packet.network import PacketNetwork
 from fabricplan.sim.packet.pfc import pfc_admit, pfc_after_admit
-from fabricplan.sim.packet.queue import dequeue, enqueue, free_packet
+from fabricplan.sim.packet.queue import dequeue, enqueue, free_packet, wire_ps
 from fabricplan.sim.packet.spec import PacketSpec
 from fabricplan.sim.packet.state import (
     C_DROPS,
     C_LOSSLESS_DROPS,
+    C_TRIMS,
     C_WD_TRIGGERS,
     CC_IBCC,
     CONTROL_CLASS,
@@ -43,24 +44,31 @@ from fabricplan.sim.packet.state import (
     F_SRC,
     FC_CREDIT,
     FC_PFC,
+    FC_SCHEDULED,
     FH_PATH,
     FH_RPATH,
+    FLAG_TRIMMED,
     L_DROPS,
     L_DST,
     L_Q_TOTAL,
     L_SRC,
+    L_TRIMS,
     P_CLS,
+    P_FLAGS,
     P_FLOW,
     P_HOP,
     P_IN_LINK,
     P_KIND,
     P_SIZE,
+    P_TAIL_PS,
     PF_LOSSY_ALPHA,
     PI_CC,
     PI_CLASSES,
     PI_FC,
     PI_HOSTS,
     PI_ROUTING,
+    PI_TRIM,
+    PI_TRIM_BYTES,
     PI_WD_DETECT,
     PI_WD_ON,
     PI_WD_POLL,
@@ -86,6 +94,7 @@ from fabricplan.sim.packet.state import (
     SimState,
     int64,
 )
+from fabricplan.sim.packet.voq import voq_release_ps
 
 BLOCKED_PORT_BYTES = int64(1 << 40)
 """Load adaptive routing gives a port that cannot send the packet's class now."""
@@ -132,19 +141,37 @@ def _drop(s: SimState, p: int, link: int) -> None:
 
 
 @jit
+def _trim(s: SimState, p: int, in_link: int, out: int, now: int) -> None:
+    """Cut data packet ``p`` to its header; it goes on in the control class (high priority).
+    The header is in once its own bytes are (the cut rest no longer holds the output)."""
+    trimmed = s.prm_i[PI_TRIM_BYTES]
+    header_in = now + wire_ps(s, in_link, trimmed)
+    if header_in < s.pi[p, P_TAIL_PS]:
+        s.pi[p, P_TAIL_PS] = header_in
+    s.pi[p, P_SIZE] = trimmed
+    s.pi[p, P_CLS] = CONTROL_CLASS
+    s.pi[p, P_FLAGS] |= FLAG_TRIMMED
+    s.li[out, L_TRIMS] += 1
+    s.cnt[C_TRIMS] += 1
+
+
+@jit
 def on_switch_arrive(s: SimState, p: int, in_link: int) -> None:
     """Packet ``p`` has arrived over ``in_link`` at a switch."""
     now = now_ps(s)
+    hosts = s.prm_i[PI_HOSTS]
     v = s.li[in_link, L_DST]
-    sw = v - s.prm_i[PI_HOSTS]
+    sw = v - hosts
     s.pi[p, P_IN_LINK] = in_link
-    out = route_out(s, v, p, now)
     cls = s.pi[p, P_CLS]
-    size = s.pi[p, P_SIZE]
     fc = s.prm_i[PI_FC]
+    # A scheduled fabric holds data from a host in its VOQ: routed when it leaves (voq.py).
+    voq = fc == FC_SCHEDULED and cls != CONTROL_CLASS and s.li[in_link, L_SRC] < hosts
+    out = in_link if voq else route_out(s, v, p, now)
+    size = s.pi[p, P_SIZE]
     lossless = s.class_lossless[cls] != 0
     if cls != CONTROL_CLASS:
-        if s.prm_i[PI_WD_ON] != 0 and s.lc[out, cls, Q_STORM_UNTIL] > now:
+        if s.prm_i[PI_WD_ON] != 0 and not voq and s.lc[out, cls, Q_STORM_UNTIL] > now:
             _drop(s, p, out)
             return
         if lossless and fc == FC_CREDIT:
@@ -157,19 +184,36 @@ def on_switch_arrive(s: SimState, p: int, in_link: int) -> None:
         else:
             free = s.si[sw, S_SHARED] - s.si[sw, S_SHARED_USED]
             limit = s.prm_f[PF_LOSSY_ALPHA] * free
-            if size > free or s.lc[out, cls, Q_BYTES] + size > limit:
+            fits = size <= free and (voq or s.lc[out, cls, Q_BYTES] + size <= limit)
+            if fits:
+                s.si[sw, S_SHARED_USED] += size
+            elif s.prm_i[PI_TRIM] != 0 and not voq and s.pi[p, P_KIND] == PKT_DATA:
+                _trim(s, p, in_link, out, now)
+                cls = CONTROL_CLASS
+                size = s.pi[p, P_SIZE]
+            else:
                 _drop(s, p, out)
                 return
-            s.si[sw, S_SHARED_USED] += size
-        if s.prm_i[PI_CC] == CC_IBCC:
+        if s.prm_i[PI_CC] == CC_IBCC and cls != CONTROL_CLASS:
             ibcc_mark(s, out, cls, p)
     used = s.si[sw, S_USED] + size
     s.si[sw, S_USED] = used
     if used > s.si[sw, S_MAX_USED]:
         s.si[sw, S_MAX_USED] = used
+    if voq:
+        schedule(s, voq_release_ps(s, p, now), EV_VOQ_RELEASE, p, in_link, ZERO)
+        return
     enqueue(s, out, cls, p)
     if cls != CONTROL_CLASS and lossless and fc == FC_PFC:
         pfc_after_admit(s, sw, in_link, cls)
+    try_send(s, out)
+
+
+@jit
+def on_voq_release(s: SimState, p: int, in_link: int) -> None:
+    """Packet ``p``'s grant is back: it leaves its VOQ, sprayed onto the fabric."""
+    out = route_out(s, s.li[in_link, L_DST], p, now_ps(s))
+    enqueue(s, out, s.pi[p, P_CLS], p)
     try_send(s, out)
 
 
