@@ -209,7 +209,12 @@ def test_ip_plan_gives_a_31_per_link_and_rfc7938_asns() -> None:
 
 
 def _ethernet_switches() -> list[SwitchSpec]:
-    return [s for s in load_catalog().of_kind(SwitchSpec) if s.family == "ethernet"]
+    """Ethernet switches that can be RoCEv2 leaves (not a scheduled fabric's leaf or element)."""
+    return [
+        s
+        for s in load_catalog().of_kind(SwitchSpec)
+        if s.family == "ethernet" and s.role == "switch" and not s.fabric_port_modes
+    ]
 
 
 @pytest.mark.parametrize("switch", _ethernet_switches(), ids=lambda s: s.id)
@@ -558,3 +563,61 @@ def test_layout_fills_rows_and_racks(tmp_path: Path) -> None:
     assert result.exit_code == 2 and "FP1225" in result.output
     with pytest.raises(InputFileError, match="twice"):
         read_layout("device,row,rack\na,1,2\na,1,3\n", "x.csv")
+
+
+def test_a_tomahawk_4_box_gets_its_platforms_sonic_headroom_and_buffer() -> None:
+    # Dell Z9664F-ON (Tomahawk 4, 64 x 400G) in sonic-buildimage: pg_profile_lookup.ini gives a
+    # 400G port on a cable up to 40 m xoff 424434 B, size and xon 9144 B; its buffers_defaults
+    # give a 113,620,296 B pool. A 7 m host run takes the 40 m row (the shortest row that covers
+    # it), never the Spectrum-3 formula.
+    from fabricplan.export.switch_config import roce_config_files
+
+    valid = parse_spec(
+        {
+            "cluster": {"gpus": 1024},
+            "fabric": {"technologies": ["roce_v2"], "switch": {"roce_v2": "th4-64x400g"}},
+        }
+    )
+    files = roce_config_files(valid, design_fabric(valid, "roce_v2"), "sonic")
+    leaf = json.loads(files["sonic-leaf.json"])
+    lossless = {k: v for k, v in leaf["BUFFER_PROFILE"].items() if k.startswith("pg_lossless")}
+    assert lossless
+    assert {(p["xoff"], p["size"], p["xon"]) for p in lossless.values()} == {
+        ("424434", "9144", "9144")
+    }
+    assert leaf["BUFFER_POOL"]["egress_lossless_pool"]["size"] == "113620296"
+    assert "Spectrum-3 formula" not in files["baseline.md"]
+
+
+# CloudAI's scenario schema (NVIDIA/cloudai @5b5c0f72, src/cloudai/models/scenario.py:
+# TestScenarioModel and TestRunModel, both extra="forbid") and its NcclTest subtests
+# (src/cloudai/workloads/nccl_test/nccl.py, NCCLCmdArgs.subtest_name).
+CLOUDAI_SCENARIO_KEYS = {"name", "sol_path", "job_status_check", "Tests", "pre_test", "post_test"}
+CLOUDAI_TEST_KEYS = {"id", "test_name", "num_nodes", "sol", "time_limit", "cmd_args", "weight"}
+CLOUDAI_SUBTESTS = {
+    "all_reduce_perf_mpi",
+    "all_gather_perf_mpi",
+    "alltoall_perf_mpi",
+    "broadcast_perf_mpi",
+    "reduce_scatter_perf_mpi",
+}
+
+
+def test_cloudai_sol_is_a_cloudai_test_scenario_with_the_predicted_busbw() -> None:
+    import tomllib
+
+    valid = parse_spec({"cluster": {"gpus": 256}, "fabric": {"technologies": ["infiniband"]}})
+    files = export_files(valid, "infiniband", "cloudai-sol")
+    scenario = tomllib.loads(str(files["cloudai-sol.toml"]))
+    assert set(scenario) <= CLOUDAI_SCENARIO_KEYS and scenario["name"]
+    targets = export_files(valid, "infiniband", "targets")["targets.csv"]
+    rows = list(csv.DictReader(io.StringIO(str(targets))))
+    assert {t["id"] for t in scenario["Tests"]} == {f"Tests.{r['collective']}" for r in rows}
+    for test in scenario["Tests"]:
+        assert set(test) <= CLOUDAI_TEST_KEYS
+        assert test["test_name"] == "nccl_base_test"
+        assert test["num_nodes"] == valid.spec.cluster.nodes
+        assert test["cmd_args"]["subtest_name"] in CLOUDAI_SUBTESTS
+        mine = [r for r in rows if f"Tests.{r['collective']}" == test["id"]]
+        largest = max(mine, key=lambda r: int(r["size_bytes"]))
+        assert test["sol"] == pytest.approx(float(largest["busbw_GBps"]), rel=1e-5)

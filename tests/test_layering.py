@@ -23,6 +23,7 @@ LAYER = {
     "lint": 3,
     "measure": 3,
     "backends": 4,
+    "search_cache": 4,
     "perf_cache": 5,
     "evaluate": 5,
     "recommend": 6,

@@ -4,9 +4,13 @@ Between two events every active flow sends at a constant rate, found by
 :func:`~fabricplan.sim.flow.solver.maxmin_rates` on the resources of the routing in use (links
 for pinned routing, trunks for adaptive routing and spraying). Events are flow arrivals (a step
 starting, a background flow arriving), flow completions, and the moment congestion control has
-settled after new flows started. Lossless fabrics (credits or PFC) apply head-of-line
-back-pressure while congestion control has not yet settled, and always without congestion
-control.
+settled after new flows started. Fabrics with hop-by-hop back-pressure (credits or PFC) apply
+head-of-line blocking while congestion control has not yet settled, and always without
+congestion control. A scheduled fabric (VOQ) never back-pressures: each egress port shares its
+capacity among the flows to it, and a flow's first byte waits for its grant. A lossy fabric
+whose queue overflows before congestion control has settled costs every flow through that
+queue one recovery: a round trip when the switches trim, the retransmission timeout when they
+drop.
 
 Completions are batched to keep large runs fast: an epoch ends at the first completion plus
 ``tolerance`` times the time since the last arrival; every flow due before then finishes at its
@@ -39,9 +43,20 @@ from numpy.typing import NDArray
 
 from fabricplan.errors import ModelError
 from fabricplan.sim.flow.result import FlowSimResult
-from fabricplan.sim.flow.routing import bytes_per_us, flow_paths, resources_for
+from fabricplan.sim.flow.routing import (
+    bytes_per_us,
+    flow_paths,
+    link_payload_share,
+    resources_for,
+)
 from fabricplan.sim.flow.solver import add_along_paths, maxmin_rates
-from fabricplan.sim.flow.transport import TransportSpec, settle_time_us
+from fabricplan.sim.flow.transport import (
+    LOSS_TIMEOUT_US,
+    TRIM_RECOVERY_ROUND_TRIPS,
+    VOQ_GRANT_ROUND_TRIPS,
+    TransportSpec,
+    settle_time_us,
+)
 from fabricplan.sim.traffic import Traffic
 from fabricplan.topology.graph import FabricGraph
 from fabricplan.topology.routing import path_latency_ns
@@ -130,9 +145,18 @@ def simulate(
     n = traffic.flows
     hops = graph.max_hops
     resources = resources_for(
-        graph, transport.routing, transport.payload_share, transport.adaptive_efficiency
+        graph,
+        transport.routing,
+        transport.payload_share,
+        transport.adaptive_efficiency,
+        transport.fabric_payload_share,
     )
     cap = resources.capacity_bytes_per_us
+    counts_losses = not transport.lossless and transport.loss_recovery != "ideal"
+    buffer_bytes = np.bincount(resources.of_link, minlength=resources.count).astype(
+        np.float64
+    ) * float(transport.port_buffer_bytes)
+    recovery_us = np.zeros(n)
     res_paths = np.full((n, hops), -1, dtype=np.int32)
     latency_us = np.zeros(n)
     remaining = traffic.size_bytes.astype(np.float64).copy()
@@ -184,6 +208,8 @@ def simulate(
             )
             res_paths[new] = res_new
             latency_us[new] = path_latency_ns(graph, link_new) * ns_to_us(1.0)
+            if transport.scheduled:
+                latency_us[new] *= 1.0 + 2.0 * VOQ_GRANT_ROUND_TRIPS  # request and grant first
             start_us[new] = arrive
             empty = remaining[new] <= 0
             if empty.any():
@@ -197,19 +223,26 @@ def simulate(
                     finish_step,
                 )
             active = np.concatenate([active, new[~empty]])
-            if transport.lossless:
-                overload = _overload(res_paths, active, cap)
-                rtt_us = 2 * float(latency_us[new].max())
+            rtt_us = 2 * float(latency_us[new].max())
+            if transport.back_pressure:
+                overload = float(_offered_over_capacity(res_paths, active, cap).max(initial=0.0))
                 hol_until = max(
                     hol_until, now + settle_time_us(transport.congestion_control, overload, rtt_us)
                 )
+            elif counts_losses:
+                lost = _overflowing_flows(res_paths, active, cap, buffer_bytes, transport, rtt_us)
+                if transport.loss_recovery == "trim_nack":
+                    penalty = 2.0 * TRIM_RECOVERY_ROUND_TRIPS * latency_us[lost]
+                else:
+                    penalty = np.full(lost.size, LOSS_TIMEOUT_US)
+                recovery_us[lost] = np.maximum(recovery_us[lost], penalty)
             since = now
         if active.size == 0:
             now = releases.next_us()
             if math.isinf(now):
                 break
             continue
-        hol = transport.lossless and now < hol_until
+        hol = transport.back_pressure and now < hol_until
         rates, paused = maxmin_rates(res_paths, active, cap, hol)
         if not (rates > 0).all():
             stuck = int(active[np.argmin(rates)])
@@ -240,7 +273,7 @@ def simulate(
         finished = active[done]
         _complete(
             finished,
-            done_at[done] + latency_us[finished],
+            done_at[done] + latency_us[finished] + recovery_us[finished],
             traffic,
             finish_us,
             outstanding,
@@ -264,7 +297,8 @@ def simulate(
         latency_us=latency_us,
         link_bytes=res_bytes[resources.of_link] * resources.link_share,
         link_paused_us=res_paused_us[resources.of_link],
-        link_capacity_bytes_per_us=link_cap * transport.payload_share,
+        link_capacity_bytes_per_us=link_cap
+        * link_payload_share(graph, transport.payload_share, transport.fabric_payload_share),
         step_start_us=releases.start.copy(),
         step_finish_us=step_finish,
         epochs=epochs,
@@ -272,17 +306,40 @@ def simulate(
     )
 
 
-def _overload(
+def _offered_over_capacity(
     paths: NDArray[np.int32], active: NDArray[np.int64], cap: NDArray[np.float64]
-) -> float:
-    """Largest offered load / capacity when every sender shares its NIC's line rate evenly
-    over its active flows (what senders offer before congestion control reacts)."""
+) -> NDArray[np.float64]:
+    """Offered load / capacity of every resource when every sender shares its NIC's line rate
+    evenly over its active flows (what senders offer before congestion control reacts)."""
     first = paths[active, 0].astype(np.int64)
     per_nic = np.bincount(first, minlength=cap.size)
     offered = np.zeros(cap.size)
     add_along_paths(paths, active, cap[first] / per_nic[first], offered)
-    ratio = np.divide(offered, cap, out=np.zeros_like(offered), where=cap > 0)
-    return float(ratio.max(initial=0.0))
+    return np.divide(offered, cap, out=np.zeros_like(offered), where=cap > 0)
+
+
+def _overflowing_flows(
+    paths: NDArray[np.int32],
+    active: NDArray[np.int64],
+    cap: NDArray[np.float64],
+    buffer_bytes: NDArray[np.float64],
+    transport: TransportSpec,
+    rtt_us: float,
+) -> NDArray[np.int64]:
+    """Active flows through a queue that overflows before congestion control has settled: the
+    excess ``(offered - capacity) x settling time`` is more than the queue's buffer."""
+    ratio = _offered_over_capacity(paths, active, cap)
+    over = np.flatnonzero(ratio > 1.0)
+    overflow = np.zeros(cap.size, dtype=np.bool_)
+    for r in over:
+        settle = settle_time_us(transport.congestion_control, float(ratio[r]), rtt_us)
+        excess = (ratio[r] - 1.0) * cap[r] * settle
+        overflow[r] = excess > buffer_bytes[r]
+    if not overflow.any():
+        return np.zeros(0, dtype=np.int64)
+    hops = paths[active]
+    crossed = np.where(hops >= 0, overflow[np.maximum(hops, 0)], False).any(axis=1)
+    return active[crossed]
 
 
 def _complete(

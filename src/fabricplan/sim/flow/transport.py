@@ -1,20 +1,25 @@
 """How a technology moves bytes, as the flow-level model sees it: routing, link-level flow
-control, congestion control and the payload share of the line rate.
+control, congestion control, loss recovery and the payload share of the line rate.
 
 Nothing here names a technology: a :class:`TransportSpec` is built from the technology's
-mechanisms in the catalog (``routing``, ``link_flow_control``, ``congestion_control``, MTU and
-header bytes) and from whether the switch can route adaptively.
+mechanisms in the catalog (``routing``, ``link_flow_control``, ``congestion_control``,
+``delivery``, ``packet_trimming``, MTU, header and cell bytes) and from what the switch can do
+(adaptive routing, trimming, buffer).
 
 Congestion control is modelled by its *settling time*: after new flows start, a sender keeps
 its line rate until the congestion signal has come back and its rate cuts have brought the
 offered load down to the bottleneck's capacity. Each cut multiplies the rate by at most
 ``decrease_factor`` and cuts are at least ``decrease_period_us`` apart, so an overload ``x``
-takes ``ceil(log(x) / log(1 / decrease_factor))`` cuts; before that the fabric behaves as if
-there were no congestion control (lossless back-pressure spreads), after it rates are the
-max-min fair shares the controller converges to (Zhu et al. 2015, §5).
+takes ``ceil(log(x) / log(1 / decrease_factor))`` cuts; a controller that reads the
+bottleneck's load from telemetry (factor 0) reaches it in one cut. Before that the fabric
+behaves as if there were no congestion control (lossless back-pressure spreads, a lossy
+fabric overflows), after it rates are the max-min fair shares the controller converges to
+(Zhu et al. 2015, §5).
 
 >>> settle_time_us("dcqcn", overload=64.0, base_rtt_us=4.0)
 32.0
+>>> settle_time_us("spectrum_x_cc", overload=64.0, base_rtt_us=4.0)
+8.0
 >>> settle_time_us("none", overload=64.0, base_rtt_us=4.0)
 inf
 """
@@ -23,6 +28,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Literal
 
 from fabricplan.model.hardware import SwitchSpec, TechnologySpec
 from fabricplan.sim.mechanism import (
@@ -41,12 +47,20 @@ __all__ = [
     "ROUTING_NAMES",
     "CongestionControl",
     "LinkFlowControl",
+    "LossRecovery",
     "RoutingName",
     "TransportSpec",
+    "cell_payload_share",
     "default_routing",
     "settle_time_us",
     "transport_for",
 ]
+
+LossRecovery = Literal["ideal", "timeout", "trim_nack"]
+"""What a lossy fabric pays for a packet its queue could not hold: ``ideal`` nothing (the
+fluid idealisation: rates are max-min and no byte is lost), ``timeout`` the sender's
+retransmission timeout, ``trim_nack`` one round trip (the switch trims the packet to its
+header, the receiver NACKs it at once, the sender retransmits)."""
 
 DCQCN_DECREASE_PERIOD_US = 4.0
 """Shortest time between two rate cuts of a DCQCN reaction point: ConnectX
@@ -67,11 +81,83 @@ with congestion control in InfiniBand hardware", IPDPS 2010, see convergence wit
 microseconds)."""
 IB_CC_DECREASE_FACTOR = 0.5
 """Rate cut per IB CC reaction (estimate, as above: a CCT whose delays double per step)."""
+TELEMETRY_CC_PERIOD_RTTS = 1.0
+"""Spectrum-X congestion control: one window update per base round trip, set from the
+bottleneck's load carried back in the acknowledgements, so one update reaches the target
+(factor 0). Estimate: NVIDIA describes the mechanism (NIC rate control from switch in-band
+telemetry; Spectrum-X Network Platform Architecture whitepaper, 2023-05) but publishes no
+timers; the figure is the published control law of that class, HPCC (Li et al., "HPCC: High
+Precision Congestion Control", SIGCOMM 2019, §3.2: ``W = W / (U / eta) + W_AI`` once per RTT)."""
+NSCC_QUICK_ADAPT_PERIOD_RTTS = 1.0
+"""UEC NSCC: on heavy congestion (trims or a delay far above target) the sender's "quick adapt"
+sets its window to the bytes acknowledged over the last base round trip, one step to the
+achieved rate (factor 0); finer fair sharing follows by per-ACK increase and decrease.
+Estimate of the timescale: UE Specification 1.0 (2025-06-11), NSCC; the control law as
+published for its precursor, Bonato et al., "SMaRTT-REPS: Sender-based Marked Rapidly-adapting
+Trimmed & Timed Transport with Recycled Entropies", arXiv:2404.01630 (2024)."""
 
-_CC_LAW: dict[CongestionControl, tuple[float, float, float]] = {
-    "dcqcn": (DCQCN_DECREASE_PERIOD_US, DCQCN_DECREASE_FACTOR, DCQCN_CNP_INTERVAL_US),
-    "ib_cc": (IB_CC_DECREASE_PERIOD_US, IB_CC_DECREASE_FACTOR, 0.0),
+
+@dataclass(frozen=True)
+class SettleLaw:
+    """How one congestion controller brings an overload down (see the module docstring)."""
+
+    period_us: float
+    """Fixed time between two cuts."""
+    period_rtts: float
+    """Time between two cuts in base round trips (added to ``period_us``)."""
+    decrease_factor: float
+    """Largest rate cut per period (0: to the target in one cut)."""
+    interval_us: float
+    """Notification interval before the first signal leaves the congestion point."""
+
+
+SETTLE_LAWS: dict[CongestionControl, SettleLaw] = {
+    "dcqcn": SettleLaw(DCQCN_DECREASE_PERIOD_US, 0.0, DCQCN_DECREASE_FACTOR, DCQCN_CNP_INTERVAL_US),
+    "ib_cc": SettleLaw(IB_CC_DECREASE_PERIOD_US, 0.0, IB_CC_DECREASE_FACTOR, 0.0),
+    "spectrum_x_cc": SettleLaw(0.0, TELEMETRY_CC_PERIOD_RTTS, 0.0, 0.0),
+    "uec_nscc": SettleLaw(0.0, NSCC_QUICK_ADAPT_PERIOD_RTTS, 0.0, 0.0),
 }
+"""The settling law of every congestion controller that reacts to congestion after the fact;
+``voq_scheduled`` never lets an overload start (the egress grants what it can carry) and
+``none`` never settles."""
+
+ETHERNET_PREAMBLE_AND_GAP_BYTES = 20
+"""Preamble + SFD (8 B) and the minimum inter-frame gap (12 B) of every Ethernet frame on the
+wire (IEEE 802.3 clause 4); a scheduled fabric stores and cuts the frame without them."""
+VOQ_GRANT_ROUND_TRIPS = 1.0
+"""A virtual output queue sends its first cell only after its credit request has reached the
+egress port's scheduler and the grant has come back: one round trip before the first byte
+(Broadcom Jericho3-AI press release, 2023-04-11: end-to-end scheduling with credits; OCP
+Distributed Disaggregated Chassis specification, 2019). Estimate of the size: the host-to-host
+path's round trip stands for the leaf-to-leaf one (it adds the two host links)."""
+LOSS_TIMEOUT_US = 1048.576
+"""Retransmission timeout of a sender that only learns of a loss by its timer: ``4.096 µs x
+2^8`` (the RC QP ``timeout`` field's unit at exponent 8, IBTA Vol. 1 §9.7.6.1.3), the figure the
+packet level uses; NCCL's default exponent 18 would be 1.07 s. For UET without trimming the
+timer is implementation-defined (UE Specification 1.0): an estimate there."""
+TRIM_RECOVERY_ROUND_TRIPS = 1.0
+"""A trimmed packet's header reaches the receiver on a priority queue, the receiver NACKs it
+and the sender retransmits: the payload arrives one base round trip later than it would have
+(UE Specification 1.0, packet trimming and NACK; derived from the path)."""
+PORT_BUFFER_SHARE = 0.5
+"""Share of a switch's shared buffer one congested port can take before it drops: the dynamic
+threshold with ``alpha = 1`` settles at ``alpha / (1 + alpha)`` of the buffer (Choudhury and
+Hahne, "Dynamic Queue Length Thresholds for Shared-Memory Packet Switches", IEEE/ACM ToN 1998;
+SONiC's default ``dynamic_th`` 0 is ``alpha = 2^0``)."""
+
+
+def cell_payload_share(
+    mtu_bytes: int, header_bytes: float, cell_bytes: float, cell_header_bytes: float
+) -> float:
+    """Payload share of a scheduled fabric's cell link: the frame (without preamble and gap) is
+    cut into ``ceil(frame / cell_bytes)`` variable-size cells, each with its own header.
+
+    >>> round(cell_payload_share(4096, 82, 256, 16), 4)   # 4,158 B frame -> 17 cells
+    0.9246
+    """
+    frame = mtu_bytes + header_bytes - ETHERNET_PREAMBLE_AND_GAP_BYTES
+    cells = math.ceil(frame / cell_bytes - 1e-12)
+    return mtu_bytes / (frame + cells * cell_header_bytes)
 
 
 @dataclass(frozen=True)
@@ -80,10 +166,11 @@ class TransportSpec:
 
     routing: RoutingName
     """``static``: destination-based forwarding tables (D-mod-K); ``ecmp``: per-flow 5-tuple
-    hash at every switch; ``adaptive``: per-packet adaptive routing, which the fluid model
-    treats as a split over the equal-cost paths that delivers ``adaptive_efficiency`` of each
-    multi-link trunk; ``spray``: per-packet (or flowlet) spraying over the equal-cost paths,
-    an ideal split on a symmetric fabric."""
+    hash at every switch; ``flowlet``: the hash re-drawn per flowlet (a flow of the fluid model
+    is one flowlet, so its paths are ECMP's); ``adaptive``: per-packet adaptive routing, which
+    the fluid model treats as a split over the equal-cost paths that delivers
+    ``adaptive_efficiency`` of each multi-link trunk; ``spray``: per-packet (or per-cell)
+    spraying over the equal-cost paths, an even split, ideal on a symmetric fabric."""
     link_flow_control: LinkFlowControl
     congestion_control: CongestionControl
     payload_share: float
@@ -91,11 +178,39 @@ class TransportSpec:
     adaptive_efficiency: float = 1.0
     """Share of a loaded multi-link trunk that adaptive routing delivers
     (:func:`fabricplan.sim.mechanism.adaptive_routing_of`); 1 for the other routings."""
+    fabric_payload_share: float | None = None
+    """Payload share of switch-to-switch links when it differs from the host links' (a
+    scheduled fabric's cells, :func:`cell_payload_share`); ``None``: ``payload_share``."""
+    loss_recovery: LossRecovery = "ideal"
+    """What an overflow costs a lossy fabric (:data:`LossRecovery`); unused when lossless."""
+    port_buffer_bytes: float = 0.0
+    """Bytes one congested switch port absorbs before a lossy fabric drops."""
+    delivery: Literal["in_order", "nic_reorder", "out_of_order"] = "in_order"
+    """What the receiver accepts; the fluid model carries it but gives it no cost (per-packet
+    routing in the catalog always comes with a receiver that places packets in any order, or
+    with a fabric that reassembles cells in order before the egress port)."""
 
     @property
     def lossless(self) -> bool:
-        """Hop-by-hop back-pressure (credits or PFC) instead of drops."""
+        """No drops: hop-by-hop back-pressure (credits, PFC) or egress scheduling."""
         return self.link_flow_control != "none"
+
+    @property
+    def back_pressure(self) -> bool:
+        """Hop-by-hop pause (credits or PFC), which spreads congestion to victims."""
+        return self.link_flow_control in ("credit", "pfc")
+
+    @property
+    def scheduled(self) -> bool:
+        """Ingress VOQs send only what the egress port granted (no fabric queue overflows)."""
+        return self.link_flow_control == "scheduled"
+
+    @property
+    def fabric_share(self) -> float:
+        """Payload share of switch-to-switch links."""
+        return (
+            self.payload_share if self.fabric_payload_share is None else self.fabric_payload_share
+        )
 
 
 def transport_for(
@@ -114,16 +229,37 @@ def transport_for(
     >>> ib = transport_for(valid.technologies["infiniband"], valid.switches["infiniband"])
     >>> ib.routing, ib.adaptive_efficiency
     ('adaptive', 0.77)
+    >>> from fabricplan.catalog.loader import load_catalog
+    >>> from fabricplan.model.hardware import SwitchSpec, TechnologySpec
+    >>> cat = load_catalog()
+    >>> tech, switch = cat.get_typed("ddc", TechnologySpec), cat.get_typed("sn5600", SwitchSpec)
+    >>> ddc = transport_for(tech, switch)
+    >>> ddc.routing, ddc.link_flow_control, round(ddc.fabric_share, 4)
+    ('spray', 'scheduled', 0.9246)
     """
     share = tech.mtu_bytes / (tech.mtu_bytes + tech.header_bytes.value)
     chosen = routing or default_routing(tech, switch)
     mechanisms = simulated_mechanisms(tech)
+    fabric_share = None
+    if tech.cell_bytes is not None and tech.cell_header_bytes is not None:
+        fabric_share = cell_payload_share(
+            tech.mtu_bytes,
+            tech.header_bytes.value,
+            tech.cell_bytes.value,
+            tech.cell_header_bytes.value,
+        )
+    trims = tech.packet_trimming and switch.packet_trimming
+    buffer = switch.buffer_bytes.value if switch.buffer_bytes is not None else 0.0
     return TransportSpec(
         routing=chosen,
         link_flow_control=mechanisms.link_flow_control,
         congestion_control=congestion_control or mechanisms.congestion_control,
         payload_share=share,
         adaptive_efficiency=adaptive_routing_of(switch).efficiency if chosen == "adaptive" else 1.0,
+        fabric_payload_share=fabric_share,
+        loss_recovery="trim_nack" if trims else "timeout",
+        port_buffer_bytes=buffer * PORT_BUFFER_SHARE,
+        delivery=tech.delivery,
     )
 
 
@@ -131,16 +267,22 @@ def settle_time_us(cc: CongestionControl, overload: float, base_rtt_us: float) -
     """Time congestion control needs to bring an ``overload`` (offered / capacity) down to 1.
 
     The signal needs one round trip (and the notification interval) to come back; then each
-    cut is at most ``decrease_factor``, one per ``decrease_period_us``. ``inf`` without
-    congestion control; 0 when nothing is overloaded.
+    cut is at most ``decrease_factor``, one per period. ``inf`` without congestion control; 0
+    when nothing is overloaded or the egress schedules what it receives (``voq_scheduled``).
 
     >>> settle_time_us("dcqcn", 1.0, 4.0), settle_time_us("dcqcn", 2.0, 4.0)
     (0.0, 12.0)
+    >>> settle_time_us("uec_nscc", 63.0, 6.0), settle_time_us("voq_scheduled", 63.0, 6.0)
+    (12.0, 0.0)
     """
     if cc == "none":
         return math.inf
-    if overload <= 1.0:
+    if overload <= 1.0 or cc == "voq_scheduled":
         return 0.0
-    period, factor, interval = _CC_LAW[cc]
-    cuts = math.ceil(math.log(overload) / math.log(1.0 / factor) - 1e-12)
-    return base_rtt_us + interval + period * cuts
+    law = SETTLE_LAWS[cc]
+    if law.decrease_factor <= 0.0:
+        cuts = 1
+    else:
+        cuts = math.ceil(math.log(overload) / math.log(1.0 / law.decrease_factor) - 1e-12)
+    period = law.period_us + law.period_rtts * base_rtt_us
+    return base_rtt_us + law.interval_us + period * cuts

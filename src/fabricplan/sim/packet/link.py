@@ -168,18 +168,21 @@ def link_tables(
     li[:, L_DST] = net.link_dst
     li[:, L_REV] = net.link_rev
     li[:, L_DELAY_PS] = np.round(net.link_delay_ns * PS_PER_NS).astype(np.int64)
-    li[:, L_HEADROOM] = [
+    # links share a few (speed, delay) kinds: size each kind once
+    kinds, kind_of = np.unique(
+        np.stack([net.link_speed_gbps, net.link_delay_ns], axis=1), axis=0, return_inverse=True
+    )
+    kind_of = kind_of.ravel()
+    li[:, L_HEADROOM] = (
         spec.pfc.headroom_bytes
         if spec.pfc.headroom_bytes is not None
-        else headroom_bytes(float(net.link_speed_gbps[i]), float(net.link_delay_ns[i]), frame)
-        for i in range(n_links)
-    ]
-    li[:, L_CREDIT_INIT] = [
+        else np.array([headroom_bytes(float(g), float(d), frame) for g, d in kinds])[kind_of]
+    )
+    li[:, L_CREDIT_INIT] = (
         spec.credit.vl_buffer_bytes
         if spec.credit.vl_buffer_bytes is not None
-        else vl_buffer_bytes(float(net.link_speed_gbps[i]), float(net.link_delay_ns[i]), frame)
-        for i in range(n_links)
-    ]
+        else np.array([vl_buffer_bytes(float(g), float(d), frame) for g, d in kinds])[kind_of]
+    )
     li[:, L_STALL_SINCE] = -1
     lf = np.zeros((n_links, LF_COLS), dtype=np.float64)
     speed = np.maximum(net.link_speed_gbps, 1e-9)

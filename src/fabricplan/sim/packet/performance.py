@@ -23,12 +23,12 @@ from fabricplan.errors import ModelError
 from fabricplan.model.fabric import FabricDesign
 from fabricplan.model.results import CollectiveName, PerformanceResult, PerfRequest
 from fabricplan.model.scenario import TechnologyName, ValidScenario
+from fabricplan.sim.mechanism import RoutingName
 from fabricplan.sim.packet.network import PacketNetwork, network_from_graph
 from fabricplan.sim.packet.result import PacketSimResult
 from fabricplan.sim.packet.simulation import Progress, simulate_packet
 from fabricplan.sim.packet.spec import (
     PacketCongestionControl,
-    PacketRouting,
     PacketSpec,
     packet_spec_for,
 )
@@ -92,7 +92,7 @@ def network_for_graph(
 def packet_spec_for_design(
     valid: ValidScenario,
     technology: TechnologyName,
-    routing: PacketRouting | None = None,
+    routing: RoutingName | None = None,
     congestion_control: PacketCongestionControl | None = None,
 ) -> PacketSpec:
     """The mechanisms of ``technology`` on the scenario's switch, with optional overrides."""
@@ -176,6 +176,11 @@ class PacketLevel:
     max_all_to_all_flows: int = PACKET_MAX_FLOWS
     qps: int = 1
     """Queue pairs per connection (``nccl.qps_per_connection``), each its own hashed flow."""
+
+    @property
+    def default_seeds(self) -> int:
+        """One run per point: a packet run costs seconds; ``PerfRequest.seeds`` asks for more."""
+        return 1
 
     @property
     def mechanisms(self) -> str:

@@ -12,14 +12,19 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, replace
-from typing import Literal
+from typing import Literal, cast, get_args
 
 import numpy as np
 from numpy.typing import NDArray
 
 from fabricplan.errors import ModelError
 from fabricplan.model.hardware import SwitchSpec, TechnologySpec
-from fabricplan.sim.mechanism import default_routing, simulated_mechanisms
+from fabricplan.sim.mechanism import (
+    RoutingName,
+    default_routing,
+    refuse_unmodelled,
+    simulated_mechanisms,
+)
 from fabricplan.sim.packet.credit import CreditSpec
 from fabricplan.sim.packet.dcqcn import DcqcnSpec
 from fabricplan.sim.packet.ecn import EcnSpec
@@ -348,7 +353,7 @@ def packet_spec(
 def packet_spec_for(
     tech: TechnologySpec,
     switch: SwitchSpec,
-    routing: PacketRouting | None = None,
+    routing: RoutingName | None = None,
     congestion_control: PacketCongestionControl | None = None,
 ) -> PacketSpec:
     """The spec of a catalog technology on a catalog switch (with optional overrides).
@@ -360,10 +365,18 @@ def packet_spec_for(
     ('credit', 'ib_cc', 'adaptive', 26)
     """
     mechanisms = simulated_mechanisms(tech)
+    chosen = routing or default_routing(tech, switch)
+    # The shared vocabulary is wider than this level's models: refuse the rest (FP538).
+    refuse_unmodelled(tech, "routing", chosen, get_args(PacketRouting))
+    refuse_unmodelled(
+        tech, "link_flow_control", mechanisms.link_flow_control, get_args(PacketFlowControl)
+    )
+    cc = congestion_control or mechanisms.congestion_control
+    refuse_unmodelled(tech, "congestion_control", cc, get_args(PacketCongestionControl))
     spec = packet_spec(
-        mechanisms.link_flow_control,
-        congestion_control or mechanisms.congestion_control,
-        routing or default_routing(tech, switch),
+        cast(PacketFlowControl, mechanisms.link_flow_control),
+        cast(PacketCongestionControl, cc),
+        cast(PacketRouting, chosen),
         mtu_bytes=tech.mtu_bytes,
         header_bytes=int(tech.header_bytes.value),
     )
