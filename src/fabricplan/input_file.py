@@ -249,7 +249,9 @@ def iter_lines(path: str | os.PathLike[str], kind: FileKind) -> Iterator[str]:
                 first = False
             pending += text
             lines = pending.splitlines(keepends=True)
-            pending = lines.pop() if lines and not lines[-1].endswith(("\n", "\r")) else ""
+            # A last line ending in "\r" may be the first half of a "\r\n" cut by the chunk.
+            open_end = lines and (not lines[-1].endswith(("\n", "\r")) or lines[-1][-1] == "\r")
+            pending = lines.pop() if open_end and chunk else ""
             yield from lines
             if not chunk:
                 break

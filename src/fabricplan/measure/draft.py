@@ -27,6 +27,8 @@ RANK_INFERENCE_TOLERANCE = 0.15
 """How close k/(k - busbw/algbw) must be to an integer to trust it as the rank count."""
 MAX_INFERRED_RANKS = 64
 """Beyond this, busbw/algbw printed with two decimals no longer tells n from n+1."""
+MAX_WARNINGS = 200
+"""Warnings one parser keeps per file; the rest are counted (:attr:`ParseOutcome.unlisted`)."""
 MAX_WHOLE = 2**63
 """Counts and sizes at or above this are not a benchmark's (and overflow its int64)."""
 
@@ -91,20 +93,32 @@ class RunDraft:
             device=self.device,
             qps=self.qps,
         )
-        rows = [
-            MeasurementRecord(
-                file=path,
-                run=index,
-                tool=self.tool,
-                flavor=self.flavor,
-                test=self.test,
-                ranks=self.ranks,
-                nodes=self.nodes,
-                bidirectional=self.bidirectional,
-                **row,
-            )
-            for row in self.rows
-        ]
+        common: dict[str, Any] = {
+            "file": path,
+            "run": index,
+            "tool": self.tool,
+            "flavor": self.flavor,
+            "test": self.test,
+            "ranks": self.ranks,
+            "nodes": self.nodes,
+            "bidirectional": self.bidirectional,
+        }
+        rows: list[MeasurementRecord] = []
+        shape: frozenset[str] | None = None
+        given: set[str] = set()
+        for row in self.rows:
+            if shape is None or frozenset(row) != shape:
+                # The first row of a shape is validated whole (names, types, bounds); the rest
+                # share its keys and every value comes from finite() / whole() / the reader's
+                # own names, so they are built without validating each again (a million-row
+                # log would spend most of its time there), sharing one set of given fields
+                # (2 KiB a row otherwise).
+                first = MeasurementRecord(**common, **row)
+                rows.append(first)
+                shape, given = frozenset(row), set(first.model_fields_set)
+            else:
+                rows.append(MeasurementRecord.model_construct(_fields_set=given, **common, **row))
+        self.rows = []  # the records hold the values now
         return run, rows
 
 
@@ -118,8 +132,15 @@ class ParseOutcome:
     tables_seen: list[int] = field(default_factory=list)
     """Lines of table headers, rows or not (to tell "no table" from "a table with no rows")."""
 
+    unlisted: int = 0
+    """Warnings beyond :data:`MAX_WARNINGS` (counted, not kept: a log of a million bad lines
+    must not hold a million messages)."""
+
     def warn(self, where: str, what: str) -> None:
-        self.warnings.append(f"{where}: {what}")
+        if len(self.warnings) < MAX_WARNINGS:
+            self.warnings.append(f"{where}: {what}")
+        else:
+            self.unlisted += 1
 
 
 def finite(value: Any) -> float | None:

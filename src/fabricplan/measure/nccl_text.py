@@ -32,6 +32,7 @@ Ranks and nodes come from the ``#  Rank N ... on HOST device`` lines.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -280,72 +281,100 @@ def _comment(state: _State, number: int, text: str) -> None:
         state.pending_test = found
 
 
-def parse_nccl_text(
-    lines: list[tuple[int, str]], origin: str, file_test: str | None = None
-) -> ParseOutcome:
-    """Read every nccl-tests / rccl-tests table in a log.
+class NcclTextReader:
+    """Reads nccl-tests / rccl-tests tables one line at a time (:meth:`feed`), holding only the
+    tables' rows; :meth:`finish` gives the :class:`ParseOutcome`."""
 
-    Parameters
-    ----------
-    lines
-        ``(line number, raw line)`` pairs.
-    origin
-        The file name used in warnings.
-    file_test
-        The test the file name suggests (used when the log itself does not say).
-    """
-    state = _State(origin=origin, file_test=file_test, outcome=ParseOutcome("nccl-tests text"))
-    rccl = False
-    for number, raw in lines:
-        text = strip_prefix(raw).rstrip()
+    def __init__(self, origin: str, file_test: str | None = None) -> None:
+        self.origin = origin
+        self.state = _State(
+            origin=origin, file_test=file_test, outcome=ParseOutcome("nccl-tests text")
+        )
+        self.rccl = False
+
+    def feed(self, number: int, raw: str) -> None:
+        """Read line ``number`` as the log has it."""
+        self.feed_text(number, strip_prefix(raw).rstrip())
+
+    def feed_text(self, number: int, text: str) -> None:
+        """Read line ``number`` once launcher prefixes are stripped (:func:`strip_prefix`)."""
+        state, origin = self.state, self.origin
         if not text.strip():
-            continue
-        rccl = rccl or _RCCL_RE.search(text) is not None
+            return
+        self.rccl = self.rccl or ("rccl" in text.lower() and _RCCL_RE.search(text) is not None)
         state.context.update(text)
         # The 2017 layout prints its footer without "#".
         if text.lstrip().startswith("#") or _FOOTER_RE.search(text) is not None:
             _comment(state, number, text.lstrip())
-            continue
+            return
         state.units_pending = False
         if state.layout is not None and state.draft is not None and _ROW_RE.match(text):
             row, note = _row(text.split(), state.layout, number)
             if row is None:
                 state.outcome.warn(f"{origin}:{number}", f"row skipped: {note}")
-                continue
+                return
             if note:
                 state.outcome.warn(f"{origin}:{number}", note)
             if row.get("wrong"):
                 state.wrong_rows += 1
             if row["size_bytes"] > 0:
                 state.draft.rows.append(row)
-            continue
+            return
+        if _ROW_RE.match(text):  # a row of another tool's table (perftest): nothing for us
+            return
         problem = problem_in(text)
         if problem is not None:
             state.problem(number, problem)
-            continue
+            return
         found = test_in_text(text)
         if found is not None:
             state.pending_test = found
         if is_run_end(text):
             state.end_run()
-    if state.draft is not None:
-        state.outcome.warn(
-            f"{origin}:{state.draft.line}",
-            f"the table ends without its footer after {len(state.draft.rows)} rows"
-            " (the run stopped or the log is cut)",
-        )
-        state.close(complete=False)
-    if state.problems > MAX_PROBLEMS_PER_FILE:
-        state.outcome.warn(origin, f"{state.problems - MAX_PROBLEMS_PER_FILE} more problem lines")
-    if rccl:
-        state.outcome.format = "rccl-tests text"
-    for draft in state.outcome.drafts:
-        draft.flavor = "rccl-tests" if rccl else "nccl-tests"
-        if draft.ranks is None:
-            draft.ranks = draft.infer_ranks()
-            if draft.ranks is not None:
-                state.outcome.warn(
-                    f"{origin}:{draft.line}",
-                    f"no device list; {draft.ranks} ranks inferred from busbw/algbw",
-                )
-    return state.outcome
+
+    def finish(self) -> ParseOutcome:
+        """The tables read (a table still open is closed as cut)."""
+        state, origin = self.state, self.origin
+        if state.draft is not None:
+            state.outcome.warn(
+                f"{origin}:{state.draft.line}",
+                f"the table ends without its footer after {len(state.draft.rows)} rows"
+                " (the run stopped or the log is cut)",
+            )
+            state.close(complete=False)
+        if state.problems > MAX_PROBLEMS_PER_FILE:
+            state.outcome.warn(
+                origin, f"{state.problems - MAX_PROBLEMS_PER_FILE} more problem lines"
+            )
+        if self.rccl:
+            state.outcome.format = "rccl-tests text"
+        for draft in state.outcome.drafts:
+            draft.flavor = "rccl-tests" if self.rccl else "nccl-tests"
+            if draft.ranks is None:
+                draft.ranks = draft.infer_ranks()
+                if draft.ranks is not None:
+                    state.outcome.warn(
+                        f"{origin}:{draft.line}",
+                        f"no device list; {draft.ranks} ranks inferred from busbw/algbw",
+                    )
+        return state.outcome
+
+
+def parse_nccl_text(
+    lines: Iterable[tuple[int, str]], origin: str, file_test: str | None = None
+) -> ParseOutcome:
+    """Read every nccl-tests / rccl-tests table in a log.
+
+    Parameters
+    ----------
+    lines
+        ``(line number, raw line)`` pairs, read once, in order (a generator streams).
+    origin
+        The file name used in warnings.
+    file_test
+        The test the file name suggests (used when the log itself does not say).
+    """
+    reader = NcclTextReader(origin, file_test)
+    for number, raw in lines:
+        reader.feed(number, raw)
+    return reader.finish()

@@ -29,6 +29,7 @@ send/write and the whole round trip for read (an RDMA read is a request and its 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -204,47 +205,74 @@ def _start_table(state: _State, number: int, table: _Table) -> None:
     )
 
 
-def parse_perftest_text(
-    lines: list[tuple[int, str]], origin: str, file_test: str | None = None
-) -> ParseOutcome:
-    """Read every perftest result table in a log (see the module docstring for the layouts)."""
-    state = _State(origin=origin, file_test=file_test, outcome=ParseOutcome("perftest text"))
-    for number, raw in lines:
-        text = strip_prefix(raw).rstrip()
+class PerftestTextReader:
+    """Reads perftest result tables one line at a time (:meth:`feed`); :meth:`finish` gives
+    the :class:`ParseOutcome`."""
+
+    def __init__(self, origin: str, file_test: str | None = None) -> None:
+        self.origin = origin
+        self.state = _State(
+            origin=origin, file_test=file_test, outcome=ParseOutcome("perftest text")
+        )
+
+    def feed(self, number: int, raw: str) -> None:
+        """Read line ``number`` as the log has it."""
+        self.feed_text(number, strip_prefix(raw).rstrip())
+
+    def feed_text(self, number: int, text: str) -> None:
+        """Read line ``number`` once launcher prefixes are stripped (:func:`strip_prefix`)."""
+        state, origin = self.state, self.origin
         if not text.strip():
-            continue
+            return
         block = _TEST_RE.match(text)
         if block is not None:
             state.block(block.group(1), block.group(2))
-            continue
+            return
         if "#bytes" in text:
             table = _table(text)
             if table is not None:
                 _start_table(state, number, table)
-                continue
+                return
         if state.table is not None and state.draft is not None and _ROW_RE.match(text):
             row, note = _row(text.split(), state.table, number)
             if row is None:
                 state.outcome.warn(f"{origin}:{number}", f"row skipped: {note}")
             elif row["size_bytes"] > 0:
                 state.draft.rows.append(row)
-            continue
+            return
+        if _ROW_RE.match(text) and text.lstrip()[:1].isdigit() and "#" not in text:
+            return  # a row of another tool's table (nccl-tests): no settings, no problem in it
         if _RULE_RE.match(text):
             if state.draft is not None and state.draft.rows:
                 state.close(complete=True)
-            continue
+            return
         problem = problem_in(text)
         if problem is not None:
             state.outcome.warn(f"{origin}:{number}", problem)
-            continue
+            return
         state.learn(text)
         if state.test is None:
             state.test = test_in_text(text)
-    if state.draft is not None and state.draft.rows:
-        state.outcome.warn(
-            f"{origin}:{state.draft.line}",
-            f"the table ends without perftest's closing rule after {len(state.draft.rows)} rows"
-            " (the run stopped or the log is cut)",
-        )
-    state.close(complete=False)
-    return state.outcome
+
+    def finish(self) -> ParseOutcome:
+        """The tables read (a table still open is closed as cut)."""
+        state = self.state
+        if state.draft is not None and state.draft.rows:
+            state.outcome.warn(
+                f"{self.origin}:{state.draft.line}",
+                f"the table ends without perftest's closing rule after {len(state.draft.rows)}"
+                " rows (the run stopped or the log is cut)",
+            )
+        state.close(complete=False)
+        return state.outcome
+
+
+def parse_perftest_text(
+    lines: Iterable[tuple[int, str]], origin: str, file_test: str | None = None
+) -> ParseOutcome:
+    """Read every perftest result table in a log (see the module docstring for the layouts);
+    ``lines`` is read once, in order (a generator streams)."""
+    reader = PerftestTextReader(origin, file_test)
+    for number, raw in lines:
+        reader.feed(number, raw)
+    return reader.finish()

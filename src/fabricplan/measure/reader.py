@@ -21,15 +21,17 @@ the :class:`~fabricplan.measure.measurement.BenchFileRecord`.
 
 from __future__ import annotations
 
+import itertools
 import os
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from fabricplan.errors import InputFileError
-from fabricplan.input_file import FileKind, read_bytes
+from fabricplan.input_file import FileKind, iter_lines
 from fabricplan.measure.draft import ParseOutcome
 from fabricplan.measure.jsondoc import json_documents
-from fabricplan.measure.logline import test_in_file_name
+from fabricplan.measure.logline import strip_prefix, test_in_file_name
 from fabricplan.measure.measurement import BenchFileRecord, MeasurementRecord, RunRecord
 from fabricplan.measure.nccl_json import (
     is_nccl_json,
@@ -39,13 +41,13 @@ from fabricplan.measure.nccl_json import (
     rccl_csv_records,
     salvage_nccl_json,
 )
-from fabricplan.measure.nccl_text import parse_nccl_text
+from fabricplan.measure.nccl_text import NcclTextReader
 from fabricplan.measure.perftest_json import (
     is_perftest_json,
     parse_perftest_json,
     relaxed_perftest_json,
 )
-from fabricplan.measure.perftest_text import parse_perftest_text
+from fabricplan.measure.perftest_text import PerftestTextReader
 
 MAX_FILE_BYTES = 512 * 2**20
 BENCH_FILE = FileKind(
@@ -98,15 +100,38 @@ def _json_outcomes(text: str, origin: str, file_test: str | None) -> list[ParseO
     )
 
 
-def _text_outcomes(text: str, origin: str, file_test: str | None) -> list[ParseOutcome]:
-    lines = list(enumerate(text.splitlines(), 1))
-    records = rccl_csv_records(lines)
-    if records is not None:
-        return [parse_rccl_records(records, origin, "rccl-tests csv")]
-    return [
-        parse_nccl_text(lines, origin, file_test),
-        parse_perftest_text(lines, origin, file_test),
-    ]
+_LINE_ENDS = "\r\n\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
+"""What ``str.splitlines`` ends a line at (one of them ends each line :func:`iter_lines` gives)."""
+
+
+def _is_csv_header(line: str) -> bool:
+    fields = [f.strip().strip('"').lower() for f in line.split(",")]
+    return "busbw" in fields and "size" in fields
+
+
+def _text_outcomes(
+    lines: Iterable[tuple[int, str]], origin: str, file_test: str | None
+) -> tuple[list[ParseOutcome], str]:
+    """Every reader's outcome over the numbered lines, read once and in order (a generator
+    streams: only the tables' rows are kept), and the first line that is not blank."""
+    numbered = iter(lines)
+    head: list[tuple[int, str]] = []
+    first = ""
+    for number, text in numbered:
+        head.append((number, text))
+        if text.strip():
+            first = text.strip()
+            break
+    if first and _is_csv_header(first):  # rccl-tests CSV: every line is a row of data
+        records = rccl_csv_records([*head, *numbered])
+        if records is not None:
+            return [parse_rccl_records(records, origin, "rccl-tests csv")], first
+    readers = (NcclTextReader(origin, file_test), PerftestTextReader(origin, file_test))
+    for number, raw in itertools.chain(head, numbered):
+        text = strip_prefix(raw).rstrip()  # once for both readers
+        for reader in readers:
+            reader.feed_text(number, text)
+    return [reader.finish() for reader in readers], first
 
 
 def read_bench_text(text: str, origin: str = "<text>", op: str | None = None) -> BenchFileRecord:
@@ -125,20 +150,32 @@ def read_bench_text(text: str, origin: str = "<text>", op: str | None = None) ->
     file_test = test_in_file_name(Path(origin).name)
     if not text.strip():
         raise InputFileError("FP451", origin, "the file is empty", None, _FORMATS_HINT)
+    numbered = enumerate(text.splitlines(), 1)
     if text.lstrip()[:1] in {"{", "["}:
         try:
             outcomes = _json_outcomes(text, origin, file_test)
         except InputFileError as json_error:
             # A log may start with "[root@host ~]# ib_write_bw ...": read it as text, and keep the
             # JSON error for when the text has no table either.
-            outcomes = _text_outcomes(text, origin, file_test)
+            outcomes, _ = _text_outcomes(numbered, origin, file_test)
             if not any(o.tables_seen for o in outcomes):
                 raise json_error from None
+        first = next((t.strip() for t in text.splitlines() if t.strip()), "")
     else:
-        outcomes = _text_outcomes(text, origin, file_test)
+        outcomes, first = _text_outcomes(numbered, origin, file_test)
+    return _bench_record(outcomes, origin, op, first)
+
+
+def _bench_record(
+    outcomes: list[ParseOutcome], origin: str, op: str | None, first_line: str
+) -> BenchFileRecord:
+    """The record of what the readers found (FP451/FP452 when they found no row)."""
     drafts = sorted((d for o in outcomes for d in o.drafts if d.rows), key=lambda d: d.line)
     # Both text readers report the same problem lines; keep each once.
     warnings = tuple(dict.fromkeys(w for o in outcomes for w in o.warnings))
+    unlisted = max((o.unlisted for o in outcomes), default=0)
+    if unlisted:
+        warnings += (f"{origin}: {unlisted} more warnings not listed",)
     if not drafts:
         seen = sorted(line for o in outcomes for line in o.tables_seen)
         if seen:
@@ -149,23 +186,22 @@ def read_bench_text(text: str, origin: str = "<text>", op: str | None = None) ->
                 warnings[0] if warnings else None,
                 _FORMATS_HINT,
             )
-        first = next((t.strip() for t in text.splitlines() if t.strip()), "")
         raise InputFileError(
             "FP452",
             f"{origin}:1",
             "no nccl-tests, rccl-tests or perftest table found",
-            first[:60],
+            first_line[:60],
             _FORMATS_HINT,
         )
+    formats = "+".join(dict.fromkeys(o.format for o in outcomes if any(d.rows for d in o.drafts)))
     runs: list[RunRecord] = []
     measurements: list[MeasurementRecord] = []
-    for index, draft in enumerate(drafts):
+    for index, draft in enumerate(drafts):  # freezing hands each draft's rows to its records
         if draft.test == "unknown" and op:
             draft.test = op
         run, rows = draft.freeze(origin, index)
         runs.append(run)
         measurements.extend(rows)
-    formats = "+".join(dict.fromkeys(o.format for o in outcomes if any(d.rows for d in o.drafts)))
     return BenchFileRecord(
         path=origin,
         format=formats,
@@ -189,9 +225,23 @@ def read_bench_file(path: str | os.PathLike[str], op: str | None = None) -> Benc
             None,
             "name the log files (a shell glob such as logs/*.log works)",
         )
-    data = read_bytes(file, BENCH_FILE)
-    if b"\x00" in data[:BINARY_PROBE_BYTES]:
+    lines = iter_lines(file, BENCH_FILE)
+    head: list[str] = []
+    probed = 0
+    for line in lines:  # the first few KiB tell binary, JSON or text
+        head.append(line)
+        probed += len(line)
+        if probed >= BINARY_PROBE_BYTES:
+            break
+    probe = "".join(head)
+    if "\x00" in probe[:BINARY_PROBE_BYTES]:
         raise InputFileError(
             "FP455", str(file), "is a binary file, not a benchmark log", None, _FORMATS_HINT
         )
-    return read_bench_text(data.decode("utf-8", errors="replace").lstrip("\ufeff"), str(file), op)
+    if probe.lstrip()[:1] in {"{", "["} or not probe.strip():
+        # JSON is one document (and an empty file is said so): read whole, within the cap.
+        return read_bench_text(probe + "".join(lines), str(file), op)
+    numbered = enumerate((t.rstrip(_LINE_ENDS) for t in itertools.chain(head, lines)), 1)
+    file_test = test_in_file_name(file.name)
+    outcomes, first = _text_outcomes(numbered, str(file), file_test)
+    return _bench_record(outcomes, str(file), op, first)
