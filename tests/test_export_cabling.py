@@ -116,6 +116,50 @@ def test_cables_per_part_equal_the_bom(name: str) -> None:
     assert sum(bom.values()) <= sum(merged.values())
 
 
+def _hall_index(row: str, rack: str) -> tuple[int, int]:
+    """(row, column) of a rack name: rows A..Z, AA..; racks <row><column from 01>."""
+    number = 0
+    for letter in row:
+        number = number * 26 + ord(letter) - ord("A") + 1
+    return number - 1, int(rack.removeprefix(row)) - 1
+
+
+def _walk_m(a: tuple[int, int], z: tuple[int, int]) -> float:
+    """The tray walk between two racks with the default layout (scenario.LayoutSpec): 2.4 m a
+    row, 0.6 m a rack, 3 m of drops and 1 m of slack; 2 m inside one rack."""
+    if a == z:
+        return 2.0
+    return abs(a[0] - z[0]) * 2.4 + abs(a[1] - z[1]) * 0.6 + 3.0 + 1.0
+
+
+@pytest.mark.parametrize("name", [g[0] for g in GOLDEN])
+def test_every_host_link_is_as_long_as_the_walk_between_its_racks(name: str) -> None:
+    _, plan = plan_of(name)
+    where = {d.name: _hall_index(d.row, d.rack) for d in plan.devices}
+    for cable in plan.cables:
+        if cable.link_group != "node_leaf":
+            continue
+        walk = _walk_m(where[cable.a_device], where[cable.z_device])
+        # Orderable steps are 0.5 m up to 5 m, then 1 m (topology.layout.LENGTH_STEPS_M).
+        step = 0.5 if walk <= 5 else 1.0
+        assert cable.length_m == pytest.approx(-(-round(walk / step, 6) // 1) * step), cable
+
+
+def test_a_rail_leaf_stands_in_its_units_network_rack() -> None:
+    # SuperPOD 4 SUs: 32 nodes a unit, 4 a rack, the unit's network rack in the middle of its
+    # 8 node racks; every node of a unit reaches its 8 rail leaves in that one rack.
+    _, plan = plan_of("h100-superpod-4su")
+    rack_of = {d.name: d.rack for d in plan.devices}
+    unit_racks = Counter(
+        (c.a_device, rack_of[c.z_device]) for c in plan.cables if c.link_group == "node_leaf"
+    )
+    assert len(unit_racks) == plan.design.nodes  # one leaf rack per node
+    leaf_racks = {rack_of[d.name] for d in plan.devices if d.role == "leaf"}
+    node_racks = {rack_of[d.name] for d in plan.devices if d.role == "node"}
+    assert len(leaf_racks) == 4 and not leaf_racks & node_racks
+    assert len(node_racks) == -(-plan.design.nodes // 4)
+
+
 def test_rail_optimized_leaf_serves_one_rail_of_one_su() -> None:
     _, plan = plan_of("h100-superpod-4su")
     leaf_rails: dict[str, set[int]] = {}

@@ -558,3 +558,27 @@ def test_layout_fills_rows_and_racks(tmp_path: Path) -> None:
     assert result.exit_code == 2 and "FP1225" in result.output
     with pytest.raises(InputFileError, match="twice"):
         read_layout("device,row,rack\na,1,2\na,1,3\n", "x.csv")
+
+
+def test_a_tomahawk_4_box_gets_its_platforms_sonic_headroom_and_buffer() -> None:
+    # Dell Z9664F-ON (Tomahawk 4, 64 x 400G) in sonic-buildimage: pg_profile_lookup.ini gives a
+    # 400G port on a cable up to 40 m xoff 424434 B, size and xon 9144 B; its buffers_defaults
+    # give a 113,620,296 B pool. A 7 m host run takes the 40 m row (the shortest row that covers
+    # it), never the Spectrum-3 formula.
+    from fabricplan.export.switch_config import roce_config_files
+
+    valid = parse_spec(
+        {
+            "cluster": {"gpus": 1024},
+            "fabric": {"technologies": ["roce_v2"], "switch": {"roce_v2": "th4-64x400g"}},
+        }
+    )
+    files = roce_config_files(valid, design_fabric(valid, "roce_v2"), "sonic")
+    leaf = json.loads(files["sonic-leaf.json"])
+    lossless = {k: v for k, v in leaf["BUFFER_PROFILE"].items() if k.startswith("pg_lossless")}
+    assert lossless
+    assert {(p["xoff"], p["size"], p["xon"]) for p in lossless.values()} == {
+        ("424434", "9144", "9144")
+    }
+    assert leaf["BUFFER_POOL"]["egress_lossless_pool"]["size"] == "113620296"
+    assert "Spectrum-3 formula" not in files["baseline.md"]

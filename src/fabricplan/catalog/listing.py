@@ -2,7 +2,7 @@
 
 >>> from fabricplan.catalog.loader import load_catalog
 >>> [r["id"] for r in list_records(load_catalog(), "technology")]
-['infiniband', 'roce_v2', 'roce_v1']
+['infiniband', 'roce_v2', 'roce_v1', 'spectrum_x', 'ddc', 'uec']
 """
 
 from __future__ import annotations
@@ -120,7 +120,7 @@ def list_records(catalog: Catalog, kind: str | None = None) -> list[dict[str, An
     --------
     >>> from fabricplan.catalog.loader import load_catalog
     >>> [r["id"] for r in list_records(load_catalog(), "technology")]
-    ['infiniband', 'roce_v2', 'roce_v1']
+    ['infiniband', 'roce_v2', 'roce_v1', 'spectrum_x', 'ddc', 'uec']
     """
     return [
         list_record(item, catalog.price(item.id))

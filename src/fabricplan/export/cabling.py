@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 import numpy as np
@@ -44,6 +44,14 @@ from fabricplan.model.hardware import CableSpec
 from fabricplan.model.scenario import ValidScenario
 from fabricplan.topology.designer import UFM_APPLIANCE_ITEM
 from fabricplan.topology.graph import FabricGraph, fabric_graph
+from fabricplan.topology.layout import (
+    FloatArray,
+    HallPlacement,
+    IntArray,
+    hall_placement,
+    orderable_lengths_m,
+    rack_name,
+)
 
 __all__ = ["CablingPlan", "PlannedCable", "PlannedDevice", "cabling_plan", "device_names"]
 
@@ -73,6 +81,9 @@ class PlannedDevice:
     """Pod (3 tiers) or spine group a switch or node belongs to."""
     scalable_unit: int
     """Block of nodes sharing leaves (SU of a rail-optimized fabric); -1 for spines and cores."""
+    row: str = ""
+    """Row of the hall it stands in (from the design's ``layout``)."""
+    rack: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -179,6 +190,10 @@ class _GroupCables:
                 )
         self._used: dict[str, int] = {}
 
+    def entries(self, name: LinkGroupName) -> list[_Entry]:
+        """The design's runs of group ``name``."""
+        return list(self._entries.get(name, []))
+
     def take(self, name: LinkGroupName, count: int) -> list[tuple[_Entry, CableSpec | None]]:
         """The (run, cable) of the next ``count`` links of group ``name``."""
         out: list[tuple[_Entry, CableSpec | None]] = []
@@ -204,6 +219,44 @@ class _GroupCables:
         return out
 
 
+def _orderable(lengths_m: FloatArray) -> list[float]:
+    """Orderable lengths of runs, as floats (the keys of the design's runs)."""
+    return [float(m) for m in orderable_lengths_m(lengths_m)]
+
+
+@dataclass(slots=True)
+class _Stock:
+    """One run of the design and how many of its links are still to hand out."""
+
+    entry: _Entry
+    left: int
+
+
+class _RunsByLength:
+    """Hands out the cable of links whose orderable length is known (from the layout's
+    positions): each link takes a design run of its own length, so the cut sheet counts what the
+    BOM counts, length by length."""
+
+    def __init__(self, cables: _GroupCables, name: LinkGroupName) -> None:
+        self._name = name
+        self._stock: dict[float, list[_Stock]] = {}
+        for entry in cables.entries(name):
+            self._stock.setdefault(entry.reach_m, []).append(_Stock(entry, entry.count))
+
+    def take(self, length_m: float) -> tuple[_Entry, CableSpec | None]:
+        for stock in self._stock.get(length_m, []):
+            if stock.left > 0:
+                stock.left -= 1
+                return stock.entry, stock.entry.cable
+        raise ModelError(
+            "FP1240",
+            f"link group {self._name}",
+            "a link's length from the layout has no run of that length in the design",
+            length_m,
+            "report the spec (the designer and the export disagree on the layout)",
+        )
+
+
 def _management_hosts(
     design: FabricDesign, graph: FabricGraph, per_plane: int
 ) -> list[tuple[int, int, int]]:
@@ -225,6 +278,64 @@ def _management_hosts(
                 domain = plane
             placed.append((plane, domain * graph.leaves_per_domain + local, slot))
     return placed
+
+
+@dataclass(frozen=True)
+class _Positions:
+    """Hall positions of every device of the plan, and whether link lengths follow them."""
+
+    placement: HallPlacement
+    leaf: IntArray
+    """Position of every leaf (over planes, in the graph's order)."""
+    pod_middle_leaf: IntArray
+    """Per leaf: the middle leaf of its pod, where a three-tier pod's spines stand."""
+    lengths_follow: bool
+    """False when ``fabric.cable_reach`` fixes every run of a group (positions only label)."""
+
+
+def _positions(design: FabricDesign, valid: ValidScenario, graph: FabricGraph) -> _Positions:
+    placement = hall_placement(
+        valid.spec.layout,
+        design.topology,
+        graph.leaves // graph.planes,
+        design.hosts_per_leaf,
+        graph.planes,
+        graph.nodes,
+        graph.nics_per_node,
+        valid.spec.cluster.gpus_per_node,
+        valid.node.nvlink_domain_gpus,
+    )
+    host = np.arange(graph.hosts)
+    node, port = host // graph.nics_per_node, host % graph.nics_per_node
+    leaf = np.zeros(graph.leaves, dtype=np.int64)
+    leaf[np.asarray(graph.host_leaf)] = placement.nic_leaf_rack[node, port // graph.planes]
+    per_domain = graph.leaves_per_domain
+    index = np.arange(graph.leaves)
+    local = index % per_domain
+    lpp = max(design.leaves_per_pod, 1)
+    middle = (index - local) + np.minimum((local // lpp) * lpp + lpp // 2, per_domain - 1)
+    return _Positions(
+        placement,
+        leaf,
+        middle,
+        "cable_reach" not in valid.spec.fabric.model_fields_set and bool(design.cable_runs),
+    )
+
+
+def _spine_racks(graph: FabricGraph, where: _Positions) -> IntArray:
+    """Position of every spine: the central block (two tiers) or its pod's middle leaf rack."""
+    if graph.tiers < 3:
+        return np.full(graph.spines, where.placement.center_rack, dtype=np.int64)
+    leaf_pod = np.asarray(graph.leaf_pod, dtype=np.int64)
+    pod_rack = np.zeros(int(leaf_pod.max()) + 1, dtype=np.int64)
+    pod_rack[leaf_pod] = where.leaf[where.pod_middle_leaf]
+    return pod_rack[np.asarray(graph.spine_pod, dtype=np.int64)]
+
+
+def _placed(devices: list[PlannedDevice], racks: Sequence[int], per_row: int) -> None:
+    for i, (device, position) in enumerate(zip(devices, racks, strict=True)):
+        row, rack = rack_name(int(position), per_row)
+        devices[i] = replace(device, row=row, rack=rack)
 
 
 def cabling_plan(
@@ -249,6 +360,8 @@ def cabling_plan(
         FP1230 when the port mode does not fit the switch's cages or the OS has no names for it.
     """
     graph = fabric_graph(design, valid)
+    where = _positions(design, valid, graph)
+    hall = where.placement.hall
     panel = front_panel(design.switch_id)
     if switch_os is None and panel is not None:
         switch_os = panel.oses[0]
@@ -282,7 +395,13 @@ def cabling_plan(
     cables: list[PlannedCable] = []
     host_leaf = np.asarray(graph.host_leaf)
     host_slot = np.asarray(graph.host_index) % hpl
-    node_groups = cable_of.take("node_leaf", graph.hosts)
+    if where.lengths_follow:
+        nic_rack = where.leaf[host_leaf]
+        node_rack = np.repeat(where.placement.node_rack, nics)
+        by_length = _RunsByLength(cable_of, "node_leaf")
+        node_groups = [by_length.take(m) for m in _orderable(hall.between(node_rack, nic_rack))]
+    else:
+        node_groups = cable_of.take("node_leaf", graph.hosts)
     for host in range(graph.hosts):
         node, port = divmod(host, nics)
         leaf = int(host_leaf[host])
@@ -329,7 +448,15 @@ def cabling_plan(
     if graph.tiers > 1:
         aggs, parallel = graph.spines_per_pod, graph.leaf_spine_parallel
         up1 = graph.leaf_up_spine.shape[1]
-        ls = cable_of.take("leaf_spine", graph.leaves * up1)
+        if where.lengths_follow:
+            if graph.tiers == 2:
+                leaf_run = hall.to_center(where.leaf)
+            else:
+                leaf_run = hall.between(where.leaf, where.leaf[where.pod_middle_leaf])
+            by_length = _RunsByLength(cable_of, "leaf_spine")
+            ls = [by_length.take(m) for m in _orderable(np.repeat(leaf_run, up1))]
+        else:
+            ls = cable_of.take("leaf_spine", graph.leaves * up1)
         spine_of = np.asarray(graph.leaf_up_spine)
         for leaf in range(graph.leaves):
             slot = int(graph.leaf_slot[leaf])
@@ -354,7 +481,12 @@ def cabling_plan(
     if graph.tiers == 3:
         up2 = graph.spine_up_core.shape[1]
         cores_g, parallel2 = graph.cores_per_group, graph.spine_core_parallel
-        sc = cable_of.take("spine_core", graph.spines * up2)
+        if where.lengths_follow:
+            spine_run = hall.to_center(_spine_racks(graph, where))
+            by_length = _RunsByLength(cable_of, "spine_core")
+            sc = [by_length.take(m) for m in _orderable(np.repeat(spine_run, up2))]
+        else:
+            sc = cable_of.take("spine_core", graph.spines * up2)
         core_of = np.asarray(graph.spine_up_core)
         for spine in range(graph.spines):
             pod = int(graph.spine_pod[spine]) % graph.pods
@@ -378,11 +510,13 @@ def cabling_plan(
 
     leaf_block = {leaf: block for block, members in enumerate(block_leaves) for leaf in members}
     node_model = valid.nics[design.technology].id
-    devices: list[PlannedDevice] = [
+    per_row, center = where.placement.per_row, where.placement.center_rack
+    node_devices = [
         PlannedDevice(name, "node", node_model, -1, node_pod[i], node_block[i])
         for i, name in enumerate(nodes)
     ]
-    devices += [
+    _placed(node_devices, where.placement.node_rack.tolist(), per_row)
+    leaf_devices = [
         PlannedDevice(
             name,
             "leaf",
@@ -393,7 +527,8 @@ def cabling_plan(
         )
         for i, name in enumerate(leaves)
     ]
-    devices += [
+    _placed(leaf_devices, where.leaf.tolist(), per_row)
+    spine_devices = [
         PlannedDevice(
             name,
             "spine",
@@ -404,15 +539,18 @@ def cabling_plan(
         )
         for i, name in enumerate(spines)
     ]
+    _placed(spine_devices, _spine_racks(graph, where).tolist(), per_row)
     core_plane = (np.asarray(graph.core_domain) // domains_per_plane).tolist()
-    devices += [
+    central = [
         PlannedDevice(name, "core", design.switch_id, core_plane[i], -1, -1)
         for i, name in enumerate(cores)
     ]
-    devices += [
+    central += [
         PlannedDevice(name, "management", appliance_model, placed[i][0], -1, -1)
         for i, name in enumerate(managers)
     ]
+    _placed(central, [center] * len(central), per_row)
+    devices = node_devices + leaf_devices + spine_devices + central
     return CablingPlan(
         design=design,
         switch_os=switch_os,

@@ -2,7 +2,8 @@
 
 The first nine columns are fixed (:data:`CUTSHEET_COLUMNS`); after them come the cable label,
 plane, rail, the logical port numbers of both ends (an InfiniBand switch's port number is what
-ibnetdiscover prints) and the row and rack of both ends where a layout gives them.
+ibnetdiscover prints) and the row and rack of both ends: where the design's layout puts them
+(:func:`~fabricplan.export.layout.placed_layout`), or where a layout file says.
 
 >>> from fabricplan.spec import parse_spec
 >>> from fabricplan.topology.designer import design_fabric
@@ -10,7 +11,7 @@ ibnetdiscover prints) and the row and rack of both ends where a layout gives the
 >>> valid = parse_spec({"cluster": {"gpus": 64}, "fabric": {"technologies": ["roce_v2"]}})
 >>> text = cutsheet_csv(cabling_plan(design_fabric(valid, "roce_v2"), valid))
 >>> print(text.splitlines()[1])
-node-0001,nic0,leaf-001,Ethernet0,node_leaf,400,acc-400g,acc-5m,5,C00001,0,0,1,1,,,,
+node-0001,nic0,leaf-001,Ethernet0,node_leaf,400,acc-400g,acc-5m,5,C00001,0,0,1,1,A,A01,A,A02
 >>> len(read_cutsheet(text, "plan.csv"))  # 64 host links on one 128-port switch
 64
 """
@@ -24,7 +25,7 @@ from dataclasses import dataclass
 
 from fabricplan.errors import InputFileError
 from fabricplan.export.cabling import CablingPlan
-from fabricplan.export.layout import NOWHERE, Layout
+from fabricplan.export.layout import NOWHERE, Layout, placed_layout
 
 CUTSHEET_COLUMNS: tuple[str, ...] = (
     "a_device",
@@ -70,9 +71,9 @@ def _port_numbers(plan: CablingPlan) -> dict[str, int]:
 
 def cutsheet_rows(plan: CablingPlan, layout: Layout | None = None) -> Iterator[list[str]]:
     """The header, then one row per cable (strings, ready for CSV or a sheet); rows and racks
-    from ``layout`` where it lists the device."""
+    from the design's layout, or from ``layout`` where it lists the device."""
     numbers = _port_numbers(plan)
-    place = layout or {}
+    place = placed_layout(plan, layout)
     yield [*CUTSHEET_COLUMNS, *EXTRA_COLUMNS]
     for index, cable in enumerate(plan.cables):
         # A host's NIC has one fabric port (ibnetdiscover's CA port 1).

@@ -29,7 +29,7 @@ from fabricplan.catalog.front_panel import front_panel
 from fabricplan.errors import InputFileError
 from fabricplan.export.cabling import CablingPlan
 from fabricplan.export.cutsheet import SheetLink, rows_xlsx
-from fabricplan.export.layout import NOWHERE, Layout
+from fabricplan.export.layout import NOWHERE, Layout, placed_layout
 
 MELLANOX_VENDOR_ID = 0x02C9
 """IEEE OUI 00:02:c9 (Mellanox Technologies, now NVIDIA), ibnetdiscover's ``vendid=0x2c9``."""
@@ -246,8 +246,8 @@ def cvt_rows(
     plan: CablingPlan, infiniband: bool, layout: Layout | None = None
 ) -> Iterator[list[str]]:
     """The CVT P2P sheet: A end, Z end with type and port (IB host ports as HCA/Port numbers),
-    racks and U where ``layout`` gives them."""
-    place = layout or {}
+    racks from the design's layout, U where a ``layout`` file gives it."""
+    place = placed_layout(plan, layout)
     yield [
         "A-Rack",
         "A-U",

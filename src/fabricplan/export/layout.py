@@ -1,7 +1,9 @@
-"""Where each device stands, when the user knows it: a ``device,row,rack[,u]`` CSV.
+"""Where each device stands: the design's own hall layout, or a ``device,row,rack[,u]`` CSV.
 
-fabricplan has no floor plan of its own; a layout file given with ``export --layout`` fills the
-cut sheet's row and rack columns and the CVT sheet's rack and U columns.
+The design places every rack (the spec's ``layout:``, :mod:`fabricplan.topology.layout`), so the
+cut sheet's row and rack columns and the CVT sheet's rack column are filled from it
+(:func:`placed_layout`); a layout file given with ``export --layout`` overrides the devices it
+lists (and gives the U).
 
 >>> text = "device,row,rack,u\\nleaf-001,A,A01,42\\nnode-0001,A,A02,10\\n"
 >>> layout = read_layout(text, "racks.csv")
@@ -17,6 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from fabricplan.errors import InputFileError
+from fabricplan.export.cabling import CablingPlan
 
 LAYOUT_COLUMNS = ("device", "row", "rack")
 
@@ -72,3 +75,21 @@ def read_layout(text: str, where: str) -> dict[str, RackPosition]:
         u = cells[3] if has_u and len(cells) > 3 else ""
         layout[cells[0]] = RackPosition(cells[1], cells[2], u)
     return layout
+
+
+def placed_layout(plan: CablingPlan, given: Layout | None = None) -> dict[str, RackPosition]:
+    """Every device's row and rack as the design places it, overridden by ``given`` where that
+    lists the device.
+
+    >>> from fabricplan.export.cabling import cabling_plan
+    >>> from fabricplan.spec import parse_spec
+    >>> from fabricplan.topology.designer import design_fabric
+    >>> valid = parse_spec({"cluster": {"gpus": 256}, "fabric": {"technologies": ["infiniband"]}})
+    >>> plan = cabling_plan(design_fabric(valid, "infiniband"), valid)
+    >>> where = placed_layout(plan, {"leaf-001": RackPosition("Z", "Z09", "40")})
+    >>> where["node-0001"], where["leaf-001"]
+    (RackPosition(row='A', rack='A01', u=''), RackPosition(row='Z', rack='Z09', u='40'))
+    """
+    placed = {device.name: RackPosition(device.row, device.rack) for device in plan.devices}
+    placed.update(given or {})
+    return placed

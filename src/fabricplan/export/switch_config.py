@@ -98,9 +98,10 @@ def roce_config_files(
     files = roce_baseline(spec, VENDOR_BY_OS[os])
     asic = valid.switches[design.technology].asic or "unknown ASIC"
     if os == "sonic" and static:
+        sources = dict.fromkeys(p.source for p in panel.sonic_pg_profiles) if panel else {}
         headroom = (
             f"headroom of {asic} ports from the platform's own SONiC profiles"
-            f" ({'; '.join(p.source for p in panel.sonic_pg_profiles) if panel else ''}),"
+            f" ({'; '.join(sources)}),"
             " the Mellanox formula only for speeds they do not list"
         )
     elif os == "sonic" and not asic.startswith("Spectrum"):

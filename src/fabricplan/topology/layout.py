@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
@@ -147,7 +148,7 @@ def _binned(lengths: FloatArray, weights: IntArray) -> list[tuple[float, int]]:
     if lengths.size == 0:
         return []
     bins, inverse = np.unique(orderable_lengths_m(lengths), return_inverse=True)
-    totals = np.bincount(inverse.ravel(), weights=weights.astype(np.float64))
+    totals = np.bincount(inverse.ravel(), weights=weights.ravel().astype(np.float64))
     return [
         (float(length), round(total))
         for length, total in zip(bins.tolist(), totals.tolist(), strict=True)
@@ -162,7 +163,8 @@ def _rack_nodes(nodes: int, racks: int, per_rack: int) -> IntArray:
 
 def _node_positions(
     topology: TopologyName,
-    plane: FatTree,
+    leaves: int,
+    hosts_per_leaf: int,
     nodes: int,
     rails: int,
     per_rack: int,
@@ -170,7 +172,7 @@ def _node_positions(
 ) -> tuple[IntArray, IntArray, IntArray, IntArray]:
     """Hall positions of node racks (or nodes), of the leaf rack their NICs reach, how many
     nodes each stands for, and the position of every leaf of a plane."""
-    if plane.leaves == 1:
+    if leaves == 1:
         racks = math.ceil(nodes / per_rack)
         middle = racks // 2
         rack = np.arange(racks, dtype=np.int64)
@@ -182,11 +184,11 @@ def _node_positions(
             np.array([middle], dtype=np.int64),
         )
     if topology == "rail_optimized":
-        slots = plane.hosts_per_leaf  # node slots of one scalable unit
+        slots = hosts_per_leaf  # node slots of one scalable unit
         unit_racks = math.ceil(slots / per_rack)
         middle = unit_racks // 2
         stride = unit_racks + 1  # the unit's node racks and its network rack
-        units = plane.leaves // rails
+        units = leaves // rails
 
         def start(unit: IntArray) -> IntArray:
             # A unit that fits a row starts a new row rather than straddle two.
@@ -202,15 +204,95 @@ def _node_positions(
         pos = start(unit) + local + (local >= middle)
         unit_leaf_pos = start(np.arange(units, dtype=np.int64)) + middle
         return pos, start(unit) + middle, count, np.repeat(unit_leaf_pos, rails)
-    per_leaf = plane.hosts_per_leaf
+    per_leaf = hosts_per_leaf
     node = np.arange(nodes, dtype=np.int64)
     rack = node // per_rack
     leaf = (node * rails) // per_leaf
-    leaves = np.arange(plane.leaves, dtype=np.int64)
-    middle_node = np.minimum((leaves * per_leaf + per_leaf // 2) // rails, nodes - 1)
+    each_leaf = np.arange(leaves, dtype=np.int64)
+    middle_node = np.minimum((each_leaf * per_leaf + per_leaf // 2) // rails, nodes - 1)
     leaf_rack = middle_node // per_rack
-    leaf_of_node = leaf_rack[np.minimum(leaf, plane.leaves - 1)]
+    leaf_of_node = leaf_rack[np.minimum(leaf, leaves - 1)]
     return rack, leaf_of_node, np.ones(nodes, dtype=np.int64), leaf_rack
+
+
+@dataclass(frozen=True)
+class HallPlacement:
+    """Where the devices of one design stand: positions in the hall sequence (rack ``i`` is in
+    row ``i // per_row`` at column ``i % per_row``)."""
+
+    hall: _Hall
+    node_rack: IntArray
+    """Position of every node's rack, in node order."""
+    nic_leaf_rack: IntArray
+    """Position of the leaf each NIC of a plane reaches: ``[node, rail]`` (the same in every
+    plane)."""
+    leaf_rack: IntArray
+    """Position of every leaf of one plane (rail-optimized: scalable unit by unit, rail by rail;
+    fat tree: in the order hosts fill them)."""
+
+    @property
+    def per_row(self) -> int:
+        return self.hall.per_row
+
+    @property
+    def center_rack(self) -> int:
+        """The position nearest the middle of the hall: the central network block."""
+        row = math.floor(self.hall.center_row)
+        return row * self.hall.per_row + math.floor(self.hall.center_col)
+
+
+def hall_placement(
+    layout: LayoutSpec,
+    topology: TopologyName,
+    leaves: int,
+    hosts_per_leaf: int,
+    planes: int,
+    nodes: int,
+    nics_per_node: int,
+    gpus_per_node: int,
+    rack_domain_gpus: int = 0,
+) -> HallPlacement:
+    """Where every node and leaf of a design stands (the rules of the module docstring).
+
+    >>> from fabricplan.topology.fat_tree import rail_optimized
+    >>> plane = rail_optimized(32, 8, 64)                  # one SU of 32 nodes, 8 rail leaves
+    >>> placed = hall_placement(LayoutSpec(), "rail_optimized", plane.leaves,
+    ...     plane.hosts_per_leaf, 1, 32, 8, 8)
+    >>> placed.node_rack[[0, 3, 4, 16, 31]].tolist(), placed.nic_leaf_rack[31].tolist()[:2]
+    ([0, 0, 1, 5, 8], [4, 4])
+    """
+    rails = nics_per_node // planes
+    per_rack = nodes_per_rack(layout, gpus_per_node, rack_domain_gpus)
+    node_racks = math.ceil(nodes / per_rack)
+    per_row = row_length_racks(layout, node_racks + math.ceil(leaves / rails))
+    node_pos, node_leaf_pos, node_count, leaf_pos = _node_positions(
+        topology, leaves, hosts_per_leaf, nodes, rails, per_rack, per_row
+    )
+    hall = _Hall(layout, int(max(node_pos.max(), leaf_pos.max())) + 1, per_row)
+    # Racks are listed in node order, each with the nodes it holds.
+    node_rack = np.repeat(node_pos, node_count)
+    if topology == "rail_optimized" or leaves == 1:
+        nic_leaf = np.repeat(np.repeat(node_leaf_pos, node_count)[:, None], rails, axis=1)
+    else:  # fat tree: hosts fill the leaves in order, NIC by NIC
+        host = np.arange(nodes, dtype=np.int64)[:, None] * rails + np.arange(rails)[None, :]
+        nic_leaf = leaf_pos[np.minimum(host // hosts_per_leaf, leaves - 1)]
+    return HallPlacement(hall, node_rack, nic_leaf, leaf_pos)
+
+
+def rack_name(position: int, per_row: int) -> tuple[str, str]:
+    """Row and rack names of a hall position: rows ``A``, ``B``, ... ``Z``, ``AA``; racks
+    ``<row><column from 01>``.
+
+    >>> rack_name(0, 16), rack_name(17, 16), rack_name(26 * 16, 16)
+    (('A', 'A01'), ('B', 'B02'), ('AA', 'AA01'))
+    """
+    row, column = divmod(position, per_row)
+    letters = ""
+    row += 1
+    while row:
+        row, digit = divmod(row - 1, 26)
+        letters = chr(ord("A") + digit) + letters
+    return letters, f"{letters}{column + 1:02d}"
 
 
 def layout_runs(
@@ -250,7 +332,6 @@ def layout_runs(
     >>> sum(n for _, n in runs["node_leaf"]), runs["node_leaf"][0]
     (256, (5.0, 64))
     """
-    rails = nics_per_node // planes
     counts: dict[LinkGroupName, int] = {
         "node_leaf": nodes * nics_per_node,
         "management": management_links,
@@ -262,15 +343,23 @@ def layout_runs(
             group: [(orderable_length_m(fixed_m[group]), count)] if count else []
             for group, count in counts.items()
         }
-    per_rack = nodes_per_rack(layout, gpus_per_node, rack_domain_gpus)
-    node_racks = math.ceil(nodes / per_rack)
-    per_row = row_length_racks(layout, node_racks + math.ceil(plane.leaves / rails))
-    node_pos, node_leaf_pos, node_count, leaf_pos = _node_positions(
-        topology, plane, nodes, rails, per_rack, per_row
+    placed = hall_placement(
+        layout,
+        topology,
+        plane.leaves,
+        plane.hosts_per_leaf,
+        planes,
+        nodes,
+        nics_per_node,
+        gpus_per_node,
+        rack_domain_gpus,
     )
-    hall = _Hall(layout, int(max(node_pos.max(), leaf_pos.max())) + 1, per_row)
+    hall, leaf_pos = placed.hall, placed.leaf_rack
     runs: Runs = {group: [] for group in counts}
-    runs["node_leaf"] = _binned(hall.between(node_pos, node_leaf_pos), node_count * nics_per_node)
+    runs["node_leaf"] = _binned(
+        hall.between(placed.node_rack[:, None], placed.nic_leaf_rack),
+        np.full(placed.nic_leaf_rack.shape, planes, dtype=np.int64),
+    )
     if management_links:
         first = leaf_pos[:1]
         runs["management"] = _binned(
