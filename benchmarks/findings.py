@@ -406,6 +406,44 @@ def _two_jobs_text(rows: list[dict[str, Any]]) -> list[str]:
     return out
 
 
+def _lossy_text(q23: dict[str, Any]) -> list[str]:
+    """What the lossy rows show, from their numbers."""
+    fan_in, over, victim = q23["fan_in"], q23["incast_over_bound"], q23["victim"]
+
+    def key(table: dict[str, list[float]], start: str) -> list[float]:
+        return table[next(k for k in table if k.startswith(start))]
+
+    def overflowed(trimmed: str, dropped: str) -> list[int]:
+        a, b = key(over, trimmed), key(over, dropped)
+        return [n for n, x, y in zip(fan_in, a, b, strict=True) if y > x * 1.001]
+
+    design = overflowed("UEC:", "UEC without trimming:")
+    shallow = overflowed("UEC, 16 MB", "UEC without trimming, 16 MB")
+
+    def at(ns: list[int]) -> str:
+        return "no fan-in up to 63" if not ns else "fan-in " + ", ".join(map(str, ns))
+
+    drop_victim = min(key(victim, "lossy, no CC (adaptive)"))
+    trim_victim = min(key(victim, "lossy, no CC, trimming (adaptive)"))
+    return [
+        "Lossy rows: without congestion control every overload overflows, so every flow",
+        "through an overflowing queue pays one recovery. Dropped, the incast of N = 2 takes"
+        f" {key(over, 'lossy, no CC')[0]:.2f} x N S / B (the 1 ms timeout on a"
+        " 0.7 ms transfer); trimmed,"
+        f" {key(over, 'lossy, no CC, trimming')[0]:.2f} x. A victim that shares an overflowing"
+        " queue (adaptive routing at N = 63 offers the senders' leaf uplinks more than they"
+        f" carry) keeps {drop_victim:.2f} of line rate with drops and {trim_victim:.2f} with"
+        " trimming. UEC (NSCC settles in two round trips): with the design switch's buffer",
+        f"(165 MB estimate, half per congested port) {at(design)} overflows before NSCC"
+        " settles, so trimming changes nothing there; with a 16 MB buffer"
+        f" {at(shallow)} overflows, and there trimming keeps the incast at"
+        f" {max(key(over, 'UEC, 16 MB')):.2f} x N S / B against"
+        f" {max(key(over, 'UEC without trimming, 16 MB')):.2f} x dropped. The victim of a UEC",
+        "fabric never shares an overflowing queue here and keeps line rate less the larger",
+        "headers.",
+    ]
+
+
 def _fmt_row(values: list[float]) -> str:
     return " | ".join(f"{v:.2f}" for v in values)
 
@@ -477,7 +515,10 @@ def write(q1: dict[str, Any], q23: dict[str, Any], q4: dict[str, Any], wall_s: f
         "bottleneck (`cell_payload_share`: 4,096 B in 17 cells of 256 B + 16 B is 0.925 of a",
         "fabric link against 0.980 of a host link; the same topology has no fabric speed-up),",
         "and minus UEC's larger headers (114 B, an estimate). All-to-all has no collision to",
-        "remove, so the technologies differ there only by their payload shares.",
+        "remove, so the technologies differ there only by their payload shares and, for",
+        "InfiniBand, by the 0.77 its switch-local AR estimate takes from every loaded trunk: a",
+        "permutation's figure applied to all-to-all, where per-flow ECMP already averages, so",
+        "InfiniBand's all-to-all here is slower than RoCEv2's, an artefact of that estimate.",
     ]
     lines += [
         "",
@@ -534,16 +575,16 @@ def write(q1: dict[str, Any], q23: dict[str, Any], q4: dict[str, Any], wall_s: f
         "overflow's recovery: a retransmission timeout (1,048.576 µs) where switches drop, one",
         "round trip where they trim (`sim/flow/transport.py`).",
         "",
-        "What it shows: a lossy fabric leaves the victim alone; a lossless fabric without",
-        "congestion control drags it down to the incast flows' share (1/N of line rate) once it",
-        "shares a paused link with them, which adaptive routing makes certain (it spreads the",
-        "incast over every uplink) and ECMP makes a matter of the hash; with congestion control",
-        "the victim loses only the settling time, a small share of a 16 MiB transfer.",
-        "Egress scheduling (DDC) pauses nothing, so the victim keeps line rate at every fan-in",
-        "and the incast takes N S / B; Spectrum-X's telemetry CC settles in two round trips,",
-        "so its victim loses less than DCQCN's; UEC is lossy, so an incast that overflows the",
-        "receiver's port before NSCC settles costs each incast flow one round trip with",
-        "trimming and a retransmission timeout without it, and the victim is not touched.",
+        "What it shows: a lossless fabric without congestion control drags the victim down",
+        "to the incast flows' share (1/N of line rate) once it shares a paused link with them,",
+        "which adaptive routing makes certain (it spreads the incast over every uplink) and",
+        "ECMP makes a matter of the hash; with congestion control the victim loses only the",
+        "settling time, a small share of a 16 MiB transfer. Egress scheduling (DDC) pauses",
+        "nothing, so the victim keeps line rate at every fan-in and the incast takes N S / B;",
+        "Spectrum-X's telemetry CC settles in two round trips, so its victim loses less than",
+        "DCQCN's.",
+        "",
+        *_lossy_text(q23),
         "",
         "## 4. Two jobs sharing a fabric",
         "",
@@ -635,7 +676,7 @@ def write_claims(q1: dict[str, Any], q23: dict[str, Any], q4: dict[str, Any]) ->
         a_key = next(k for k in over if k.startswith(trimmed))
         b_key = next(k for k in over if k.startswith(dropped))
         return ", ".join(
-            f"N={n}: {a:.3f} vs {b:.2f}"
+            f"N={n}: {a:.3f} vs {b:.3f}"
             for n, a, b in zip(q23["fan_in"], over[a_key], over[b_key], strict=True)
         )
 
