@@ -1,18 +1,24 @@
 """How long `compare` takes (parse, design, cost, analytic performance, operations and the decision
 with its re-evaluations) as the cluster grows. Prints a table; docs/performance.md records it.
 
-    .venv/bin/python benchmarks/compare_speed.py
+    PYTHONPATH=src .venv/bin/python benchmarks/compare_speed.py
+
+Like the CLI, the evaluation and the decision share one ``SearchCache``: ``reused`` counts the
+designs and step-model runs the re-evaluations took from it, ``made`` those they had to make.
+Wall and process CPU seconds are both printed: on a shared machine the CPU time is the steadier.
 """
 
 from __future__ import annotations
 
+import os
 import platform
 import statistics
 import time
 from typing import Any
 
-from fabricplan.evaluate import evaluate
+from fabricplan.evaluate import evaluate_feasible
 from fabricplan.recommend.decision import recommend
+from fabricplan.search_cache import SearchCache
 from fabricplan.spec import parse_spec
 
 GPU_COUNTS = (1_024, 8_192, 32_768, 100_000)
@@ -30,30 +36,44 @@ def spec_for(gpus: int) -> dict[str, Any]:
     }
 
 
-def time_once(gpus: int) -> tuple[float, float, int]:
-    """Seconds for (evaluate only, the whole compare with the decision), and the designs the
-    search considered over both technologies."""
-    start = time.perf_counter()
+def time_once(gpus: int) -> tuple[float, float, float, int, SearchCache]:
+    """Wall seconds of (evaluate only, the whole compare with the decision), process CPU seconds
+    of the whole compare, the designs the search kept in the output over both technologies, and
+    the cache."""
+    start, cpu_start = time.perf_counter(), time.process_time()
     valid = parse_spec(spec_for(gpus))
-    evals = evaluate(valid)
+    cache = SearchCache()
+    evals, infeasible = evaluate_feasible(valid, cache=cache)
     middle = time.perf_counter()
-    recommend(valid, evals)
-    end = time.perf_counter()
+    recommend(valid, evals, infeasible=infeasible, cache=cache)
+    end, cpu_end = time.perf_counter(), time.process_time()
     designs = sum(len(e.design.alternatives) + 1 for e in evals)
-    return middle - start, end - start, designs
+    return middle - start, end - start, cpu_end - cpu_start, designs, cache
 
 
 def main() -> None:
     time_once(GPU_COUNTS[0])  # warm the imports and the catalog once
-    print(f"machine: {platform.machine()}, Python {platform.python_version()}")
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(
-        f"{'GPUs':>8} {'designs':>8} {'evaluate (s)':>14} {'compare (s)':>13}   median of {REPEATS}"
+        f"machine: {platform.machine()}, {os.cpu_count()} CPUs, Python"
+        f" {platform.python_version()}; load average {load:.1f} at the start"
+    )
+    print(
+        f"{'GPUs':>8} {'designs':>8} {'evaluate (s)':>13} {'compare (s)':>12} {'CPU (s)':>8}"
+        f" {'reused':>7} {'made':>5}   median of {REPEATS}"
     )
     for gpus in GPU_COUNTS:
         runs = [time_once(gpus) for _ in range(REPEATS)]
         evaluate_s = statistics.median(r[0] for r in runs)
         compare_s = statistics.median(r[1] for r in runs)
-        print(f"{gpus:>8,} {runs[0][2]:>8} {evaluate_s:>14.3f} {compare_s:>13.3f}")
+        cpu_s = statistics.median(r[2] for r in runs)
+        cache = runs[0][4]
+        reused = cache.design_hits + cache.performance_hits
+        made = cache.design_misses + cache.performance_misses
+        print(
+            f"{gpus:>8,} {runs[0][3]:>8} {evaluate_s:>13.3f} {compare_s:>12.3f} {cpu_s:>8.3f}"
+            f" {reused:>7} {made:>5}"
+        )
 
 
 if __name__ == "__main__":

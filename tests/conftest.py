@@ -28,7 +28,13 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     counts = terminalreporter.config.stash.get(FUZZ_COUNTS, None)
     if counts:
         parts = ", ".join(f"{n} {outcome}" for outcome, n in sorted(counts.items()))
-        terminalreporter.write_line(f"hostile inputs: {sum(counts.values())} tried ({parts})")
+        failed = [
+            r for r in terminalreporter.stats.get("failed", []) if "test_hostile_" in r.nodeid
+        ]
+        terminalreporter.write_line(
+            f"hostile inputs: {sum(counts.values())} tried ({parts}); {len(failed)} failures"
+            " (traceback, undocumented exit code, long stderr or a file left behind)"
+        )
 
 
 def pytest_configure(config: pytest.Config) -> None:

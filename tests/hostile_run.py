@@ -4,6 +4,7 @@ test: an exit code in the documented set, no traceback, at most a few lines on s
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
@@ -15,6 +16,15 @@ from fabricplan.cli.app import create_app
 EXIT_CODES = {0, 1, 2}
 """0 answer, 1 findings / below threshold (lint, check-bench), 2 input error."""
 MAX_STDERR_LINES = 3
+OUTCOMES = {
+    0: "answers",
+    1: "answers with lint/bench findings (exit 1)",
+    2: "clean errors",
+}
+"""How a run that passed the checks ended. Exit 1 is an answer: lint found rule violations in the
+(mutated) configuration, or check-bench found a run below the model's band; it is not a fault of
+fabricplan. A fault (traceback, undocumented exit code, a long stderr, a file left behind)
+fails the test and is counted as a failure."""
 
 
 def _no_constant(name: str) -> float:
@@ -36,8 +46,11 @@ def run(args: Sequence[str], counts: Counter[str] | None = None) -> Result:
         assert "[FP" in result.stderr, shown
     if result.exit_code == 0 and "-f" in args and "json" in args and result.stdout.strip():
         json.loads(result.stdout, parse_constant=_no_constant)  # valid JSON: no NaN/Infinity
+    if result.exit_code == 1 and args[0] == "lint" and "-f" not in args:
+        # exit 1 is lint's answer "this configuration breaks rules": the rules must be listed
+        assert re.search(r"\b\d+ (errors?|warnings?)\b", result.stdout), shown
     if counts is not None:
-        outcome = {0: "answers", 1: "findings", 2: "clean errors"}[result.exit_code]
+        outcome = OUTCOMES[result.exit_code]
         counts[outcome] += 1
     return result
 

@@ -23,10 +23,15 @@ from fabricplan.analytic.collective import (
 )
 from fabricplan.analytic.nccl_tuning import nccl_releases, nccl_tuning
 from fabricplan.analytic.p2p import p2p_point
-from fabricplan.analytic.profile import FabricProfile, fabric_profile, host_goodput_gbps
+from fabricplan.analytic.profile import (
+    DEFAULT_COLLECTIVE_EFFICIENCY,
+    FabricProfile,
+    fabric_profile,
+    host_goodput_gbps,
+)
 from fabricplan.analytic.traffic import group_for
 from fabricplan.errors import FabricPlanError, ModelError
-from fabricplan.model.results import CollectiveName, PerfRequest
+from fabricplan.model.results import CollectiveName, CollectivePoint, PerfRequest
 from fabricplan.spec import parse_spec
 from fabricplan.topology.designer import design_fabric
 
@@ -181,12 +186,13 @@ def test_nvls_efficiency_is_per_architecture() -> None:
 
 
 def test_every_release_line_is_stored_with_its_tag() -> None:
-    assert nccl_releases() == ("2.19", "2.21", "2.23", "2.24", "2.25", "2.28", "2.28.9")
+    assert nccl_releases() == ("2.19", "2.21", "2.23", "2.24", "2.25", "2.28", "2.28.9", "2.30")
     for line in nccl_releases():
         tuning = nccl_tuning(line)
         assert tuning.tag.startswith("v2.")
         assert set(tuning.sources) >= {"base_latency_us", "nvlink_step_us", "net_step_us"}
-    assert nccl_tuning("2.30.7").line == "2.28.9"
+    assert nccl_tuning("2.30.7").line == "2.30"
+    assert nccl_tuning("2.29.7").line == "2.28.9"
     # NVLSTree's network step went 14 -> 20.9 inside the 2.28 series (v2.28.9-1).
     assert nccl_tuning("2.28.7").net_step_us["NVLSTree"]["Simple"] == 14.0
     assert nccl_tuning("2.28.9").net_step_us["NVLSTree"]["Simple"] == 20.9
@@ -311,3 +317,45 @@ def test_ring_ll_share_per_release() -> None:
     # NVLink 3 (259.5 GB/s through NCCL): 1/3 and 1/4 stay under the ceiling, 1/2 reaches it.
     nvlink = profile(a100).nvlink_GBps
     assert nvlink / 4 < nvlink / 3 < 87.7 < nvlink / 2
+
+
+# --- NVLSTree: only the NVLS heads carry the inter-domain traffic (NCCL 2.28+) ------------------
+
+
+def _nvlstree(version: str, nodes: int) -> CollectivePoint:
+    valid = parse_spec(
+        {"cluster": {"gpus": 8 * nodes, "gpu": "h100"}, "nccl": {"version": version}}
+    )
+    prof = fabric_profile(valid, design_fabric(valid, "infiniband"))
+    return collective_point(prof, group_for(prof, 8 * nodes), "all_reduce", 2**33, "nvlstree")
+
+
+@pytest.mark.parametrize(("nodes", "per_head"), [(2, 57.7), (4, 45.5), (8, 45.5)])
+def test_nvlstree_is_bound_by_its_heads_from_2_28(nodes: int, per_head: float) -> None:
+    # perChMaxNVLSTreeBws (v2.28.3-1 .. v2.30.7-1), Hopper: 57.7 GB/s of bus bandwidth per head
+    # on two nodes, 45.5 beyond; 8 NICs give 8 heads, and the run keeps the model's efficiency.
+    point = _nvlstree("2.30", nodes)
+    assert point.busbw_GBps == pytest.approx(8 * per_head * DEFAULT_COLLECTIVE_EFFICIENCY, rel=0.01)
+
+
+def test_before_2_28_nvlstree_has_no_per_head_bound() -> None:
+    assert nccl_tuning("2.27").nvlstree_channel_busbw_GBps is None
+    assert _nvlstree("2.27", 4).busbw_GBps > 8 * 45.5
+
+
+def test_a_rack_of_fewer_trays_is_a_smaller_nvlink_domain() -> None:
+    # 32 GB200 trays in two racks of 16: two 64-GPU NVLink domains, where the catalog's NVL72
+    # (18 trays) cannot divide 128 GPUs evenly.
+    def group(host: dict[str, Any]) -> Any:
+        cluster = {"gpus": 128, "gpu": "gb200-nvl72", "gpus_per_node": 4, "nics_per_node": 4}
+        valid = parse_spec({"cluster": {**cluster, "host": host}})
+        prof = fabric_profile(valid, design_fabric(valid, "infiniband"))
+        return group_for(prof, 128)
+
+    assert (
+        group({"nvlink_domain_gpus": 64}).domains,
+        group({"nvlink_domain_gpus": 64}).local_ranks,
+    ) == (2, 64)
+    with pytest.raises(ModelError) as err:
+        group({})
+    assert err.value.code == "FP505"

@@ -49,7 +49,14 @@ def test_the_space_spans_every_switch_at_the_nic_speed_both_topologies_and_plane
     valid = scenario(2048)
     space = design_space(valid, "roce_v2")
     switches = {c.switch.id for c in space}
-    assert switches == {"sn5600", "ufispace-s9321-64e", "th4-64x400g", "sn4700"}
+    assert switches == {
+        "th6-128x800g",
+        "sn5600",
+        "th-ultra-64x800g",
+        "ufispace-s9321-64e",
+        "th4-64x400g",
+        "sn4700",
+    }  # every eligible Ethernet switch with 400G ports; no DDC leaf, no fabric element
     assert {c.topology for c in space} == {"rail_optimized", "fat_tree"}
     assert {c.planes for c in space} == {1, 2, 4, 8}
     assert {c.tiers for c in space} == {None, 3}

@@ -209,7 +209,12 @@ def test_ip_plan_gives_a_31_per_link_and_rfc7938_asns() -> None:
 
 
 def _ethernet_switches() -> list[SwitchSpec]:
-    return [s for s in load_catalog().of_kind(SwitchSpec) if s.family == "ethernet"]
+    """Ethernet switches that can be RoCEv2 leaves (not a scheduled fabric's leaf or element)."""
+    return [
+        s
+        for s in load_catalog().of_kind(SwitchSpec)
+        if s.family == "ethernet" and s.role == "switch" and not s.fabric_port_modes
+    ]
 
 
 @pytest.mark.parametrize("switch", _ethernet_switches(), ids=lambda s: s.id)
@@ -582,3 +587,37 @@ def test_a_tomahawk_4_box_gets_its_platforms_sonic_headroom_and_buffer() -> None
     }
     assert leaf["BUFFER_POOL"]["egress_lossless_pool"]["size"] == "113620296"
     assert "Spectrum-3 formula" not in files["baseline.md"]
+
+
+# CloudAI's scenario schema (NVIDIA/cloudai @5b5c0f72, src/cloudai/models/scenario.py:
+# TestScenarioModel and TestRunModel, both extra="forbid") and its NcclTest subtests
+# (src/cloudai/workloads/nccl_test/nccl.py, NCCLCmdArgs.subtest_name).
+CLOUDAI_SCENARIO_KEYS = {"name", "sol_path", "job_status_check", "Tests", "pre_test", "post_test"}
+CLOUDAI_TEST_KEYS = {"id", "test_name", "num_nodes", "sol", "time_limit", "cmd_args", "weight"}
+CLOUDAI_SUBTESTS = {
+    "all_reduce_perf_mpi",
+    "all_gather_perf_mpi",
+    "alltoall_perf_mpi",
+    "broadcast_perf_mpi",
+    "reduce_scatter_perf_mpi",
+}
+
+
+def test_cloudai_sol_is_a_cloudai_test_scenario_with_the_predicted_busbw() -> None:
+    import tomllib
+
+    valid = parse_spec({"cluster": {"gpus": 256}, "fabric": {"technologies": ["infiniband"]}})
+    files = export_files(valid, "infiniband", "cloudai-sol")
+    scenario = tomllib.loads(str(files["cloudai-sol.toml"]))
+    assert set(scenario) <= CLOUDAI_SCENARIO_KEYS and scenario["name"]
+    targets = export_files(valid, "infiniband", "targets")["targets.csv"]
+    rows = list(csv.DictReader(io.StringIO(str(targets))))
+    assert {t["id"] for t in scenario["Tests"]} == {f"Tests.{r['collective']}" for r in rows}
+    for test in scenario["Tests"]:
+        assert set(test) <= CLOUDAI_TEST_KEYS
+        assert test["test_name"] == "nccl_base_test"
+        assert test["num_nodes"] == valid.spec.cluster.nodes
+        assert test["cmd_args"]["subtest_name"] in CLOUDAI_SUBTESTS
+        mine = [r for r in rows if f"Tests.{r['collective']}" == test["id"]]
+        largest = max(mine, key=lambda r: int(r["size_bytes"]))
+        assert test["sol"] == pytest.approx(float(largest["busbw_GBps"]), rel=1e-5)

@@ -12,6 +12,7 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "fabricplan"
 LAYER = {
     "units": 0,
     "input_file": 1,
+    "output_file": 1,
     "errors": 0,
     "model": 1,
     "catalog": 2,
@@ -22,6 +23,7 @@ LAYER = {
     "lint": 3,
     "measure": 3,
     "backends": 4,
+    "search_cache": 4,
     "perf_cache": 5,
     "evaluate": 5,
     "recommend": 6,

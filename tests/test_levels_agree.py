@@ -146,8 +146,16 @@ def test_run_pattern_runs_every_child_seed_and_reports_the_spread() -> None:
     from fabricplan.sim.run import RunOptions, run_pattern
     from fabricplan.sim.seed import spawn_seeds
 
+    # A two-tier leaf-spine (sn5600: 128 x 400G), so that ECMP hashes have paths to differ on.
     valid = parse_spec(
-        {"cluster": {"gpus": 256}, "fabric": {"technologies": ["roce_v2"], "topology": "fat_tree"}}
+        {
+            "cluster": {"gpus": 256},
+            "fabric": {
+                "technologies": ["roce_v2"],
+                "topology": "fat_tree",
+                "switch": {"roce_v2": "sn5600"},
+            },
+        }
     )
     options = RunOptions(pattern="permutation", size_bytes=2**22, seed=5, seeds=4, routing="ecmp")
     run = run_pattern(valid, "roce_v2", "flow", options)

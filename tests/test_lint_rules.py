@@ -33,10 +33,20 @@ DEVICE = {
 }
 
 
-def replace_once(old: str, new: str) -> Callable[[str], str]:
+def replace_once(old: str, new: str, occurrence: int = 0) -> Callable[[str], str]:
+    """Replace ``old`` (found once), or its ``occurrence``-th of two or more (1-based)."""
+
     def edit(text: str) -> str:
-        assert text.count(old) == 1, f"fixture changed: {old!r} found {text.count(old)} times"
-        return text.replace(old, new)
+        if not occurrence:
+            assert text.count(old) == 1, f"fixture changed: {old!r} found {text.count(old)} times"
+            return text.replace(old, new)
+        assert text.count(old) >= occurrence, f"fixture changed: {old!r}"
+        head, *rest = text.split(old)
+        parts = [head]
+        for i, part in enumerate(rest, start=1):
+            parts.append(new if i == occurrence else old)
+            parts.append(part)
+        return "".join(parts)
 
     return edit
 
@@ -94,6 +104,11 @@ def _lossy_egress(data: dict[str, dict[str, dict[str, str]]]) -> None:
     for key, value in data["BUFFER_QUEUE"].items():
         if key.endswith("|3"):
             value["profile"] = "q_lossy_profile"
+
+
+def _trim_only_lossy_queues(data: dict[str, dict[str, dict[str, str]]]) -> None:
+    # Trimming on the lossy queues 0-2 and 4-6, but the RoCE data queue 3 still drops.
+    data["BUFFER_PROFILE"]["q_lossy_profile"]["packet_discard_action"] = "trim"
 
 
 PLANTED: list[tuple[str, str, Callable[[str], str]]] = [
@@ -178,11 +193,26 @@ PLANTED: list[tuple[str, str, Callable[[str], str]]] = [
         "nvue",
         nvue_insert_qos("      pfc:\n        default-global:\n          rx: disable\n"),
     ),
+    (
+        "L20",
+        "nvue",
+        replace_once(
+            "          pfc-watchdog: {}\n        router:\n          adaptive-routing:\n"
+            "            enable: on\n",
+            "          pfc-watchdog: {}\n        router:\n          adaptive-routing:\n"
+            "            enable: off\n",
+            occurrence=2,
+        ),
+    ),
+    ("L23", "sonic", sonic_edit(_trim_only_lossy_queues)),
 ]
 
 
 def test_every_rule_has_a_planted_fault() -> None:
-    assert sorted(rule for rule, _, _ in PLANTED) == sorted(RULES)
+    from test_lint_transport import MODEL_PLANTED
+
+    planted = {rule for rule, _, _ in PLANTED} | {rule for rule, _ in MODEL_PLANTED}
+    assert sorted(planted) == sorted(RULES)
 
 
 def test_clean_fabric_has_no_findings(tmp_path: Path) -> None:

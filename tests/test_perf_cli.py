@@ -29,6 +29,8 @@ COLLECTIVE_KEYS = {
         for field in ("time_us", "algbw_GBps", "busbw_GBps")
         for end in ("low", "high")
     ),
+    "time_us_seed_low",
+    "time_us_seed_high",
 }
 P2P_KEYS = {
     "technology",

@@ -29,6 +29,7 @@ PUBLIC: dict[str, set[str]] = {
         "evaluate_one",
         "search_design",
     },
+    "fabricplan.search_cache": {"NOT_COST", "NOT_DESIGN", "NOT_PERFORMANCE", "SearchCache"},
     "fabricplan.backends": {
         "BACKENDS",
         "AnalyticBackend",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 from pathlib import Path
 from typing import Any
@@ -10,7 +11,7 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
-from fabricplan.errors import SpecError, SweepError
+from fabricplan.errors import OutputFileError, SpecError, SweepError
 from fabricplan.evaluate import evaluate_feasible
 from fabricplan.model.results import PerfRequest
 from fabricplan.recommend.decision import recommend
@@ -324,13 +325,32 @@ def test_the_file_is_never_left_half_written(
     path = _sweep(tmp_path, "r.parquet", InProcessExecutor())
     before = path.read_bytes()
 
-    def broken_write(*args: Any, **kwargs: Any) -> None:
-        Path(args[1]).write_bytes(b"PAR1 half")
-        raise OSError("disk full")
+    real_fdopen = os.fdopen
 
-    monkeypatch.setattr("pyarrow.parquet.write_table", broken_write)
-    with pytest.raises(OSError, match="disk full"):
+    class DiskFills:
+        """A file whose disk fills half way through the write."""
+
+        def __init__(self, fd: int, *args: Any, **kwargs: Any) -> None:
+            self.handle = real_fdopen(fd, *args, **kwargs)
+
+        def write(self, data: bytes) -> int:
+            self.handle.write(data[: len(data) // 2])
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+        def close(self) -> None:
+            self.handle.close()
+
+        def __enter__(self) -> DiskFills:
+            return self
+
+        def __exit__(self, *exc: object) -> None:
+            self.close()
+
+    # the results file is written through the one output layer: its temporary file fills the disk
+    monkeypatch.setattr("fabricplan.output_file.os.fdopen", DiskFills)
+    with pytest.raises(OutputFileError, match="no space left on the device") as caught:
         run_sweep(sweep_definition(BASE, GRID), path, InProcessExecutor(), fresh=True)
+    assert caught.value.code == "FP1303"
     assert path.read_bytes() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["r.parquet"]
 

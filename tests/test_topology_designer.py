@@ -190,18 +190,20 @@ def test_ethernet_has_no_lid_limit() -> None:
     assert "FP312" not in codes(design)
 
 
-def test_roce_v1_multi_switch_fabric_is_flagged() -> None:
-    many = design_fabric(scenario(1024, "roce_v1", switch="sn5600"), "roce_v1")
-    assert codes(many)["FP313"] == "error"
-    assert many.tiers == 2  # the Clos is still designed
-    # Two spines can be one MLAG pair: a warning, not an error.
-    # 128 host ports: 4 leaves x 32 uplinks fill exactly 2 spines of 64 ports.
+def test_roce_v1_beyond_one_l2_domain_is_refused_and_an_mlag_pair_is_a_warning() -> None:
+    # 1,024 NICs on 128-port (400G) switches: one L2 domain holds 192 (3 MLAG leaves), so the
+    # plane would span several L2 domains, which RoCEv1 cannot cross.
+    with pytest.raises(DesignError) as err:
+        design_fabric(scenario(1024, "roce_v1", switch="sn5600"), "roce_v1")
+    assert err.value.code == "FP625"
+    # 96 host ports on 64-port switches: 3 leaves x 32 uplinks into one MLAG pair (2 x 62 ports
+    # after the peer links): a warning, not an error.
     pair = design_fabric(
-        scenario(128, "roce_v1", switch=generic(64), topology="fat_tree"), "roce_v1"
+        scenario(96, "roce_v1", switch=generic(64), topology="fat_tree"), "roce_v1"
     )
     assert pair.switches["spine"] == 2 and codes(pair)["FP313"] == "warning"
     one = design_fabric(scenario(64, "roce_v1", switch="sn5600", topology="fat_tree"), "roce_v1")
-    assert one.tiers == 1 and "FP313" not in codes(one)
+    assert one.tiers == 1 and codes(one)["FP313"] == "info"
 
 
 def test_ecmp_width_beyond_the_assumed_limit_is_flagged_for_routed_ethernet() -> None:

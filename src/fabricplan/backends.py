@@ -42,6 +42,14 @@ __all__ = [
 ]
 
 
+def _checked(result: PerformanceResult, valid: ValidScenario) -> PerformanceResult:
+    """Every model backend's answer passes the sense checks before it leaves the seam
+    (:func:`fabricplan.sim.sense.check_performance`, FP1402)."""
+    from fabricplan.sim.sense import check_performance
+
+    return check_performance(result, valid.spec.cluster.nic_speed_gbps)
+
+
 class Backend(Protocol):
     """What every backend offers."""
 
@@ -62,7 +70,7 @@ class AnalyticBackend:
     ) -> PerformanceResult:
         from fabricplan.analytic.performance import analytic_performance
 
-        return analytic_performance(valid, design, request)
+        return _checked(analytic_performance(valid, design, request), valid)
 
 
 class FlowBackend:
@@ -77,7 +85,7 @@ class FlowBackend:
     ) -> PerformanceResult:
         from fabricplan.sim.run import simulated_backend
 
-        return simulated_backend("flow", valid, design, request)
+        return _checked(simulated_backend("flow", valid, design, request), valid)
 
 
 class PacketBackend:
@@ -93,7 +101,7 @@ class PacketBackend:
     ) -> PerformanceResult:
         from fabricplan.sim.run import simulated_backend
 
-        return simulated_backend("packet", valid, design, request)
+        return _checked(simulated_backend("packet", valid, design, request), valid)
 
 
 class FakeBackend:

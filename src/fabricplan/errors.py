@@ -21,7 +21,11 @@ Messages follow one pattern so that a person reading a terminal knows what to ch
 
 from __future__ import annotations
 
-from typing import Any
+TYPE_CHECKING = False
+"""``typing`` is not imported at run time: this module is on the path of every start-up, where
+Ctrl-C must already meet fabricplan's own handling (type checkers read the block below)."""
+if TYPE_CHECKING:
+    from typing import Any
 
 
 class FabricPlanError(Exception):

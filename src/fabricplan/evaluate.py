@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from fabricplan.analytic.config_risk import config_risk
+from fabricplan.analytic.config_risk import config_risk, risk_classes
 from fabricplan.analytic.cost import fabric_cost, with_config_risk, with_gpu_idle_cost
 from fabricplan.analytic.growth import growth_result
 from fabricplan.analytic.lossless import (
@@ -47,9 +47,11 @@ from fabricplan.model.results import (
     PerfRequest,
 )
 from fabricplan.model.scenario import TechnologyName, ValidScenario
+from fabricplan.search_cache import SearchCache
 from fabricplan.spec import replace_spec
 from fabricplan.topology.designer import (
     bom_capex_usd,
+    default_choice,
     design_fabric,
     design_space,
     port_mode_for_nic,
@@ -66,6 +68,28 @@ costs little but time."""
 RANKING_BACKENDS = ("analytic", "fake")
 """Backends the search ranks with; any other (flow, packet) ranks with the analytic model and
 runs only on the chosen design."""
+
+
+class _ReusedBackend:
+    """``inner`` with each result made once per :class:`~fabricplan.search_cache.SearchCache`
+    (for the closed-form backends the search ranks with: their results are pure functions of
+    the scenario, the design and the request)."""
+
+    def __init__(self, inner: Backend, cache: SearchCache) -> None:
+        self.inner = inner
+        self.cache = cache
+        self.name = inner.name
+
+    def perform(
+        self, valid: ValidScenario, design: FabricDesign, request: PerfRequest
+    ) -> PerformanceResult:
+        return self.cache.performance(
+            self.inner.name,
+            valid,
+            design,
+            request,
+            lambda: self.inner.perform(valid, design, request),
+        )
 
 
 @dataclass(frozen=True)
@@ -223,8 +247,12 @@ def _shape(candidate: _Candidate) -> tuple[object, ...]:
     )
 
 
-def _idle_usd(candidate: _Candidate, backend: str, request: PerfRequest) -> float | None:
+def _idle_usd(
+    candidate: _Candidate, backend: str, request: PerfRequest, cache: SearchCache | None = None
+) -> float | None:
     ranking = get_backend(backend if backend in RANKING_BACKENDS else "analytic")
+    if cache is not None:
+        ranking = _ReusedBackend(ranking, cache)
     step_only = request.model_copy(
         update={
             "collectives": (),
@@ -246,6 +274,7 @@ def search_design(
     technology: TechnologyName,
     backend: str = "analytic",
     request: PerfRequest | None = None,
+    cache: SearchCache | None = None,
 ) -> tuple[ValidScenario, FabricDesign, CostBreakdown]:
     """The best design of ``technology`` over the space the spec leaves open.
 
@@ -257,6 +286,8 @@ def search_design(
     design shape). The least money wins; ties go to fewer switches, then to the search order
     (the spec's default first). Bounds: three tiers only where two need a spine set per rail;
     more planes only where each plane then fits two tiers or one plane cannot be built.
+    A ``cache`` (:class:`~fabricplan.search_cache.SearchCache`) makes each design and step-model
+    run once over the re-evaluations that share it.
 
     Returns
     -------
@@ -289,6 +320,7 @@ def search_design(
     endpoints = valid.spec.cluster.endpoints
     nic_speed = valid.spec.cluster.nic_speed_gbps
     oversubscription = valid.spec.fabric.oversubscription
+    with_switch: dict[int, ValidScenario] = {}  # one scenario per switch (the choices hold them)
     for choice in design_space(valid, technology):
         key = (choice.switch.id, choice.topology, choice.planes)
         if choice.tiers == 3 and valid.spec.fabric.tiers == "auto" and not split.get(key):
@@ -304,9 +336,14 @@ def search_design(
             )
         ):
             continue
-        scenario = _with_switch(valid, choice, technology)
+        scenario = with_switch.get(id(choice.switch))
+        if scenario is None:
+            scenario = with_switch[id(choice.switch)] = _with_switch(valid, choice, technology)
         try:
-            design = design_fabric(scenario, technology, choice)
+            if cache is None:
+                design = design_fabric(scenario, technology, choice)
+            else:
+                design = cache.design(scenario, technology, choice)
         except DesignError as exc:
             failed.append((choice, exc))
             if choice.tiers is None:
@@ -320,12 +357,14 @@ def search_design(
         designed.append(_Built(choice, scenario, design, bom_capex_usd(scenario, design)))
     if not designed:
         first = failed[0][1]
-        by_reason: dict[str, list[str]] = {}
+        # One reason per error code (the first choice's words; the others differ only in
+        # their numbers), so that the line stays one readable line over a large space.
+        by_code: dict[str, tuple[str, list[str]]] = {}
         for tried, error in failed:
-            by_reason.setdefault(error.what, []).append(tried.label)
+            by_code.setdefault(error.code, (error.what, []))[1].append(tried.label)
         reasons = "; ".join(
             f"{what} ({labels[0]}" + (f" and {len(labels) - 1} more)" if len(labels) > 1 else ")")
-            for what, labels in by_reason.items()
+            for what, labels in by_code.values()
         )
         raise DesignError(
             first.code,
@@ -336,7 +375,12 @@ def search_design(
         )
     by_capex = sorted(designed, key=lambda b: (round(b.capex_usd), b.switches_total))
     built = [
-        _Candidate(b.choice, b.valid, b.design, fabric_cost(b.valid, b.design))
+        _Candidate(
+            b.choice,
+            b.valid,
+            b.design,
+            fabric_cost(b.valid, b.design) if cache is None else cache.cost(b.valid, b.design),
+        )
         for b in by_capex[:PRICED_IN_FULL]
     ]
     by_tco = sorted(built, key=lambda c: (round(c.cost.tco_usd), c.switches_total))
@@ -347,7 +391,7 @@ def search_design(
         for c in by_tco:
             shape = _shape(c)
             if shape not in idle_by_shape:
-                idle_by_shape[shape] = _idle_usd(c, backend, request)
+                idle_by_shape[shape] = _idle_usd(c, backend, request, cache)
             head.append(_Candidate(c.choice, c.valid, c.design, c.cost, idle_by_shape[shape]))
         pool = sorted(
             enumerate(head), key=lambda ic: (round(ic[1].money_usd), ic[1].switches_total, ic[0])
@@ -540,15 +584,21 @@ def scenario_for_growth(valid: ValidScenario, design: FabricDesign, gpus: int) -
     return replace_spec(valid, data, "growth target")
 
 
-def growth_of(valid: ValidScenario, design: FabricDesign) -> GrowthResult | None:
+def growth_of(
+    valid: ValidScenario, design: FabricDesign, cache: SearchCache | None = None
+) -> GrowthResult | None:
     """What growing ``design`` to ``growth.target_gpus`` costs (``None`` when none is asked)."""
     growth = valid.spec.growth
     if growth is None:
         return None
     try:
-        target = design_fabric(
-            scenario_for_growth(valid, design, growth.target_gpus), design.technology
-        )
+        grown = scenario_for_growth(valid, design, growth.target_gpus)
+        if cache is None:
+            target = design_fabric(grown, design.technology)
+        else:
+            target = cache.design(
+                grown, design.technology, default_choice(grown, design.technology)
+            )
     except FabricPlanError as exc:
         return growth_result(valid, design, None, growth.target_gpus, str(exc))
     return growth_result(valid, design, target, growth.target_gpus)
@@ -591,6 +641,7 @@ def evaluate_one(
     backend: BackendChoice = "analytic",
     request: PerfRequest | None = None,
     performance: PerformanceResult | None = None,
+    cache: SearchCache | None = None,
 ) -> Evaluation:
     """Everything known about one technology's best fabric for this scenario.
 
@@ -608,6 +659,9 @@ def evaluate_one(
     performance
         A result already made for the same design and configuration (the decision's team and
         growth re-evaluations), used instead of running the backend again.
+    cache
+        Designs and step-model runs shared with other evaluations of the same run (the
+        decision's re-evaluations; :class:`~fabricplan.search_cache.SearchCache`).
 
     Returns
     -------
@@ -625,10 +679,15 @@ def evaluate_one(
     """
     request = request or PerfRequest()
     name = backend if isinstance(backend, str) else backend.name
-    chosen, design, searched_cost = search_design(valid, technology, name, request)
+    chosen, design, searched_cost = search_design(valid, technology, name, request, cache)
     routing = _routing(chosen, technology, request)
     if performance is None:
-        performance = _perform(chosen, design, backend, request)
+        model: BackendChoice = backend
+        if cache is not None and name in RANKING_BACKENDS:
+            model = _ReusedBackend(
+                get_backend(backend) if isinstance(backend, str) else backend, cache
+            )
+        performance = _perform(chosen, design, model, request)
         # The packet level simulates the lossless settings itself (drops, pauses, go-back-N).
         if chosen.technologies[technology].link_flow_control == "pfc" and name != "packet":
             performance = _with_configuration(chosen, design, performance, routing)
@@ -647,6 +706,7 @@ def evaluate_one(
         design.gpus,
         slowdown,
         chosen.spec.cost.engineer_usd_per_year / HOURS_PER_ENGINEER_YEAR,
+        _adaptive_off_slowdown(chosen, design, request, performance),
     )
     return Evaluation(
         technology=technology,
@@ -654,8 +714,32 @@ def evaluate_one(
         cost=with_config_risk(chosen, cost, risk),
         performance=performance,
         ops=assess_operations(chosen, design),
-        growth=growth_of(chosen, design),
+        growth=growth_of(chosen, design, cache),
     )
+
+
+def _adaptive_off_slowdown(
+    valid: ValidScenario,
+    design: FabricDesign,
+    request: PerfRequest,
+    performance: PerformanceResult,
+) -> float | None:
+    """Step slowdown when an Ethernet fabric's adaptive-routing settings are half configured and
+    it falls back to ECMP (the adaptive-routing risk class); ``None`` where the class does not
+    apply. Both steps come from the analytic level (instant, and the same level for both)."""
+    tech = valid.technologies[design.technology]
+    if "adaptive_routing" not in risk_classes(tech) or performance.step is None:
+        return None
+    if _routing(valid, design.technology, request) != "adaptive":
+        return None
+    analytic = get_backend("analytic")
+    base = request.model_copy(update={"p2p": False, "calibration": None})
+    ecmp = base.model_copy(update={"routing": {**request.routing, design.technology: "ecmp"}})
+    adaptive_step = analytic.perform(valid, design, base).step
+    ecmp_step = analytic.perform(valid, design, ecmp).step
+    if adaptive_step is None or ecmp_step is None:
+        return None
+    return max(0.0, ecmp_step.step_s / adaptive_step.step_s - 1.0)
 
 
 def evaluate(
@@ -674,11 +758,13 @@ def evaluate_feasible(
     backend: BackendChoice = "analytic",
     request: PerfRequest | None = None,
     performance: Mapping[TechnologyName, PerformanceResult] | None = None,
+    cache: SearchCache | None = None,
 ) -> tuple[list[Evaluation], list[InfeasibleOption]]:
     """Evaluations of the technologies that can be designed, and the others with the reason.
 
     A spec asking for something no technology can build still raises the first design error.
-    ``performance`` reuses results per technology (see :func:`evaluate_one`).
+    ``performance`` reuses results per technology, ``cache`` designs and step-model runs (see
+    :func:`evaluate_one`).
 
     >>> from fabricplan.spec import parse_spec
     >>> valid = parse_spec({"cluster": {"gpus": 256}})
@@ -692,7 +778,7 @@ def evaluate_feasible(
     for tech in valid.spec.fabric.technologies:
         try:
             evaluations.append(
-                evaluate_one(valid, tech, backend, request, (performance or {}).get(tech))
+                evaluate_one(valid, tech, backend, request, (performance or {}).get(tech), cache)
             )
         except DesignError as exc:
             first_error = first_error or exc

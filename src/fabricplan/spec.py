@@ -257,24 +257,79 @@ def _generic_nic(given: GenericNicSpec) -> NicSpec:
     )
 
 
-def _pick_switch(
-    catalog: Catalog, tech: TechnologySpec, speed_gbps: float, origin: str
-) -> SwitchSpec:
-    """``auto``: the catalog switch of the right family with the largest radix at the NIC speed
-    (fewest tiers and switches), ties broken by the lower default price, then by id."""
+def switch_eligible(switch: SwitchSpec, tech: TechnologySpec) -> str | None:
+    """Why ``switch`` cannot serve as ``tech``'s leaf switch, or ``None`` when it can.
+
+    A fabric element (cell switch) is never a leaf; a scheduled-fabric leaf (one with fabric
+    ports) serves only a technology with fabric elements and such a technology needs one; a
+    technology with ``switch_asics`` takes only those ASICs.
+
+    >>> from fabricplan.catalog.loader import load_catalog
+    >>> catalog = load_catalog()
+    >>> sx = catalog.get_typed("spectrum_x", TechnologySpec, "doc")
+    >>> switch_eligible(catalog.get_typed("sn5600", SwitchSpec, "doc"), sx) is None
+    True
+    >>> switch_eligible(catalog.get_typed("ufispace-s9321-64e", SwitchSpec, "doc"), sx)
+    'its ASIC Tomahawk 5 is not one spectrum_x needs (Spectrum-4)'
+    """
+    if switch.family != tech.switch_family:
+        return f"it is an {switch.family} switch, but {tech.id} needs {tech.switch_family}"
+    if switch.role == "fabric_element":
+        return "it is a fabric element (a cell switch with no host ports), not a leaf"
+    if tech.fabric_element_asics and not switch.fabric_port_modes:
+        return f"{tech.id} needs a scheduled-fabric leaf with fabric ports"
+    if switch.fabric_port_modes and not tech.fabric_element_asics:
+        return (
+            f"it is a scheduled-fabric leaf whose fabric ports only reach fabric elements;"
+            f" {tech.id} has none"
+        )
+    if tech.switch_asics and switch.asic not in tech.switch_asics:
+        return (
+            f"its ASIC {switch.asic or 'unknown'} is not one {tech.id} needs"
+            f" ({', '.join(tech.switch_asics)})"
+        )
+    return None
+
+
+def _eligible_switches(
+    catalog: Catalog, tech: TechnologySpec, speed_gbps: float
+) -> list[SwitchSpec]:
+    """Catalog switches that may be ``tech``'s leaves at ``speed_gbps``; for a technology that
+    trims packets, only switches that trim when any does (the others are tried only when none
+    fits)."""
     fitting = [
         s
         for s in catalog.of_kind(SwitchSpec)
-        if s.family == tech.switch_family and s.port_mode_for(speed_gbps) is not None
+        if switch_eligible(s, tech) is None and s.port_mode_for(speed_gbps) is not None
     ]
+    if tech.packet_trimming and any(s.packet_trimming for s in fitting):
+        fitting = [s for s in fitting if s.packet_trimming]
+    return fitting
+
+
+def _no_eligible_switch(tech: TechnologySpec, speed_gbps: float, origin: str) -> SpecError:
+    needs = f" with ASIC {' or '.join(tech.switch_asics)}" if tech.switch_asics else ""
+    code = "FP622" if tech.switch_asics or tech.fabric_element_asics else "FP110"
+    return SpecError(
+        code,
+        f"{origin}: fabric.switch.{tech.id}",
+        f"no catalog {tech.switch_family} switch{needs} has {speed_gbps:g}G ports",
+        None,
+        "change cluster.nic_speed_gbps, leave this technology out, or add such a switch to"
+        " the catalog"
+        if code == "FP622"
+        else "name a switch or give a generic switch's figures",
+    )
+
+
+def _pick_switch(
+    catalog: Catalog, tech: TechnologySpec, speed_gbps: float, origin: str
+) -> SwitchSpec:
+    """``auto``: the eligible catalog switch with the largest radix at the NIC speed (fewest
+    tiers and switches), ties broken by the lower default price, then by id."""
+    fitting = _eligible_switches(catalog, tech, speed_gbps)
     if not fitting:
-        raise SpecError(
-            "FP110",
-            f"{origin}: fabric.switch.{tech.id}",
-            f"no catalog {tech.switch_family} switch has {speed_gbps:g}G ports",
-            None,
-            "name a switch or give a generic switch's figures",
-        )
+        raise _no_eligible_switch(tech, speed_gbps, origin)
 
     def key(s: SwitchSpec) -> tuple[int, float, str]:
         mode = s.port_mode_for(speed_gbps)
@@ -288,13 +343,10 @@ def _pick_switch(
 def _switch_candidates(
     catalog: Catalog, tech: TechnologySpec, speed_gbps: float
 ) -> tuple[SwitchSpec, ...]:
-    """Every catalog switch of the technology's family with a port mode at ``speed_gbps``
-    (natively or as a breakout), largest radix first; the design search tries each."""
-    fitting = [
-        s
-        for s in catalog.of_kind(SwitchSpec)
-        if s.family == tech.switch_family and s.port_mode_for(speed_gbps) is not None
-    ]
+    """Every eligible catalog switch (:func:`switch_eligible`) with a port mode at
+    ``speed_gbps`` (natively or as a breakout), largest radix first; the design search tries
+    each."""
+    fitting = _eligible_switches(catalog, tech, speed_gbps)
 
     def radix(s: SwitchSpec) -> int:
         mode = s.port_mode_for(speed_gbps)
@@ -303,14 +355,62 @@ def _switch_candidates(
     return tuple(sorted(fitting, key=lambda s: (-radix(s), s.id)))
 
 
+def _pick_fabric_element(
+    catalog: Catalog, tech: TechnologySpec, leaf: SwitchSpec, speed_gbps: float, origin: str
+) -> SwitchSpec:
+    """The fabric element of a scheduled fabric: a catalog ``fabric_element`` with one of
+    ``tech.fabric_element_asics`` and ports at the leaf's fabric port speed (the leaf's fabric
+    mode at the NIC speed, else its native one), largest radix first."""
+    fabric_mode = leaf.fabric_port_mode_for(speed_gbps) or leaf.fabric_port_modes[0]
+    fitting = [
+        s
+        for s in catalog.of_kind(SwitchSpec)
+        if s.role == "fabric_element"
+        and s.asic in tech.fabric_element_asics
+        and s.port_mode_for(fabric_mode.speed_gbps) is not None
+    ]
+    if not fitting:
+        raise SpecError(
+            "FP624",
+            f"{origin}: fabric.switch.{tech.id}",
+            f"no catalog fabric element ({', '.join(tech.fabric_element_asics)}) has"
+            f" {fabric_mode.speed_gbps:g}G ports for the fabric ports of {leaf.id}",
+            None,
+            "add such a fabric element to the catalog or choose another leaf",
+        )
+
+    def key(s: SwitchSpec) -> tuple[int, str]:
+        mode = s.port_mode_for(fabric_mode.speed_gbps)
+        return (-(mode.ports if mode else 0), s.id)
+
+    return min(fitting, key=key)
+
+
 def _pick_nic(
-    catalog: Catalog, family: str, speed_gbps: float, default_id: str, origin: str
+    catalog: Catalog, tech: TechnologySpec, speed_gbps: float, default_id: str, origin: str
 ) -> NicSpec:
+    """``auto``: the node's default NIC if it fits, else the first catalog NIC of the family at
+    the NIC speed; a technology with ``nics`` takes only those."""
+    family = tech.switch_family
     candidates = [default_id] + [n.id for n in catalog.of_kind(NicSpec)]
     for nic_id in candidates:
         nic = catalog.get_typed(nic_id, NicSpec, f"{origin}: cluster.nic")
+        if tech.nics and nic.id not in tech.nics:
+            continue
         if family in nic.families and nic.speed_gbps == speed_gbps:
             return nic
+    if tech.nics:
+        speeds = sorted(
+            {catalog.get_typed(n, NicSpec, f"{origin}: cluster.nic").speed_gbps for n in tech.nics}
+        )
+        raise SpecError(
+            "FP623",
+            f"{origin}: cluster.nic_speed_gbps",
+            f"{tech.id} needs one of the NICs {', '.join(tech.nics)}, none of which runs at"
+            " this speed",
+            speed_gbps,
+            f"use {' or '.join(f'{v:g}' for v in speeds)} or leave {tech.id} out",
+        )
     raise SpecError(
         "FP111",
         f"{origin}: cluster.nic_speed_gbps",
@@ -373,6 +473,7 @@ def resolve(
     switches: dict[TechnologyName, SwitchSpec] = {}
     nics: dict[TechnologyName, NicSpec] = {}
     candidates: dict[TechnologyName, tuple[SwitchSpec, ...]] = {}
+    fabric_elements: dict[TechnologyName, SwitchSpec] = {}
     speed = cluster.nic_speed_gbps
     for name in spec.fabric.technologies:
         tech = catalog.get_typed(name, TechnologySpec, f"{origin}: fabric.technologies")
@@ -385,16 +486,41 @@ def resolve(
             switch = _pick_switch(catalog, tech, speed, origin)
             tried = _switch_candidates(catalog, tech, speed)
             candidates[name] = tried
+            which = f"every eligible catalog {tech.switch_family} switch"
+            if tech.switch_asics:
+                which += f" with ASIC {' or '.join(tech.switch_asics)}"
+            if tech.packet_trimming and all(s.packet_trimming for s in tried):
+                which += " that trims packets"
             assumptions.append(
                 f"{name}: switch auto -> the design search tries"
-                f" {', '.join(s.id for s in tried)} (every catalog {tech.switch_family} switch"
-                f" with {speed:g}G ports); pin one with fabric.switch.{name}"
+                f" {', '.join(s.id for s in tried)} ({which} with {speed:g}G ports); pin one"
+                f" with fabric.switch.{name}"
             )
         else:
             try:
                 switch = catalog.get_typed(choice, SwitchSpec, where)
             except CatalogError as exc:
                 raise SpecError("FP109", exc.where, exc.what, exc.value, exc.fix) from None
+            why = switch_eligible(switch, tech)
+            if why is not None and switch.family == tech.switch_family:
+                fitting = _switch_candidates(catalog, tech, speed)
+                raise SpecError(
+                    "FP620",
+                    where,
+                    f"{switch.id} cannot be a {name} switch: {why}",
+                    choice,
+                    f"use one of {', '.join(s.id for s in fitting)} or auto"
+                    if fitting
+                    else f"leave {name} out or use auto",
+                )
+        if isinstance(choice, GenericSwitchSpec) and tech.fabric_element_asics:
+            raise SpecError(
+                "FP620",
+                where,
+                f"a generic switch has no fabric ports, but {name} needs a scheduled-fabric leaf",
+                None,
+                "name a catalog leaf (e.g. arista-7700r4c-38pe) or auto",
+            )
         if switch.family != tech.switch_family:
             raise SpecError(
                 "FP112",
@@ -414,6 +540,8 @@ def resolve(
             )
         switches[name] = switch
         candidates.setdefault(name, (switch,))
+        if tech.fabric_element_asics:
+            fabric_elements[name] = _pick_fabric_element(catalog, tech, switch, speed, origin)
         sharp = spec.fabric.sharp
         if (
             isinstance(sharp, dict)
@@ -432,12 +560,21 @@ def resolve(
         if isinstance(cluster.nic, GenericNicSpec):
             nics[name] = _generic_nic(cluster.nic)
         elif cluster.nic == "auto":
-            nics[name] = _pick_nic(catalog, tech.switch_family, speed, node.default_nic, origin)
+            nics[name] = _pick_nic(catalog, tech, speed, node.default_nic, origin)
         else:
             try:
                 nic = catalog.get_typed(cluster.nic, NicSpec, f"{origin}: cluster.nic")
             except CatalogError as exc:
                 raise SpecError("FP109", exc.where, exc.what, exc.value, exc.fix) from None
+            if tech.nics and nic.id not in tech.nics:
+                raise SpecError(
+                    "FP621",
+                    f"{origin}: cluster.nic",
+                    f"{nic.id} cannot serve {name}, which needs one of {', '.join(tech.nics)}",
+                    cluster.nic,
+                    f"use one of {', '.join(tech.nics)}, auto, or leave {name} out of"
+                    " fabric.technologies",
+                )
             if tech.switch_family not in nic.families:
                 raise SpecError(
                     "FP114",
@@ -503,6 +640,7 @@ def resolve(
         prices=prices,
         cables=tuple(catalog.of_kind(CableSpec)),
         switch_candidates=candidates,
+        fabric_elements=fabric_elements,
         assumptions=tuple(assumptions),
     )
 

@@ -172,6 +172,10 @@ LL128_NIC_PATHS: dict[str, tuple[str, ...]] = {
 <= PATH_PXB``, or ``<= PATH_PXN`` on compute capability 9.0+ -- with ``NCCL_LL128_C2C=1``, the
 default, since 2.27); the intra-node path must also be NVLink (``typeIntra <= PATH_NVB``)."""
 
+NCCL_MAX_NVLS_ARITY = 32
+"""Most NVLS heads (channels of the NVLS graph) per domain (``NCCL_MAX_NVLS_ARITY``,
+``src/include/device.h``, v2.19-v2.30)."""
+
 SHARP_BW_EFFICIENCY = 0.9
 """CollNet (SHARP) bandwidth factor in NCCL's tuning model (tuning.cc, NCCL 2.7-2.12:
 ``busBw *= .9``)."""
@@ -597,6 +601,41 @@ def _nvls_bandwidth(profile: FabricProfile, local: int) -> float:
     return profile.nvlink_GBps * local / (local + 1) * efficiency
 
 
+def nvls_heads(profile: FabricProfile, group: CommGroup) -> int:
+    """NVLS heads of one domain: the GPU-NIC pairs NCCL's NVLS graph search picks, one per NIC
+    with a local GPU and no GPU twice, at most :data:`NCCL_MAX_NVLS_ARITY`
+    (``ncclTopoCompute``, ``src/graph/search.cc``; ``NVLS Head`` lines in NCCL's log, one per
+    NIC: 4 heads with 4 NICs, NVIDIA/nccl #1357). Only heads carry NVLSTree's inter-domain
+    traffic."""
+    nics = int(group.nics_per_domain(profile.rank_nics_per_node))
+    return max(1, min(NCCL_MAX_NVLS_ARITY, nics, group.local_ranks))
+
+
+def nvlstree_heads_algbw_GBps(  # noqa: N802 - GB/s
+    profile: FabricProfile, group: CommGroup
+) -> float | None:
+    """NVLSTree's bound from its heads: ``heads x perChMaxNVLSTreeBw`` of bus bandwidth (NCCL
+    2.28+, per release and GPU class; 2 nodes vs more), as algorithm bandwidth; ``None`` where
+    the release has no such table or the GPU class is unknown.
+
+    >>> from fabricplan.analytic.profile import fabric_profile
+    >>> from fabricplan.analytic.traffic import group_for
+    >>> from fabricplan.spec import parse_spec
+    >>> from fabricplan.topology.designer import design_fabric
+    >>> valid = parse_spec({"cluster": {"gpus": 32}})          # 4 x 8 H100, 8 NICs each
+    >>> profile = fabric_profile(valid, design_fabric(valid, "infiniband"))
+    >>> round(nvlstree_heads_algbw_GBps(profile, group_for(profile, 32)) * 2 * 31 / 32, 1)
+    364.0
+    """
+    table = profile.nccl.nvlstree_channel_busbw_GBps
+    if table is None or profile.gpu_class is None or profile.gpu_class not in table:
+        return None
+    per_head = table[profile.gpu_class][_nodes_class(group.domains)]
+    if per_head <= 0:
+        return None
+    return nvls_heads(profile, group) * per_head / busbw_factor("all_reduce", group.ranks)
+
+
 def _sharp_bandwidth(profile: FabricProfile, group: CommGroup) -> float:
     trees = min(1.0, SHARP_MAX_TREES_PER_SWITCH / max(1.0, profile.ports_per_leaf_per_node))
     return _group_bandwidth(profile, group).net * SHARP_BW_EFFICIENCY * trees
@@ -618,6 +657,9 @@ def _in_switch_candidates(
         inter = _net_step_us(profile, group, ("NVLSTree", simple)) + path_us
         net = _tree_net_bandwidth(profile, group, _tree_sends(domains))
         algbw = min(_nvls_bandwidth(profile, local), net)
+        heads_cap = nvlstree_heads_algbw_GBps(profile, group)
+        if heads_cap is not None:
+            algbw = min(algbw, heads_cap)
         yield Candidate("NVLSTree", simple, nvls_intra + 2 * levels * inter, algbw * eff)
     if profile.in_network_reduction and domains > 1:
         sharp = _sharp_bandwidth(profile, group)

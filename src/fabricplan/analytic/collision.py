@@ -4,10 +4,13 @@ A switch stage with ``paths`` equal next hops (a leaf's uplinks, a spine's downl
 leaf) and ``flows`` long-lived flows hashed onto them is the classic *balls into bins* problem:
 every flow picks a path uniformly at random and independently (a per-flow 5-tuple hash, or a static
 per-destination route over a pattern the route tables were not built for). A collective finishes
-when its slowest flow does, and the slowest flow sits on the most loaded path. Adaptive routing
-(per-packet or per-flowlet spraying, IB AR, Spectrum-X AR) is modelled as spreading the load
-perfectly: the load per path is ``flows / paths`` (its own cost — reordering, probe traffic — is
-not modelled).
+when its slowest flow does, and the slowest flow sits on the most loaded path. Per-packet routing
+(adaptive routing that places each packet: IB AR, Spectrum-X AR; and spraying of packets or
+cells over every equal-cost link: UEC, a DDC cell fabric) spreads the load perfectly: the load per
+path is ``flows / paths`` (:func:`adaptive_throughput`). Its cost is reordering: a receiver that
+accepts packets only in order goes back N on every overtaking packet
+(:func:`in_order_goodput_share`). Flowlet routing re-hashes a flow only after an idle gap longer
+than the paths' skew; a long-lived NCCL flow has no such gap, so it is hashed once, like ECMP.
 
 Each flow asks for ``demand_ratio`` of a path's capacity (a 400G NIC flow on a 400G uplink asks for
 1.0; a NIC with two flows asks for 0.5 each). With ``M`` flows on the busiest path, the flows there
@@ -210,3 +213,52 @@ def adaptive_throughput(flows: int, paths: int, demand_ratio: float) -> float:
     if flows <= 0:
         return 1.0
     return 1.0 / max(1.0, demand_ratio * flows / paths)
+
+
+def overtaking_share(paths: int) -> float:
+    """Share of a sprayed flow's packets that arrive before the packet sent just ahead of them.
+
+    Each packet takes one of ``paths`` equal-cost paths independently; with probability
+    ``1 - 1/paths`` it takes another path than its predecessor, and on a loaded fabric (queue
+    delays differing by more than one packet time) it then overtakes it half the time, by
+    symmetry of independent, equally loaded queues.
+
+    >>> overtaking_share(1), overtaking_share(2), overtaking_share(32)
+    (0.0, 0.25, 0.484375)
+    """
+    if paths <= 1:
+        return 0.0
+    return (1.0 - 1.0 / paths) / 2.0
+
+
+def in_order_goodput_share(paths: int, packets_in_flight: float) -> float:
+    """Goodput share of a per-packet-routed flow whose receiver accepts packets only in order.
+
+    An RC receiver without out-of-order placement takes an overtaking packet as a loss: it NAKs
+    the gap and the sender goes back N, resending the ``packets_in_flight`` behind it (IBTA
+    Vol. 1, 9.7.5 go-back-N retry; RoCE NICs follow it). Each useful packet then costs
+    ``1 + q * W`` packets on the wire, with ``q`` the :func:`overtaking_share` and ``W`` the
+    packets in flight (the bandwidth-delay product). A receiver that places packets out of
+    order (a SuperNIC, ConnectX OOO placement, UET RUD) or a fabric that reassembles before the
+    NIC pays nothing.
+
+    Parameters
+    ----------
+    paths
+        Equal-cost paths the packets are spread over.
+    packets_in_flight
+        Packets the sender has outstanding, ``rate x RTT / packet``.
+
+    Returns
+    -------
+    float
+        ``1 / (1 + q * W)``.
+
+    Examples
+    --------
+    >>> in_order_goodput_share(1, 100.0)     # one path: nothing overtakes
+    1.0
+    >>> round(in_order_goodput_share(2, 4.0), 3)   # q = 1/4, W = 4: every useful packet costs 2
+    0.5
+    """
+    return 1.0 / (1.0 + overtaking_share(paths) * max(0.0, packets_in_flight))

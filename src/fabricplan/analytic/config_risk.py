@@ -16,6 +16,21 @@ priority, the commonest mistake (a hop or NIC without PFC on that priority, or t
 elsewhere, lint L01/L02). A fabric whose link-level flow control is credit-based has no per-hop
 lossless setting to get wrong: its risk here is 0 (subnet-manager faults are not modelled).
 
+Each mechanism that rests on settings every device must agree on is one *class* of silent
+mistakes, with incidents at the team's rate (:func:`risk_classes`):
+
+- ``pfc`` (RoCEv2, RoCEv1, Spectrum-X): the lossless settings above, priced with the PFC-off
+  slowdown;
+- per-packet adaptive routing on Ethernet with NIC reordering (Spectrum-X): adaptive routing on
+  the RoCE priority, out-of-order placement on the SuperNIC and CC on switch telemetry and NIC
+  must all be on (lint L20-L22); a half-configured pair falls back to ECMP or goes back N. Its
+  GPU time is priced when the caller gives that slowdown, else staff only (said in the basis);
+- packet trimming and link-level retry (UEC profiles): trimming off on one switch turns its
+  overflows into timeouts, an LLR/CBFC mismatch on a link disables them (lint L23-L24); the
+  slowdown depends on how often queues overflow, which the analytic level does not know, so
+  only the staff time is priced;
+- a ``scheduled`` (VOQ) fabric and a ``credit`` fabric have no per-hop setting to get wrong.
+
 **The rates are estimates.** Production reports describe these incidents but publish no rates:
 Guo et al., "RDMA over Commodity Ethernet at Scale", SIGCOMM 2016 (PFC deadlocks, pause storms,
 misconfigured priorities in Microsoft's RoCE fleet); Gangidi et al., "RDMA over Ethernet for
@@ -29,6 +44,7 @@ off). The spec's ``cost.prices`` and team fields move every figure here.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 from fabricplan.model.hardware import TechnologySpec
 from fabricplan.model.scenario import Experience
@@ -46,6 +62,45 @@ shows as a slower step, not an error, until someone compares busbw with the expe
 FIX_ENGINEER_HOURS = 16.0
 """Engineer-hours to locate and fix one misconfiguration across the fabric (estimate: two
 engineer-days of counters, lint runs and a change window)."""
+
+
+RiskClass = Literal["lossless", "adaptive_routing", "transport_profile"]
+"""A family of settings that must agree across devices and fail silently when they do not."""
+
+RISK_CLASS_WORDS: dict[RiskClass, str] = {
+    "lossless": "PFC/DSCP/headroom",
+    "adaptive_routing": "adaptive routing + NIC reordering + telemetry CC (switch and SuperNIC)",
+    "transport_profile": "UEC profile (packet trimming, LLR/CBFC per link)",
+}
+
+
+UNPRICED_REASON: dict[RiskClass, str] = {
+    "lossless": "no PFC-off slowdown given",
+    "adaptive_routing": "no AR-off slowdown given",
+    "transport_profile": "depends on the overflow rate",
+}
+
+
+def risk_classes(tech: TechnologySpec) -> tuple[RiskClass, ...]:
+    """The silent-misconfiguration classes a technology's mechanisms open.
+
+    >>> from fabricplan.spec import parse_spec
+    >>> techs = parse_spec({"cluster": {"gpus": 16}}).technologies
+    >>> risk_classes(techs["roce_v2"]), risk_classes(techs["infiniband"])
+    (('lossless',), ())
+    """
+    classes: list[RiskClass] = []
+    if tech.link_flow_control == "pfc":
+        classes.append("lossless")
+    if (
+        tech.switch_family == "ethernet"
+        and tech.routing == "adaptive"
+        and tech.delivery == "nic_reorder"
+    ):
+        classes.append("adaptive_routing")
+    if tech.packet_trimming or tech.link_level_retry:
+        classes.append("transport_profile")
+    return tuple(classes)
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,13 +121,14 @@ def config_risk(
     gpus: int,
     misconfigured_step_slowdown: float,
     engineer_usd_per_hour: float,
+    adaptive_off_step_slowdown: float | None = None,
 ) -> ConfigRisk:
     """The expected configuration-risk cost of one fabric (see the module docstring).
 
     Parameters
     ----------
     tech
-        The technology (only its ``link_flow_control`` matters).
+        The technology (its mechanisms open the risk classes, :func:`risk_classes`).
     experience
         The team's experience with the technology's switch family.
     years
@@ -84,6 +140,10 @@ def config_risk(
         Relative step-time increase with PFC off on the RoCE priority (0.04 = +4 %).
     engineer_usd_per_hour
         Fully loaded engineer rate.
+    adaptive_off_step_slowdown
+        Relative step-time increase when the Ethernet adaptive-routing settings are half
+        configured (the fabric falls back to ECMP); ``None``: that class's GPU time is not
+        priced.
 
     Examples
     --------
@@ -95,22 +155,47 @@ def config_risk(
     >>> config_risk(techs["infiniband"], "none", 5, 1000, 0.05, 100.0).gpu_hours
     0.0
     """
-    if tech.link_flow_control != "pfc":
+    classes = risk_classes(tech)
+    if not classes:
         return ConfigRisk(
             0.0,
             0.0,
             0.0,
             f"configuration risk: {tech.link_flow_control} link-level flow control has no per-hop"
-            " lossless setting to get wrong (subnet-manager faults are not modelled)",
+            " setting to get wrong (subnet-manager and fabric-controller faults are not"
+            " modelled)",
         )
-    incidents = MISCONFIG_INCIDENTS_PER_YEAR[experience] * years
-    gpu_hours = incidents * DETECTION_HOURS * gpus * max(0.0, misconfigured_step_slowdown)
+    rate = MISCONFIG_INCIDENTS_PER_YEAR[experience]
+    slowdown_by_class: dict[RiskClass, float | None] = {
+        "lossless": max(0.0, misconfigured_step_slowdown),
+        "adaptive_routing": adaptive_off_step_slowdown,
+        "transport_profile": None,
+    }
+    incidents = gpu_hours = 0.0
+    parts: list[str] = []
+    for risk_class in classes:
+        class_incidents = rate * years
+        incidents += class_incidents
+        slowdown = slowdown_by_class[risk_class]
+        words = RISK_CLASS_WORDS[risk_class]
+        if slowdown is None:
+            parts.append(f"{words}: GPU time not priced ({UNPRICED_REASON[risk_class]})")
+            continue
+        gpu_hours += class_incidents * DETECTION_HOURS * gpus * max(0.0, slowdown)
+        parts.append(f"{words}: step {slowdown:+.1%}")
     staff = incidents * FIX_ENGINEER_HOURS * engineer_usd_per_hour
     basis = (
-        f"configuration risk: {MISCONFIG_INCIDENTS_PER_YEAR[experience]:g} silent lossless"
-        f" misconfigurations a year for a team with {experience!r} DCB experience (estimate) x"
-        f" {years} years, each {DETECTION_HOURS:g} h until found at a step"
-        f" {misconfigured_step_slowdown:+.1%} (PFC off on the RoCE priority, lossless model) on"
+        f"configuration risk: {rate:g} silent misconfigurations a year per class for a team"
+        f" with {experience!r} experience (estimate) x {years} years x {len(classes)}"
+        f" class(es) ({'; '.join(parts)}), each {DETECTION_HOURS:g} h until found on"
         f" {gpus:,} GPUs, plus {FIX_ENGINEER_HOURS:g} engineer-hours to fix"
     )
+    if classes == ("lossless",):
+        basis = (
+            f"configuration risk: {rate:g} silent lossless"
+            f" misconfigurations a year for a team with {experience!r} DCB experience (estimate) x"
+            f" {years} years, each {DETECTION_HOURS:g} h until found at a step"
+            f" {misconfigured_step_slowdown:+.1%} (PFC off on the RoCE priority, lossless model) on"
+            f" {gpus:,} GPUs, plus {FIX_ENGINEER_HOURS:g} engineer-hours to fix"
+        )
     return ConfigRisk(incidents, gpu_hours, staff, basis)

@@ -108,7 +108,7 @@ def _priced_line(valid: ValidScenario, line: BomLine) -> tuple[CostLine, str]:
 def _power_figure(valid: ValidScenario, line: BomLine) -> Figure | None:
     """The power of one unit of ``line`` (a cable's figure is for the whole link)."""
     if line.kind == "switch":
-        for switch in valid.switches.values():
+        for switch in (*valid.switches.values(), *valid.fabric_elements.values()):
             if switch.id == line.item:
                 return switch.power_w
     elif line.kind == "nic":

@@ -26,7 +26,19 @@ the cross-validation fabrics (128 hosts, generic 100G switches, ECMP, seed 1; do
 Contention scales the effect: with the leaf ``oversubscription`` o, the share of the measured
 3:1 effect is ``(1 - 1/o) / (1 - 1/3)`` (0 at 1:1, 1 at 3:1, held at 1 beyond: measured at 3:1
 only); on a non-blocking fabric only hashed routing contends, with the measured non-blocking
-factors. Adaptive routing on a non-blocking fabric has no contention to lose packets to.
+factors. Per-packet routing (adaptive, spray) on a non-blocking fabric has no contention to
+lose packets to.
+
+The technologies whose link layer is not PFC pay for congestion by their own mechanisms, each a
+closed form here:
+
+- **A victim beside an incast** (:func:`victim_share`): PFC and credits hold every flow behind
+  a congested egress until congestion control has slowed the incast
+  (:func:`congestion_settle_us`); a VOQ fabric queues each egress port's packets apart at the
+  ingress, so the victim never waits; a lossy fabric drops or trims only the incast's packets.
+- **An overflow** (:func:`overflow_recovery_ns`): with packet trimming the header still
+  reaches the receiver, which NACKs at once: one round trip, never a timeout; without it a lost
+  tail packet waits for the sender's retransmission timer.
 
 >>> effect = lossless_effect(False, True, "dcqcn", False, 3.0, "ecmp")
 >>> effect.all_to_all, effect.ring
@@ -37,9 +49,11 @@ factors. Adaptive routing on a non-blocking fabric has no contention to lose pac
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from fabricplan.model.results import CollectivePoint, StepTimeResult
+from fabricplan.units import serialization_ns
 
 MEASURED_OVERSUBSCRIPTION = 3.0
 """Leaf oversubscription of the contended packet runs."""
@@ -61,6 +75,169 @@ SHORT_HEADROOM_RING_NONBLOCKING = 1.235
 (470 drops where ECMP collisions queue)."""
 SHORT_HEADROOM_ALL_TO_ALL_NONBLOCKING = 1.000
 """all_to_all 8 MB per rank, non-blocking three tiers, 2 KiB headroom: 812.3 µs both ways."""
+
+
+PER_PACKET_ROUTINGS = frozenset({"adaptive", "spray"})
+"""Routings that spread every packet: no hash collision queues on a non-blocking fabric."""
+
+RC_RETRANSMIT_TIMEOUT_NS = 4.096e3 * 2**20
+"""Retransmission timer of an NCCL RC queue pair, ns: ``4.096 us x 2**timeout`` (IBTA Vol. 1
+9.7.6.1.3, local ACK timeout) with NCCL's ``NCCL_IB_TIMEOUT`` default 20 (NVIDIA/nccl
+src/transport/net_ib.cc, ``NCCL_PARAM(IbTimeout, "IB_TIMEOUT", 20)``): 4.29 s. A lost packet
+with nothing behind it (the tail of a message) is found only when it expires."""
+UET_RETRANSMIT_TIMEOUT_NS = 1.0e6
+"""Retransmission timer of an Ultra Ethernet packet delivery context, ns (estimate: 1 ms; UE
+Specification 1.0 leaves the value to the implementation; fine-grained data-centre timers are
+of the order of a millisecond or below, Vasudevan et al., "Safe and effective fine-grained TCP
+retransmissions for datacenter communication", SIGCOMM 2009)."""
+
+DCQCN_CNP_INTERVAL_US = 50.0
+"""Shortest gap between two CNPs to one sender, us (Zhu et al., "Congestion Control for
+Large-Scale RDMA Deployments", SIGCOMM 2015, parameter N = 50 us): each CNP can at most halve
+the rate, so slowing N senders to 1/N of the line takes ``log2(N)`` of them."""
+IB_CC_REACTION_US = 10.0
+"""Time between two rate cuts of an InfiniBand CC sender, us (estimate: a BECN per marked
+packet returns within a round trip, and each raises the CCT index by ``CCTI_Increase``; the
+IBTA Vol. 1 annex A10 leaves the table and timer to the subnet manager's policy)."""
+TELEMETRY_CC_RTTS = 2.0
+"""Round trips a telemetry-driven rate control needs to settle: one for the switches' in-band
+telemetry to reach the sender, one for the new rate to reach the queue. Basis: HPCC (Li et al.,
+SIGCOMM 2019) sets the window from the INT utilisation each round trip; NVIDIA publishes no
+Spectrum-X CC algorithm, so this is an estimate for it. Used for ``spectrum_x_cc``."""
+NSCC_RTTS = 2.0
+"""Round trips UEC NSCC needs to settle after an incast starts (estimate: UE Specification 1.0
+NSCC reacts per acknowledgement to ECN, delay and trims, and on a trim cuts the window to what
+was delivered in the last round trip; one round trip to see it, one to take effect)."""
+
+
+def congestion_settle_us(
+    congestion_control: str, senders: int, rtt_us: float, request_grant_us: float = 0.0
+) -> float:
+    """Time from the start of an ``senders``-to-1 incast until its senders run at their share.
+
+    - ``dcqcn``: ``ceil(log2 N)`` CNPs, one per :data:`DCQCN_CNP_INTERVAL_US`;
+    - ``ib_cc``: ``ceil(log2 N)`` cuts, one per :data:`IB_CC_REACTION_US`;
+    - ``spectrum_x_cc``: :data:`TELEMETRY_CC_RTTS` round trips; ``uec_nscc``: :data:`NSCC_RTTS`;
+    - ``voq_scheduled``: one request/grant round trip (the egress never grants more than its
+      port takes, so there is nothing to overshoot);
+    - ``none``: never (``inf``).
+
+    >>> congestion_settle_us("dcqcn", 8, 5.0)          # three halvings
+    150.0
+    >>> congestion_settle_us("voq_scheduled", 8, 5.0, request_grant_us=1.5)
+    1.5
+    >>> congestion_settle_us("none", 8, 5.0)
+    inf
+    """
+    halvings = math.ceil(math.log2(max(2, senders)))
+    if congestion_control == "dcqcn":
+        return halvings * DCQCN_CNP_INTERVAL_US
+    if congestion_control == "ib_cc":
+        return halvings * IB_CC_REACTION_US
+    if congestion_control == "spectrum_x_cc":
+        return TELEMETRY_CC_RTTS * rtt_us
+    if congestion_control == "uec_nscc":
+        return NSCC_RTTS * rtt_us
+    if congestion_control == "voq_scheduled":
+        return request_grant_us
+    return math.inf
+
+
+def victim_share(
+    link_flow_control: str, incast_senders: int, settle_us: float, duration_us: float
+) -> float:
+    """Share of its line rate a victim flow gets while an incast runs beside it.
+
+    The victim enters the same switch as the incast's senders but leaves by another egress.
+    With ``pfc`` or ``credit`` the congested egress stops the shared ingress (pause, or no
+    credit): the victim's packets wait in the same ingress queue behind the incast's, so until
+    congestion control has settled the victim moves at the incast flows' share, ``1/N`` of the
+    line (head-of-line blocking); after that the queue drains and it runs at line rate. A
+    ``scheduled`` (VOQ) fabric holds each egress port's packets in their own queue at the
+    ingress and sends only what that egress granted: the victim's egress is free, so it never
+    waits. ``none`` (lossy, with or without trimming) drops or trims the incast's packets at
+    its own egress and stops nobody else.
+
+    Parameters
+    ----------
+    link_flow_control
+        ``pfc``, ``credit``, ``scheduled`` or ``none``.
+    incast_senders
+        Senders of the incast (``N``).
+    settle_us
+        :func:`congestion_settle_us` of the technology.
+    duration_us
+        How long the victim's transfer lasts.
+
+    Returns
+    -------
+    float
+        The victim's mean rate over ``duration_us`` as a share of its line rate.
+
+    Examples
+    --------
+    >>> victim_share("scheduled", 16, 1.0, 100.0)
+    1.0
+    >>> victim_share("pfc", 4, math.inf, 100.0)     # no CC: held to the incast's share
+    0.25
+    >>> victim_share("pfc", 4, 50.0, 100.0)         # half the time at 1/4, then line rate
+    0.625
+    """
+    if link_flow_control not in ("pfc", "credit") or incast_senders <= 1 or duration_us <= 0:
+        return 1.0
+    blocked = min(1.0, settle_us / duration_us)
+    return blocked / incast_senders + (1.0 - blocked)
+
+
+def overflow_recovery_ns(
+    packet_trimming: bool,
+    delivery: str,
+    rtt_ns: float,
+    header_bytes: float,
+    link_speed_gbps: float,
+    tail: bool = True,
+) -> float:
+    """What one packet overflowing a switch queue costs its flow, ns of lost progress.
+
+    With trimming the switch forwards the header (``header_bytes`` on the wire); the receiver
+    NACKs it at once and the sender resends that packet: one round trip, at the tail of a
+    message too. Without trimming the packet is gone: a tail loss (nothing behind it reveals
+    the gap) waits for the retransmission timer (:data:`RC_RETRANSMIT_TIMEOUT_NS` for RC,
+    :data:`UET_RETRANSMIT_TIMEOUT_NS` for an unordered UET transport); a loss with packets
+    behind it is seen as a gap within a round trip: an unordered transport resends the one
+    packet, an RC sender goes back N and resends its whole window (one bandwidth-delay
+    product, one more round trip at line rate).
+
+    Examples
+    --------
+    >>> trimmed = overflow_recovery_ns(True, "out_of_order", 5000.0, 64, 400.0)
+    >>> timed_out = overflow_recovery_ns(False, "out_of_order", 5000.0, 64, 400.0)
+    >>> trimmed, timed_out                          # one RTT + a 64 B header; the timer
+    (5001.28, 1000000.0)
+    >>> overflow_recovery_ns(False, "in_order", 5000.0, 64, 400.0, tail=False)   # go-back-N
+    10000.0
+    """
+    if packet_trimming:
+        return rtt_ns + serialization_ns(header_bytes, link_speed_gbps)
+    if tail:
+        return UET_RETRANSMIT_TIMEOUT_NS if delivery == "out_of_order" else RC_RETRANSMIT_TIMEOUT_NS
+    if delivery == "out_of_order":
+        return rtt_ns
+    return 2.0 * rtt_ns
+
+
+def corruption_recovery_ns(
+    link_level_retry: bool, link_rtt_ns: float, end_to_end_recovery_ns: float
+) -> float:
+    """What a frame corrupted on one link costs, ns: with link-level retry (UEC LLR) the link
+    resends it from its own replay buffer after one link round trip; without it the next hop
+    drops it at the FCS check (nothing to trim) and the transport recovers it end to end
+    (:func:`overflow_recovery_ns` without trimming).
+
+    >>> corruption_recovery_ns(True, 100.0, 4.3e9), corruption_recovery_ns(False, 100.0, 4.3e9)
+    (100.0, 4300000000.0)
+    """
+    return link_rtt_ns if link_level_retry else end_to_end_recovery_ns
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,7 +263,7 @@ def _contention_share(oversubscription: float) -> float:
 def _factor(
     oversubscribed: float, nonblocking: float, oversubscription: float, routing: str
 ) -> float:
-    base = 1.0 if routing == "adaptive" else nonblocking
+    base = 1.0 if routing in PER_PACKET_ROUTINGS else nonblocking
     share = _contention_share(oversubscription)
     return round(base + share * (oversubscribed - base), 6)
 
@@ -114,7 +291,7 @@ def lossless_effect(
     oversubscription
         The leaf's downlinks : uplinks.
     routing
-        ``ecmp``, ``static`` or ``adaptive``.
+        ``ecmp``, ``static``, ``flowlet`` (hashed like ECMP), ``adaptive`` or ``spray``.
     """
     notes: list[str] = []
     a2a = ring = 1.0

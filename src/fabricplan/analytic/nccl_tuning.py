@@ -71,6 +71,9 @@ class NcclTuning(Frozen):
     ring_plateau_min_bytes: float
     pat: PatTuning | None
     nvls_efficiency: dict[str, float] | None
+    nvlstree_channel_busbw_GBps: dict[str, tuple[float, float, float]] | None = None  # noqa: N815
+    """NVLSTree's bus bandwidth per NVLS head (``perChMaxNVLSTreeBws``, 1 / 2 / more nodes),
+    from 2.28; ``None`` before."""
     sources: dict[str, str]
     """Field -> the tag of NVIDIA/nccl whose ``src/graph/tuning.cc`` it was read from."""
 
@@ -139,7 +142,7 @@ def nccl_releases() -> tuple[str, ...]:
     """The release lines whose tables are stored, oldest first.
 
     >>> nccl_releases()[0], nccl_releases()[-1]
-    ('2.19', '2.28.9')
+    ('2.19', '2.30')
     """
     return tuple(line.line for line in _lines())
 

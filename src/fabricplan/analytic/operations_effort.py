@@ -6,12 +6,22 @@ operators:
 
 - link-level flow control: ``pfc`` is configured and kept consistent on every hop (priority
   maps, ETS, per-port headroom from cable length, PFC watchdog); ``credit`` is exchanged by the
-  link layer and asks for nothing; ``none`` asks for nothing;
+  link layer and asks for nothing; ``scheduled`` (a VOQ fabric) is set up by the fabric itself
+  (cell links and credit scheduler; no PFC or ECN to tune), but its fabric elements are devices
+  to run; ``none`` asks for nothing;
 - congestion control: ``dcqcn`` needs ECN marking thresholds on every switch queue and DCQCN
   parameters on every NIC, tuned together; ``ib_cc`` is one policy in the subnet manager;
+  ``spectrum_x_cc`` needs the telemetry on every switch and the CC on every SuperNIC enabled and
+  matched; ``uec_nscc`` is a NIC profile with ECN marking on the switches; ``voq_scheduled`` is
+  the fabric's own scheduling;
+- transport features a technology relies on: packet trimming on every switch queue, link-level
+  retry (and credit-based flow control) matched on both ends of every link (UEC profiles);
+  per-packet adaptive routing on Ethernet on the RoCE priority of every switch, with
+  out-of-order placement on every NIC (Spectrum-X);
 - scope and routing: ``ib_subnet`` needs a subnet manager (an HA pair, UFM or OpenSM) that computes
   all routes; ``routed_ip`` needs a BGP underlay and ECMP on every switch; ``l2_domain`` needs
-  one large L2 domain kept loop-free.
+  one large L2 domain kept loop-free (spanning tree or MLAG pairs) and, without an IP header,
+  PFC by the VLAN tag's PCP on every host port.
 
 Each task costs ``base + per_switch * switches`` engineer-years per year, and the sum is scaled by
 the team's experience with the technology's switch family (``team.infiniband`` for InfiniBand
@@ -89,6 +99,12 @@ LINK_FLOW_CONTROL_EFFORT: dict[str, TaskEffort] = {
         base_engineer_years_per_year=0.0,
         engineer_years_per_switch_year=0.0,
     ),
+    "scheduled": TaskEffort(
+        task="scheduled (VOQ) fabric: fabric elements and cell links run as one system; "
+        "credit scheduling needs no PFC, ECN or headroom tuning",
+        base_engineer_years_per_year=0.03,
+        engineer_years_per_switch_year=0.0005,
+    ),
     "none": TaskEffort(
         task="no link-level flow control: nothing to configure",
         base_engineer_years_per_year=0.0,
@@ -97,7 +113,9 @@ LINK_FLOW_CONTROL_EFFORT: dict[str, TaskEffort] = {
 }
 """Estimates. PFC is a per-hop, per-priority setting whose lossless guarantee holds only when
 every switch and NIC agree (docs/refs.md C, lint rules); credits need no operator action
-(docs/refs.md D, "Ethernet-side equivalents")."""
+(docs/refs.md D, "Ethernet-side equivalents"); a scheduled fabric's credits are the fabric's own
+(Broadcom Jericho3-AI press release, 2023-04-11: end-to-end VOQ scheduling), but its fabric
+elements are a tier of devices to upgrade and monitor, a third of a PFC fabric's share."""
 
 CONGESTION_CONTROL_EFFORT: dict[str, TaskEffort] = {
     "dcqcn": TaskEffort(
@@ -111,6 +129,23 @@ CONGESTION_CONTROL_EFFORT: dict[str, TaskEffort] = {
         base_engineer_years_per_year=0.02,
         engineer_years_per_switch_year=0.0,
     ),
+    "spectrum_x_cc": TaskEffort(
+        task="Spectrum-X congestion control: in-band telemetry on every switch and the CC "
+        "algorithm on every SuperNIC, enabled and matched on the RoCE priority",
+        base_engineer_years_per_year=0.03,
+        engineer_years_per_switch_year=0.0003,
+    ),
+    "uec_nscc": TaskEffort(
+        task="UEC NSCC: the congestion-control profile on every NIC, ECN marking on every "
+        "switch queue",
+        base_engineer_years_per_year=0.03,
+        engineer_years_per_switch_year=0.0003,
+    ),
+    "voq_scheduled": TaskEffort(
+        task="VOQ credit scheduling: the fabric's own, nothing to tune",
+        base_engineer_years_per_year=0.0,
+        engineer_years_per_switch_year=0.0,
+    ),
     "none": TaskEffort(
         task="no congestion control: nothing to configure",
         base_engineer_years_per_year=0.0,
@@ -118,7 +153,42 @@ CONGESTION_CONTROL_EFFORT: dict[str, TaskEffort] = {
     ),
 }
 """Estimates. DCQCN has switch-side (ECN) and NIC-side parameters (docs/refs.md C); IB CC is
-enabled and profiled centrally in the SM (docs/refs.md D, ``mlnx_congestion_control``)."""
+enabled and profiled centrally in the SM (docs/refs.md D, ``mlnx_congestion_control``);
+Spectrum-X CC has a switch half and a NIC half with no thresholds to tune (NVIDIA Spectrum-X
+whitepaper, 2023); NSCC has ECN on the switches and a NIC profile (UE Specification 1.0); the
+VOQ scheduler is part of the fabric."""
+
+TRIMMING_EFFORT = TaskEffort(
+    task="packet trimming on every switch queue the transport relies on (UEC profile), "
+    "checked after every upgrade",
+    base_engineer_years_per_year=0.02,
+    engineer_years_per_switch_year=0.0003,
+)
+"""Estimate: one switch setting per queue, but a silent one (UE Specification 1.0: without it an
+overflow is a drop and the transport's timer)."""
+LINK_LEVEL_RETRY_EFFORT = TaskEffort(
+    task="link-level retry and credit-based flow control matched on both ends of every link "
+    "(UEC link profile)",
+    base_engineer_years_per_year=0.02,
+    engineer_years_per_switch_year=0.0005,
+)
+"""Estimate: a per-link agreement like PFC's, with fewer settings (UE Specification 1.0, LLR
+and CBFC negotiated per link)."""
+ETHERNET_ADAPTIVE_ROUTING_EFFORT = TaskEffort(
+    task="per-packet adaptive routing on the RoCE priority of every switch and out-of-order "
+    "placement on every NIC (Spectrum-X RoCE settings on switch and SuperNIC)",
+    base_engineer_years_per_year=0.02,
+    engineer_years_per_switch_year=0.0005,
+)
+"""Estimate: a switch-side and a NIC-side setting that must agree (Cumulus Linux 'Adaptive
+Routing': on L3 interfaces only, not on bonds; the SuperNIC reorders), fewer settings than PFC."""
+PCP_PFC_EFFORT = TaskEffort(
+    task="PFC by the VLAN tag's PCP: RoCE VLAN-tagged on every host port, PCP trust on every hop",
+    base_engineer_years_per_year=0.02,
+    engineer_years_per_switch_year=0.0005,
+)
+"""Estimate: without an IP header RoCEv1 carries its priority in the 802.1Q tag (IBTA Annex
+A16), so every host port needs the VLAN and every hop PCP trust, beside the PFC settings."""
 
 SCOPE_EFFORT: dict[str, TaskEffort] = {
     "ib_subnet": TaskEffort(
@@ -133,7 +203,7 @@ SCOPE_EFFORT: dict[str, TaskEffort] = {
         engineer_years_per_switch_year=0.001,
     ),
     "l2_domain": TaskEffort(
-        task="one L2 domain: VLANs, loop prevention, MAC/ARP scale",
+        task="one L2 domain: VLANs, loop prevention (spanning tree or MLAG pairs), MAC/ARP scale",
         base_engineer_years_per_year=0.05,
         engineer_years_per_switch_year=0.0015,
     ),
@@ -198,12 +268,21 @@ def operations_tasks(valid: ValidScenario, design: FabricDesign) -> tuple[TaskEf
     ['lossless Ethernet on every hop', 'ECN/DCQCN', 'BGP underlay and ECMP on every switch']
     """
     tech = _technology(valid, design.technology)
-    return (
+    tasks = [
         HARDWARE_LIFECYCLE_EFFORT,
         LINK_FLOW_CONTROL_EFFORT[tech.link_flow_control],
         CONGESTION_CONTROL_EFFORT[tech.congestion_control],
         SCOPE_EFFORT[tech.scope],
-    )
+    ]
+    if tech.link_flow_control == "pfc" and tech.scope == "l2_domain":
+        tasks.append(PCP_PFC_EFFORT)
+    if tech.switch_family == "ethernet" and tech.routing == "adaptive":
+        tasks.append(ETHERNET_ADAPTIVE_ROUTING_EFFORT)
+    if tech.packet_trimming:
+        tasks.append(TRIMMING_EFFORT)
+    if tech.link_level_retry:
+        tasks.append(LINK_LEVEL_RETRY_EFFORT)
+    return tuple(tasks)
 
 
 def effort_records(valid: ValidScenario, design: FabricDesign) -> tuple[EffortRecord, ...]:

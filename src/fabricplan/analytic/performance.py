@@ -17,6 +17,7 @@ from fabricplan.analytic.traffic import (
     CommGroup,
     all_to_all_pattern,
     group_for,
+    incast_victim_note,
     pattern_throughput,
     ring_pattern,
     span_switch_hops,
@@ -147,6 +148,7 @@ def analytic_performance(
         f"collectives over {group.ranks} GPUs: {group.domains} NVLink domain(s) of"
         f" {group.local_ranks}",
         *_tier_notes(profile, group),
+        incast_victim_note(profile),
         *p2p_notes,
         _algorithm_note(request),
         "times: the chosen pair through NCCL's pipeline (channels, chunks, store-and-forward"

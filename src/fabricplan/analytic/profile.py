@@ -18,19 +18,34 @@ IPv4/UDP/BTH/ICRC for RoCEv2) — see :func:`goodput_gbps`.
 392.15
 >>> wire_bytes(8192, 4096, 26)               # two packets
 8244
+
+A scheduled fabric (DDC) cuts every frame into cells on its fabric links, each with its own
+header (:func:`cell_wire_bytes`); the ingress leaf asks the egress for credit before the first
+cell leaves (:func:`scheduled_fabric_ns`).
+
+>>> cell_wire_bytes(4158, 256, 16)           # a 4096 B RoCE frame: 17 cells of <= 256 B
+4430
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import get_args
 
 from fabricplan.analytic.nccl_tuning import NcclTuning, nccl_tuning
 from fabricplan.errors import ModelError
 from fabricplan.model.fabric import FabricDesign, LinkGroupName
-from fabricplan.model.hardware import NodeSpec, PcieLinkSpec
-from fabricplan.model.results import CalibrationProfile, PerfRequest, RoutingName
+from fabricplan.model.hardware import (
+    CongestionControlName,
+    DeliveryName,
+    LinkFlowControlName,
+    NodeSpec,
+    PcieLinkSpec,
+    TechnologyRoutingName,
+    TechnologySpec,
+)
+from fabricplan.model.load_balancing import AdaptiveGranularity, adaptive_routing_for_asic
+from fabricplan.model.results import CalibrationProfile, PerfRequest
 from fabricplan.model.scenario import ValidScenario
 from fabricplan.units import gbps_to_GBps, serialization_ns
 
@@ -75,6 +90,16 @@ PCIE_ENCODING_EFFICIENCY: dict[int, float] = {
 """Data share of the line after coding: 8b/10b (Gen1-2), 128b/130b (Gen3-5), and for Gen6's
 256-byte FLITs 236 TLP bytes (6 DLP, 8 CRC, 6 FEC bytes) (PCI Express Base Specification)."""
 
+ETHERNET_PREAMBLE_AND_GAP_BYTES = 20
+"""Bytes an Ethernet frame spends on the wire outside the frame itself: preamble and SFD (8) and
+the minimum inter-frame gap (12) (IEEE 802.3 clause 4). A cell fabric carries the frame, not
+these: a scheduled fabric's cells hold ``header_bytes - 20`` of headers per packet."""
+
+VOQ_SCHEDULER_DECISION_NS = 100.0
+"""Time the egress scheduler of a VOQ fabric takes to turn a request into a grant, ns (estimate:
+a pipeline of a few tens of clock cycles at ~1 GHz; Broadcom publishes no figure for the
+Jericho3-AI credit scheduler)."""
+
 DEFAULT_COLLECTIVE_EFFICIENCY = 0.95
 """Share of the algorithm's bandwidth bound NCCL's Simple protocol reaches on large messages.
 NCCL maintainers: 46-48 GB/s busbw per NDR 400G NIC (NVIDIA/nccl-tests #290; goodput 49.7 GB/s)
@@ -104,7 +129,8 @@ class FabricProfile:
     host_goodput_gbps: float | None
     """Payload the NIC's host interface (PCIe) carries, Gb/s; ``None`` when the catalog does not
     give the interface."""
-    routing: RoutingName
+    routing: TechnologyRoutingName
+    """The routing in use: the technology's default or the one asked for."""
     in_network_reduction: bool
     """SHARP-style reduction in use: technology and switch capable, and the request allows it."""
     nvlink_GBps: float  # noqa: N815 - GB/s
@@ -145,6 +171,25 @@ class FabricProfile:
     qps_per_connection: int = 1
     """Queue pairs per NCCL connection (``nccl.qps_per_connection``): each is hashed onto its
     own path by ECMP (its own UDP source port), so more QPs spread a NIC's traffic."""
+    delivery: DeliveryName = "in_order"
+    """What the receiving NIC accepts (``in_order``: an overtaking packet is a loss)."""
+    adaptive_granularity: AdaptiveGranularity = "per_packet"
+    """What the switch's adaptive routing places (:mod:`fabricplan.model.load_balancing`)."""
+    fabric_reassembles: bool = False
+    """The fabric delivers whole packets in order whatever path their pieces took (a cell fabric
+    reassembles at the egress leaf), so spraying needs nothing of the NIC."""
+    fabric_payload_share: float | None = None
+    """Payload share of a fabric (leaf-up) link when it carries cells, not packets
+    (:func:`cell_payload_share`); ``None``: the same packets as the host links."""
+    fabric_crossing_ns: float = 0.0
+    """Extra one-way time of a message through the fabric: the request/grant round trip and the
+    store and reassembly of one packet (:func:`scheduled_fabric_ns`)."""
+    link_flow_control: LinkFlowControlName = "credit"
+    """The technology's link-level flow control (how congestion reaches other traffic)."""
+    congestion_control: CongestionControlName = "ib_cc"
+    """The technology's end-to-end rate control (how fast an incast is slowed)."""
+    fabric_request_grant_ns: float = 0.0
+    """The request/grant round trip alone, of a scheduled fabric (0 for the others)."""
 
     @property
     def gpus(self) -> int:
@@ -163,12 +208,13 @@ def pcie_link_gbps(link: PcieLinkSpec) -> float:
     return rate * link.lanes * PCIE_ENCODING_EFFICIENCY[link.generation]
 
 
-def nvlink_domain_gpus(node: NodeSpec, gpus_per_node: int) -> int:
+def nvlink_domain_gpus(node: NodeSpec, gpus_per_node: int, deployed_gpus: int | None = None) -> int:
     """GPUs of one NVLink domain when each server holds ``gpus_per_node`` of the job's GPUs.
 
     A domain spans ``node.nvlink_domain_gpus / node.gpus_per_node`` servers: one for an HGX
     board (its NVSwitches are inside the server), 18 compute trays for a GB200 NVL72. Two
-    HGX servers are two domains however few of their GPUs a job uses.
+    HGX servers are two domains however few of their GPUs a job uses. ``deployed_gpus``
+    (``cluster.host.nvlink_domain_gpus``) is the domain as built, where racks hold fewer trays.
 
     >>> from fabricplan.catalog.loader import load_catalog
     >>> catalog = load_catalog()
@@ -176,10 +222,13 @@ def nvlink_domain_gpus(node: NodeSpec, gpus_per_node: int) -> int:
     1
     >>> nvlink_domain_gpus(catalog.get_typed("gb200-nvl72", NodeSpec, "x"), 4)
     72
+    >>> nvlink_domain_gpus(catalog.get_typed("gb200-nvl72", NodeSpec, "x"), 4, 64)  # 16 trays
+    64
     """
-    if node.nvlink_domain_gpus % node.gpus_per_node:
+    domain = node.nvlink_domain_gpus if deployed_gpus is None else deployed_gpus
+    if domain % node.gpus_per_node:
         return gpus_per_node
-    return node.nvlink_domain_gpus // node.gpus_per_node * gpus_per_node
+    return domain // node.gpus_per_node * gpus_per_node
 
 
 def rank_nics_per_node(node: NodeSpec, gpus_per_node: int, nics_per_node: int) -> float:
@@ -263,6 +312,81 @@ def wire_bytes(size_bytes: float, mtu_bytes: int, header_bytes: float) -> float:
     return size_bytes + packets * header_bytes
 
 
+def cell_wire_bytes(frame_bytes: float, cell_bytes: float, cell_header_bytes: float) -> float:
+    """Bytes one frame takes on a cell fabric's link: the frame cut into ``ceil(frame / cell)``
+    cells of at most ``cell_bytes`` (the last one shorter), each with its own header.
+
+    >>> cell_wire_bytes(64, 256, 16), cell_wire_bytes(257, 256, 16)   # 1 cell; 2 cells
+    (80, 289)
+    """
+    cells = max(1, math.ceil(frame_bytes / cell_bytes))
+    return frame_bytes + cells * cell_header_bytes
+
+
+def cell_payload_share(tech: TechnologySpec) -> float | None:
+    """Payload share of a cell fabric's link for full-MTU packets; ``None`` without cells.
+
+    The frame a leaf cuts into cells is the payload plus its headers, without the Ethernet
+    preamble and inter-frame gap (:data:`ETHERNET_PREAMBLE_AND_GAP_BYTES`).
+
+    >>> from fabricplan.catalog.loader import load_catalog
+    >>> ddc = load_catalog().get_typed("ddc", TechnologySpec, "x")
+    >>> round(cell_payload_share(ddc), 4)   # 4096 B in 17 cells of 256 B + 16 B
+    0.9246
+    """
+    if tech.cell_bytes is None or tech.cell_header_bytes is None:
+        return None
+    frame = tech.mtu_bytes + tech.header_bytes.value - ETHERNET_PREAMBLE_AND_GAP_BYTES
+    return tech.mtu_bytes / cell_wire_bytes(
+        frame, tech.cell_bytes.value, tech.cell_header_bytes.value
+    )
+
+
+def request_grant_ns(
+    tech: TechnologySpec, switch_latency_ns: float, leaf_spine_cable_ns: float
+) -> float:
+    """A VOQ fabric's request/grant round trip through one fabric element, ns; 0 for others.
+
+    >>> from fabricplan.catalog.loader import load_catalog
+    >>> ddc = load_catalog().get_typed("ddc", TechnologySpec, "x")
+    >>> request_grant_ns(ddc, 600.0, 49.0)   # 2 x (2 x 49 + 600) + 100
+    1496.0
+    """
+    if tech.link_flow_control != "scheduled":
+        return 0.0
+    return 2 * (2 * leaf_spine_cable_ns + switch_latency_ns) + VOQ_SCHEDULER_DECISION_NS
+
+
+def scheduled_fabric_ns(
+    tech: TechnologySpec,
+    switch_latency_ns: float,
+    leaf_spine_cable_ns: float,
+    link_speed_gbps: float,
+    port_speed_gbps: float,
+) -> float:
+    """Extra one-way time a message pays crossing a scheduled (VOQ) fabric, ns; 0 for others.
+
+    Before the first cell leaves, the ingress leaf sends a request to the egress port's
+    scheduler and waits for its credit grant: a round trip through a fabric element
+    (``2 x (2 cables + fabric element)`` plus :data:`VOQ_SCHEDULER_DECISION_NS`). The ingress
+    leaf holds the whole packet in its VOQ (one packet at the host link rate) and the egress
+    leaf reassembles the cells before the packet leaves (one packet's cells at the fabric link
+    rate): two store-and-forward stages a cut-through switch does not have.
+
+    >>> from fabricplan.catalog.loader import load_catalog
+    >>> ddc = load_catalog().get_typed("ddc", TechnologySpec, "x")
+    >>> round(scheduled_fabric_ns(ddc, 600.0, 49.0, 400.0, 400.0), 1)  # 1496 + 83.6 + 88.6
+    1668.2
+    """
+    if tech.link_flow_control != "scheduled":
+        return 0.0
+    request_grant = request_grant_ns(tech, switch_latency_ns, leaf_spine_cable_ns)
+    ingress = serialization_ns(tech.mtu_bytes + tech.header_bytes.value, link_speed_gbps)
+    share = cell_payload_share(tech) or 1.0
+    egress = serialization_ns(tech.mtu_bytes / share, port_speed_gbps)
+    return request_grant + ingress + egress
+
+
 def switch_hops_cables(switch_hops: int) -> tuple[int, int, int]:
     """Cables of each class a path through ``switch_hops`` switches crosses (up, then down).
 
@@ -292,17 +416,19 @@ def path_latency_ns(profile: FabricProfile, switch_hops: int, size_bytes: float)
     cables = switch_hops_cables(switch_hops)
     propagation = sum(n * ns for n, ns in zip(cables, profile.cable_ns, strict=True))
     wire = wire_bytes(size_bytes, profile.mtu_bytes, profile.header_bytes)
+    fabric = profile.fabric_crossing_ns if switch_hops >= 3 else 0.0
     return (
         2 * profile.nic_latency_ns
         + max(0, switch_hops) * profile.switch_latency_ns
         + propagation
         + serialization_ns(wire, profile.link_speed_gbps)
+        + fabric
     )
 
 
 def _effective_routing(
     valid: ValidScenario, design: FabricDesign, request: PerfRequest
-) -> tuple[RoutingName, tuple[str, ...]]:
+) -> tuple[TechnologyRoutingName, tuple[str, ...]]:
     tech = valid.technologies[design.technology]
     switch = valid.switches[design.technology]
     can_adapt = tech.adaptive_routing_available and switch.adaptive_routing
@@ -324,15 +450,54 @@ def _effective_routing(
             f"routing: static — {switch.id} has no adaptive routing, so the {tech.id} default"
             " (adaptive) falls back to static routes",
         )
-    if tech.routing not in get_args(RoutingName):
-        raise ModelError(
-            "FP538",
-            f"technology {tech.id}: routing",
-            "the analytic model has no model of this routing yet",
-            tech.routing,
-            "leave this technology out of fabric.technologies",
+    return tech.routing, (f"routing: {tech.routing} (the {tech.id} default)",)
+
+
+def _mechanism_notes(
+    tech: TechnologySpec,
+    routing: str,
+    granularity: str,
+    payload_share: float | None,
+    fabric_ns: float,
+) -> tuple[str, ...]:
+    """What the analytic model makes of the technology's mechanisms, in words."""
+    notes: list[str] = []
+    per_packet = routing == "spray" or (routing == "adaptive" and granularity == "per_packet")
+    if routing in ("flowlet",) or (routing == "adaptive" and granularity == "flowlet"):
+        notes.append(
+            "flowlet routing: a long-lived NCCL flow has no idle gap longer than the flowlet"
+            " timeout, so it is placed once and collides like an ECMP flow"
         )
-    return tech.routing, (f"routing: {tech.routing} (the {tech.id} default)",)  # type: ignore[return-value]
+    elif per_packet:
+        how = (
+            "cells are reassembled in order at the egress leaf"
+            if tech.cell_bytes
+            else (f"receiver delivery {tech.delivery}")
+        )
+        cost = (
+            "go-back-N on every overtaking packet"
+            if tech.delivery == "in_order" and tech.cell_bytes is None
+            else "no reordering cost"
+        )
+        notes.append(f"{routing} per packet: no hash collisions; {how}: {cost}")
+    if payload_share is not None:
+        notes.append(
+            f"cell fabric: {payload_share:.1%} of a fabric link carries payload (cells of"
+            f" {tech.cell_bytes.value if tech.cell_bytes else 0:g} B +"
+            f" {tech.cell_header_bytes.value if tech.cell_header_bytes else 0:g} B header)"
+        )
+    if fabric_ns:
+        notes.append(
+            f"scheduled fabric: request/grant round trip and VOQ store + egress reassembly add"
+            f" {fabric_ns:.0f} ns to each message through the fabric; lossless by scheduling,"
+            " no PFC"
+        )
+    if tech.packet_trimming:
+        notes.append(
+            "packet trimming: an overflow costs a header and a NACK-driven resend one round trip"
+            " later, not a retransmission timeout"
+        )
+    return tuple(notes)
 
 
 def _in_network_reduction(
@@ -449,7 +614,7 @@ def fabric_profile(
     if host_goodput is not None:
         goodput = min(goodput, gbps_to_GBps(host_goodput))
     nvlink_efficiency = calibration.nvlink_bw_efficiency or DEFAULT_NVLINK_BW_EFFICIENCY
-    domain = nvlink_domain_gpus(node, cluster.gpus_per_node)
+    domain = nvlink_domain_gpus(node, cluster.gpus_per_node, cluster.host.nvlink_domain_gpus)
     routing, routing_notes = _effective_routing(valid, design, request)
 
     ports_per_node = cluster.nics_per_node / design.planes
@@ -464,6 +629,10 @@ def fabric_profile(
         reach.spine_core_m * _cable_ns_per_m(valid, design, "spine_core"),
     )
     sharp, sharp_notes = _in_network_reduction(valid, design, request)
+    switch_latency = calibration.switch_latency_ns or switch.latency_ns.value
+    fabric_ns = scheduled_fabric_ns(
+        tech, switch_latency, cable_ns[1], link_speed, design.port_speed_gbps
+    )
     tuning = nccl_tuning(valid.spec.nccl.version)
     nccl_note = (
         f"NCCL {valid.spec.nccl.version}: tuning tables of the {tuning.line} line"
@@ -472,7 +641,7 @@ def fabric_profile(
     return FabricProfile(
         technology=tech_name,
         nic_latency_ns=calibration.nic_latency_ns or nic.latency_ns.value,
-        switch_latency_ns=calibration.switch_latency_ns or switch.latency_ns.value,
+        switch_latency_ns=switch_latency,
         link_speed_gbps=link_speed,
         port_speed_gbps=design.port_speed_gbps,
         mtu_bytes=tech.mtu_bytes,
@@ -504,6 +673,25 @@ def fabric_profile(
         nccl=tuning,
         gpu_nic_path=cluster.host.gpu_nic_path or node.gpu_nic_path,
         rank_nics_per_node=rank_nics_per_node(node, cluster.gpus_per_node, cluster.nics_per_node),
-        notes=(*routing_notes, *sharp_notes, nccl_note),
+        notes=(
+            *routing_notes,
+            *_mechanism_notes(
+                tech,
+                routing,
+                adaptive_routing_for_asic(switch.asic).granularity,
+                cell_payload_share(tech),
+                fabric_ns,
+            ),
+            *sharp_notes,
+            nccl_note,
+        ),
         qps_per_connection=valid.spec.nccl.qps_per_connection or 1,
+        delivery=tech.delivery,
+        adaptive_granularity=adaptive_routing_for_asic(switch.asic).granularity,
+        fabric_reassembles=tech.cell_bytes is not None,
+        fabric_payload_share=cell_payload_share(tech),
+        fabric_crossing_ns=fabric_ns,
+        link_flow_control=tech.link_flow_control,
+        congestion_control=tech.congestion_control,
+        fabric_request_grant_ns=request_grant_ns(tech, switch_latency, cable_ns[1]),
     )

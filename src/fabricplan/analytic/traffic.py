@@ -23,10 +23,15 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from fabricplan.analytic.collision import adaptive_throughput, hashed_throughput
+from fabricplan.analytic.collision import (
+    adaptive_throughput,
+    hashed_throughput,
+    in_order_goodput_share,
+)
+from fabricplan.analytic.lossless import congestion_settle_us, victim_share
 from fabricplan.analytic.profile import FabricProfile, path_latency_ns
 from fabricplan.errors import ModelError
-from fabricplan.units import ns_to_us
+from fabricplan.units import gbps_to_bytes_per_us, ns_to_us
 
 NCCL_CHANNELS_PER_NIC = 2
 """Flows NCCL opens per NIC for one peer: DGX H100 runs 16 collective channels over 8 NICs
@@ -200,14 +205,58 @@ def pair_pattern(
     )
 
 
+def per_packet_routing(profile: FabricProfile) -> bool:
+    """True when the fabric places each packet (or cell) on its own path: spraying, or adaptive
+    routing whose implementation is per packet (not flowlet)."""
+    if profile.routing == "spray":
+        return True
+    return profile.routing == "adaptive" and profile.adaptive_granularity == "per_packet"
+
+
+def reorder_goodput_share(profile: FabricProfile, paths: int) -> float:
+    """Goodput share left to a flow crossing ``paths`` equal-cost links after reordering.
+
+    1 unless the routing is per packet, the fabric does not reassemble and the receiver accepts
+    packets only in order; then go-back-N on every overtaking packet
+    (:func:`.collision.in_order_goodput_share`) with the packets in flight of one round trip
+    through the spines.
+
+    >>> from fabricplan.spec import parse_spec
+    >>> from fabricplan.topology.designer import design_fabric
+    >>> from fabricplan.analytic.profile import fabric_profile
+    >>> valid = parse_spec({"cluster": {"gpus": 1024}})
+    >>> reorder_goodput_share(fabric_profile(valid, design_fabric(valid, "infiniband")), 32)
+    1.0
+    """
+    if not per_packet_routing(profile) or profile.fabric_reassembles:
+        return 1.0
+    if profile.delivery != "in_order":
+        return 1.0
+    rtt_ns = 2 * path_latency_ns(profile, HOPS_SAME_POD, profile.mtu_bytes)
+    in_flight = gbps_to_bytes_per_us(profile.link_speed_gbps) * ns_to_us(rtt_ns)
+    packets = in_flight / (profile.mtu_bytes + profile.header_bytes)
+    return in_order_goodput_share(paths, packets)
+
+
+def _fabric_demand(profile: FabricProfile, demand_ratio: float) -> float:
+    """A flow's demand on a fabric link: cells carry less payload than the host link's packets."""
+    if profile.fabric_payload_share is None:
+        return demand_ratio
+    host_share = profile.mtu_bytes / (profile.mtu_bytes + profile.header_bytes)
+    return demand_ratio * host_share / profile.fabric_payload_share
+
+
 def _stage(profile: FabricProfile, flows: float, paths: int, demand_ratio: float) -> float:
     count = max(1, round(flows))
     if paths <= 0:
         return 1.0
-    if profile.routing == "adaptive":
-        return adaptive_throughput(count, paths, demand_ratio)
-    # Up at the source switch and down at the destination switch: two independent hashes.
-    return hashed_throughput(count, paths, demand_ratio, stages=2)
+    demand = _fabric_demand(profile, demand_ratio)
+    if per_packet_routing(profile):
+        spread = adaptive_throughput(count, paths, demand)
+        return spread * reorder_goodput_share(profile, paths)
+    # ECMP, static, flowlet (a long-lived flow never idles long enough to be moved) and flowlet
+    # adaptive routing: up at the source switch and down at the destination: two hashes.
+    return hashed_throughput(count, paths, demand, stages=2)
 
 
 def pattern_throughput(profile: FabricProfile, pattern: TrafficPattern, span_nodes: float) -> float:
@@ -217,8 +266,11 @@ def pattern_throughput(profile: FabricProfile, pattern: TrafficPattern, span_nod
     ``h * flows_per_nic * leaf_share`` flows up its ``U`` uplinks, each flow asking for
     ``link / (port * flows_per_nic)`` of an uplink; so the offered load is
     ``oversubscription * leaf_share`` (times the link/port speed ratio). At a spine (three tiers)
-    the flows that leave the pod go up its core links in the same way. Adaptive routing spreads
-    them evenly; static and ECMP routing hash them (:func:`.collision.hashed_throughput`).
+    the flows that leave the pod go up its core links in the same way. Per-packet routing
+    (spraying, per-packet adaptive routing) spreads them evenly, minus go-back-N where the
+    receiver needs order (:func:`reorder_goodput_share`); static, ECMP and flowlet routing hash
+    them (:func:`.collision.hashed_throughput`). On a cell fabric each flow asks for more of a
+    fabric link than of its host link (:attr:`.FabricProfile.fabric_payload_share`).
 
     Parameters
     ----------
@@ -289,3 +341,39 @@ def group_path_latency_us(profile: FabricProfile, group: CommGroup, size_bytes: 
     """One-way latency of the longest path inside the group."""
     hops = span_switch_hops(profile, group.span_nodes)
     return ns_to_us(path_latency_ns(profile, hops, size_bytes))
+
+
+INCAST_NOTE_SENDERS = 16
+"""Senders of the incast the performance notes describe (an illustration of the mechanism, not
+a workload figure: 16 ranks pushing into one, as in an all_to_all's hot spot)."""
+INCAST_NOTE_VICTIM_BYTES = 2**20
+"""Bytes of the victim transfer the notes follow (1 MiB: a mid-size NCCL chunk)."""
+
+
+def incast_victim_note(profile: FabricProfile) -> str:
+    """What a victim flow beside an incast keeps of its line, by the fabric's mechanisms
+    (:func:`.lossless.victim_share`, :func:`.lossless.congestion_settle_us`).
+
+    >>> from fabricplan.spec import parse_spec
+    >>> from fabricplan.topology.designer import design_fabric
+    >>> from fabricplan.analytic.profile import fabric_profile
+    >>> valid = parse_spec({"cluster": {"gpus": 1024}})
+    >>> incast_victim_note(fabric_profile(valid, design_fabric(valid, "roce_v2")))[:58]
+    'victim beside a 16-to-1 incast (1 MiB at line rate, 21 us)'
+    """
+    rtt_us = ns_to_us(2 * path_latency_ns(profile, HOPS_SAME_POD, profile.mtu_bytes))
+    duration_us = INCAST_NOTE_VICTIM_BYTES / gbps_to_bytes_per_us(profile.link_speed_gbps)
+    settle = congestion_settle_us(
+        profile.congestion_control,
+        INCAST_NOTE_SENDERS,
+        rtt_us,
+        ns_to_us(profile.fabric_request_grant_ns),
+    )
+    share = victim_share(profile.link_flow_control, INCAST_NOTE_SENDERS, settle, duration_us)
+    settle_text = "never settles" if math.isinf(settle) else f"settles in {settle:.1f} us"
+    return (
+        f"victim beside a {INCAST_NOTE_SENDERS}-to-1 incast ({INCAST_NOTE_VICTIM_BYTES // 2**20}"
+        f" MiB at line rate, {duration_us:.0f} us): keeps {share:.0%} of its line"
+        f" ({profile.link_flow_control} link flow control; {profile.congestion_control}"
+        f" {settle_text})"
+    )

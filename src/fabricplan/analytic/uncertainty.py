@@ -70,6 +70,29 @@ STEP_REGIMES: tuple[Regime, ...] = ("mid", "bandwidth")
 """Regimes a training step's communication falls in (gradient buckets, activations, pipeline
 sends and MoE dispatch are megabytes); its band is the envelope of their bands."""
 BANDS_FILE = "uncertainty_bands.yaml"
+BandLevel = Literal["analytic", "flow"]
+BANDS_FILES: dict[BandLevel, str] = {
+    "analytic": BANDS_FILE,
+    "flow": "uncertainty_bands_flow.yaml",
+}
+"""Each level with validation residuals of its own, and the file they are stored in
+(``benchmarks/validation.py --write-bands`` writes both)."""
+BACKEND_BANDS: dict[str, tuple[BandLevel, str]] = {
+    "analytic": ("analytic", "the analytic model's residuals over the published runs"),
+    "flow": (
+        "flow",
+        "the flow level's own residuals: every validation row run at the flow level (its"
+        " fabric time simulated, latency from the analytic model)",
+    ),
+    "packet": (
+        "flow",
+        "the flow level's residuals: the validation rows (up to 1,440 GPUs) are not run packet by"
+        " packet, and the packet level agrees with the flow level within 5 % on the cross-level"
+        " scenarios (tests/test_levels_agree.py)",
+    ),
+}
+"""Backend -> the level whose bands its values carry, and why; any other backend (the test
+``fake``) takes the analytic bands."""
 
 
 class BandRecord(Frozen):
@@ -199,13 +222,22 @@ def bands_yaml(table: BandTable) -> str:
     return header + body
 
 
-@lru_cache(maxsize=1)
-def load_bands() -> BandTable:
-    """The stored band table (read once; it is package data)."""
-    text = (resources.files("fabricplan.analytic") / "data" / BANDS_FILE).read_text(
+@lru_cache(maxsize=2)
+def load_bands(level: BandLevel = "analytic") -> BandTable:
+    """The stored band table of a level (read once; it is package data)."""
+    text = (resources.files("fabricplan.analytic") / "data" / BANDS_FILES[level]).read_text(
         encoding="utf-8"
     )
     return BandTable.model_validate(yaml.safe_load(text))
+
+
+def bands_of_backend(backend: str) -> tuple[BandLevel, str]:
+    """Whose validation residuals a backend's values carry, and why (:data:`BACKEND_BANDS`).
+
+    >>> bands_of_backend("packet")[0], bands_of_backend("fake")[0]
+    ('flow', 'analytic')
+    """
+    return BACKEND_BANDS.get(backend, BACKEND_BANDS["analytic"])
 
 
 def band_for(table: BandTable, regime: Regime, technology: str | None) -> BandRecord:
@@ -280,10 +312,45 @@ def step_band(step: StepTimeResult, ratio_low: float, ratio_high: float) -> Step
     )
 
 
+def seed_spread(points: Sequence[CollectivePoint]) -> tuple[float, float]:
+    """``(slowest, fastest)`` run over seeds relative to the value, over simulated points run
+    with several seeds (``(1.0, 1.0)`` without any): the step's communication is as uncertain
+    as its most seed-dependent collective.
+
+    >>> p = CollectivePoint(collective="all_reduce", size_bytes=1, algorithm="flow/ring",
+    ...     time_us=100.0, algbw_GBps=1.0, busbw_GBps=1.0, time_us_seed_low=100.0,
+    ...     time_us_seed_high=149.0)
+    >>> seed_spread([p])
+    (1.49, 1.0)
+    """
+    slow, fast = 1.0, 1.0
+    for point in points:
+        if point.time_us <= 0:
+            continue
+        if point.time_us_seed_high is not None:
+            slow = max(slow, point.time_us_seed_high / point.time_us)
+        if point.time_us_seed_low is not None:
+            fast = min(fast, point.time_us_seed_low / point.time_us)
+    return slow, fast
+
+
 def _banded_collective(point: CollectivePoint, band: BandRecord) -> CollectivePoint:
-    time_low, time_high = time_band(point.time_us, band)
-    algbw_low, algbw_high = performance_band(point.algbw_GBps, band)
-    busbw_low, busbw_high = performance_band(point.busbw_GBps, band)
+    """The band around a point; a simulated point run over several seeds gets the band around
+    its whole seed range (fastest run / ratio_high .. slowest run / ratio_low)."""
+    fastest = point.time_us if point.time_us_seed_low is None else point.time_us_seed_low
+    slowest = point.time_us if point.time_us_seed_high is None else point.time_us_seed_high
+    time_low, time_high = fastest / band.ratio_high, slowest / band.ratio_low
+    # performance scales inversely with time: the slowest run bounds it from below
+    down = point.time_us / slowest if slowest > 0 else 1.0
+    up = point.time_us / fastest if fastest > 0 else 1.0
+    algbw_low, algbw_high = (
+        point.algbw_GBps * down * band.ratio_low,
+        point.algbw_GBps * up * band.ratio_high,
+    )
+    busbw_low, busbw_high = (
+        point.busbw_GBps * down * band.ratio_low,
+        point.busbw_GBps * up * band.ratio_high,
+    )
     return point.model_copy(
         update={
             "time_us_low": time_low,
@@ -314,9 +381,12 @@ def with_uncertainty(
 ) -> PerformanceResult:
     """The result with a ``*_low`` / ``*_high`` band beside every predicted value.
 
-    Bands come from the analytic model's validation residuals (:func:`load_bands` unless a
-    ``table`` is given); a perftest point takes its test's band (``*_lat`` latency, ``*_bw``
-    bandwidth; its time and bandwidth are one measurement), a collective point its size's band.
+    Bands come from the validation residuals of the result's level (:func:`bands_of_backend`:
+    the analytic model's, the flow level's own, the flow level's for the packet level) unless a
+    ``table`` is given; a point simulated over several seeds gets the band around its whole
+    seed range (``time_us_seed_low`` / ``_high``); a perftest point takes its test's band
+    (``*_lat`` latency, ``*_bw`` bandwidth; its time and bandwidth are one measurement), a
+    collective point its size's band.
     Applying it twice gives the same result.
 
     Examples
@@ -329,7 +399,12 @@ def with_uncertainty(
     >>> banded.time_us_low < 50.0 < banded.time_us_high
     True
     """
-    table = table or load_bands()
+    level, why = bands_of_backend(result.backend)
+    label: str = level
+    if table is None:
+        table = load_bands(level)
+    else:
+        label, why = "given", "a band table given by the caller"
     tech = result.technology
 
     def band(regime: Regime) -> BandRecord:
@@ -342,11 +417,16 @@ def with_uncertainty(
     base_low, base_high = time_band(result.base_latency_us, band("latency"))
     step = result.step
     if step is not None:
-        step = step_band(step, *envelope([band(r) for r in STEP_REGIMES]))
+        ratio_low, ratio_high = envelope([band(r) for r in STEP_REGIMES])
+        slow, fast = seed_spread(result.collectives)
+        step = step_band(step, ratio_low / slow, ratio_high / fast)
     used = {band(r).basis for r in REGIMES}
+    seeded = any(c.time_us_seed_low is not None for c in collectives)
     basis = (
-        f"bands: the central {table.coverage:.0%} of measured/predicted performance over"
-        f" published runs per regime ({table.source}); {tech}: " + "; ".join(sorted(used))
+        f"{label} bands ({why}): the central {table.coverage:.0%} of measured/predicted"
+        f" performance over published runs per regime ({table.source}); {tech}: "
+        + "; ".join(sorted(used))
+        + ("; simulated points: the band around their range over seeds" if seeded else "")
     )
     return result.model_copy(
         update={

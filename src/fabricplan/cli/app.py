@@ -8,8 +8,8 @@ one with each command exactly once.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
+TYPE_CHECKING = False
+"""No ``typing`` import at run time: the start-up before :func:`main` stays short (Ctrl-C)."""
 if TYPE_CHECKING:  # typer is imported when the app is built, after the signal handlers are set
     import typer
 

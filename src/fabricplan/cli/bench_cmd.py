@@ -42,7 +42,10 @@ SpecOpt = Annotated[
 FormatOpt = Annotated[Format, typer.Option("--format", "-f", help="Output format.")]
 TechnologyOpt = Annotated[
     str | None,
-    typer.Option("--technology", help="infiniband | roce_v2 | roce_v1, when the log does not say."),
+    typer.Option(
+        "--technology",
+        help="infiniband | roce_v2 | roce_v1 | spectrum_x | ddc | uec, when the log does not say.",
+    ),
 ]
 OpOpt = Annotated[
     str | None,
@@ -67,13 +70,18 @@ def _op(op: str | None) -> str | None:
 
 
 def _technology(name: str | None) -> Any:
-    if name is not None and name not in {"infiniband", "roce_v2", "roce_v1"}:
+    from typing import get_args
+
+    from fabricplan.model.scenario import TechnologyName
+
+    known = get_args(TechnologyName)
+    if name is not None and name not in known:
         raise InputFileError(
             "FP458",
             "--technology",
             "is not a technology",
             name,
-            "use infiniband, roce_v2 or roce_v1",
+            f"use one of {', '.join(known)}",
         )
     return name
 

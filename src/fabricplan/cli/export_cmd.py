@@ -3,7 +3,6 @@ the cut sheet)."""
 
 from __future__ import annotations
 
-import os
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
@@ -54,7 +53,8 @@ DIRECTORY_FORMATS = frozenset({"netbox", "targets", "roce-config"})
 
 
 def _check_output(fmt: str, output: Path | None) -> None:
-    """Refuse, before any work, an output the format cannot be written to (FP1206, FP1205)."""
+    """Refuse, before any work, an output the format cannot be written to (FP1206; the output
+    layer's FP1301 for a path or folder that cannot be written)."""
     if output is None:
         if fmt in BINARY_FORMATS or fmt in DIRECTORY_FORMATS:
             what = "is binary" if fmt in BINARY_FORMATS else "writes several files"
@@ -70,11 +70,6 @@ def _check_output(fmt: str, output: Path | None) -> None:
             None,
             "give -o DIRECTORY",
         )
-    existing = output if output.exists() else next(p for p in output.parents if p.exists())
-    if not os.access(existing if existing.is_dir() else existing.parent, os.W_OK):
-        raise InputFileError(
-            "FP1205", str(output), "cannot write here", None, "choose another --output"
-        )
     if fmt in DIRECTORY_FORMATS or output.is_dir():
         check_output_folder(output, "--output")
     else:
@@ -84,19 +79,6 @@ def _check_output(fmt: str, output: Path | None) -> None:
 def register(app: typer.Typer) -> None:
     app.command("export")(export)
     app.command("verify-cabling")(verify_cabling)
-
-
-def _write(output: Path, content: str | bytes) -> None:
-    try:
-        write_atomic(output, content)
-    except OSError as exc:
-        raise InputFileError(
-            "FP1205",
-            str(output),
-            "cannot write the file",
-            exc.strerror or str(exc),
-            "choose another --output",
-        ) from None
 
 
 @guarded
@@ -172,7 +154,7 @@ def export(
             typer.echo(content, nl=False)
             return
         target = output / name if output.is_dir() else output
-        _write(target, content)
+        write_atomic(target, content)
         typer.echo(f"wrote {target}")
         return
     if output is None:

@@ -134,6 +134,7 @@ def _run(
 ) -> None:
     from fabricplan.evaluate import evaluate_feasible
     from fabricplan.model.results import PerfRequest
+    from fabricplan.search_cache import SearchCache
     from fabricplan.spec import load_spec
 
     if output is not None:
@@ -148,12 +149,13 @@ def _run(
     status = Console(stderr=True)
     chosen, progress = _backend(backend, use_cache, status)
     with progress if progress is not None else nullcontext():
-        evals, infeasible = evaluate_feasible(valid, backend=chosen, request=request)
+        cache = SearchCache()  # the decision's re-evaluations reuse the designs made here
+        evals, infeasible = evaluate_feasible(valid, backend=chosen, request=request, cache=cache)
         recommendation = None
         if decide:
             from fabricplan.recommend.decision import recommend
 
-            recommendation = recommend(valid, evals, chosen, request, infeasible)
+            recommendation = recommend(valid, evals, chosen, request, infeasible, cache)
     if fmt is Format.json:
         from fabricplan.report.document import options_document
 

@@ -205,6 +205,14 @@ def simulate_command(
         float, typer.Option("--tolerance", help="Completion batching (0 = exact).", min=0.0)
     ] = DEFAULT_TOLERANCE,
     fmt: Annotated[Format, typer.Option("--format", "-f", help="Output format.")] = Format.table,
+    max_memory: Annotated[
+        str | None,
+        typer.Option(
+            "--max-memory",
+            help="Refuse a run whose estimated memory is above this (e.g. 8G); default: the"
+            " memory the machine has available.",
+        ),
+    ] = None,
 ) -> None:
     """Simulate one traffic pattern on every technology of SPEC."""
     chosen = cast(PatternName, _choice(pattern, PATTERNS, "--pattern") or "training_step")
@@ -219,7 +227,18 @@ def simulate_command(
             size_bytes = parse_size(size)
         except ValueError:
             raise ModelError("FP533", "--size", "not a size", size, "use e.g. 64M") from None
+    max_memory_bytes = None
+    if max_memory is not None:
+        try:
+            max_memory_bytes = parse_size(max_memory)
+        except ValueError:
+            max_memory_bytes = 0
+        if max_memory_bytes <= 0:
+            raise ModelError(
+                "FP1404", "--max-memory", "not a memory size", max_memory, "use e.g. 8G or 512M"
+            ) from None
     options = RunOptions(
+        max_memory_bytes=max_memory_bytes,
         pattern=chosen,
         size_bytes=size_bytes,
         seed=seed,

@@ -23,7 +23,7 @@ cluster:
   host: {}                  # where servers differ from the node's catalog entry:
                             #   {nic_slot: {generation: 4, lanes: 16}, gpu_nic_path: pxb}
 fabric:
-  technologies: [infiniband, roce_v2]   # also: roce_v1 (one L2 domain)
+  technologies: [infiniband, roce_v2]   # also: roce_v1 (one L2 domain), spectrum_x, ddc, uec
   topology: auto            # auto (the design search tries both) | rail_optimized | fat_tree
   oversubscription: 1       # leaf downlinks : uplinks, built to the port
   tiers: auto               # auto | 2 | 3

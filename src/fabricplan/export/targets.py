@@ -9,8 +9,8 @@ else the model's validation targets, stated as constants:
 - time: at most ``time x (1 + TIME_BAND_FRACTION)``.
 
 Written as a CSV, as an nccl-tests threshold list (``<binary> <size_bytes> <min busbw GB/s>
-<max time us>``, one line per size, for a script that reads nccl-tests' table) and as a TOML of
-speed-of-light values for CloudAI NcclTest runs.
+<max time us>``, one line per size, for a script that reads nccl-tests' table) and as a CloudAI
+test scenario whose NcclTests carry the predicted busbw as their speed of light (``sol``).
 """
 
 from __future__ import annotations
@@ -150,28 +150,73 @@ def nccl_thresholds(performance: PerformanceResult, ranks: int) -> str:
     return "\n".join(lines) + "\n"
 
 
+CLOUDAI_BASE_TEST = "nccl_base_test"
+"""The NcclTest definition every CloudAI install ships (``conf/common/test/nccl_test.toml``,
+``test_template_name = "NcclTest"``; NVIDIA/cloudai @5b5c0f72); each scenario test picks its
+collective with ``cmd_args.subtest_name``."""
+
+
+def _toml_size(size_bytes: int) -> str:
+    """A byte count as nccl-tests' ``-b``/``-e`` take it (``128``, ``64K``, ``4G``)."""
+    for suffix, scale in (("G", 1 << 30), ("M", 1 << 20), ("K", 1 << 10)):
+        if size_bytes >= scale and size_bytes % scale == 0:
+            return f"{size_bytes // scale}{suffix}"
+    return str(size_bytes)
+
+
 def cloudai_sol_toml(performance: PerformanceResult, ranks: int, nodes: int) -> str:
-    """Speed-of-light values per NcclTest subtest and size, as TOML tables."""
+    """A CloudAI test scenario (``TestScenarioModel``: ``name`` and ``[[Tests]]``) with one
+    NcclTest per collective over the predicted sizes, its ``sol`` the predicted busbw of the
+    largest size (the speed-of-light line CloudAI's NcclTest report draws on its busbw plots);
+    the per-size targets and bands ride along as comments.
+
+    >>> from fabricplan.model.results import CollectivePoint, PerformanceResult
+    >>> point = CollectivePoint(collective="all_reduce", size_bytes=1 << 30,
+    ...     algorithm="ring", time_us=5000.0, algbw_GBps=200.0, busbw_GBps=375.0)
+    >>> result = PerformanceResult(backend="analytic", technology="infiniband",
+    ...     base_latency_us=2.0, collectives=(point,))
+    >>> print(cloudai_sol_toml(result, 16, 2).split("[[Tests]]")[1].strip())
+    id = "Tests.all_reduce"
+    test_name = "nccl_base_test"
+    num_nodes = 2
+    sol = 375
+      [Tests.cmd_args]
+      subtest_name = "all_reduce_perf_mpi"
+      minbytes = "1G"
+      maxbytes = "1G"
+    """
+    records = target_records(performance)
     lines = [
-        '# Speed-of-light targets for CloudAI NcclTest runs (test_template_name = "NcclTest"),',
-        "# from fabricplan's analytic prediction; a run passes when busbw >= busbw_low_GBps.",
-        f'technology = "{performance.technology}"',
-        f"num_nodes = {nodes}",
-        f"ranks = {ranks}",
-        "",
+        "# CloudAI test scenario: one NcclTest per collective, sol = the busbw (GB/s) fabricplan",
+        f"# predicts at the largest size for {ranks} ranks on {nodes} nodes"
+        f" ({performance.technology}). Run: cloudai run --test-scenario <this file> ...",
+        "# Per size (a run passes when busbw >= busbw_low):",
+        "#   subtest size_bytes algorithm busbw_GBps busbw_low_GBps time_us time_high_us band",
     ]
-    for r in target_records(performance):
+    for r in records:
         p = r.point
+        lines.append(
+            f"#   {NCCL_TESTS_BINARY[p.collective]}_mpi {p.size_bytes} {p.algorithm}"
+            f" {p.busbw_GBps:.6g} {r.busbw_low_GBps:.6g} {p.time_us:.6g} {r.time_high_us:.6g}"
+            f" ({r.band_source})"
+        )
+    lines += ["", f'name = "fabricplan-acceptance-{performance.technology}"', ""]
+    collectives = list(dict.fromkeys(r.point.collective for r in records))
+    for collective in collectives:
+        points = sorted(
+            (r.point for r in records if r.point.collective == collective),
+            key=lambda point: point.size_bytes,
+        )
         lines += [
-            "[[sol]]",
-            f'subtest_name = "{NCCL_TESTS_BINARY[p.collective]}"',
-            f"size_bytes = {p.size_bytes}",
-            f'algorithm = "{p.algorithm}"',
-            f"busbw_GBps = {p.busbw_GBps:.6g}",
-            f"busbw_low_GBps = {r.busbw_low_GBps:.6g}",
-            f"time_us = {p.time_us:.6g}",
-            f"time_high_us = {r.time_high_us:.6g}",
-            f'band_source = "{r.band_source}"',
+            "[[Tests]]",
+            f'id = "Tests.{collective}"',
+            f'test_name = "{CLOUDAI_BASE_TEST}"',
+            f"num_nodes = {nodes}",
+            f"sol = {points[-1].busbw_GBps:.6g}",
+            "  [Tests.cmd_args]",
+            f'  subtest_name = "{NCCL_TESTS_BINARY[collective]}_mpi"',
+            f'  minbytes = "{_toml_size(points[0].size_bytes)}"',
+            f'  maxbytes = "{_toml_size(points[-1].size_bytes)}"',
             "",
         ]
     return "\n".join(lines)

@@ -103,6 +103,10 @@ class BufferProfile:
     dynamic_th: float | None = None
     """Dynamic-threshold exponent: the PG may use ``2**dynamic_th`` times the free pool."""
     pool: str | None = None
+    packet_discard_action: Literal["drop", "trim"] | None = None
+    """What a queue with this (egress) profile does with a packet it has no room for: drop it,
+    or trim it to its header and forward that (SONiC ``BUFFER_PROFILE.packet_discard_action``,
+    sonic-buffer-profile.yang; trimming is allowed on egress queues only)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -168,6 +172,13 @@ class PortConfig:
     """Egress queues with a lossless buffer profile (SONiC ``BUFFER_QUEUE``)."""
     watchdog: Watchdog | None = None
     adaptive_routing: bool | None = None
+    trimming_queues: frozenset[int] | None = None
+    """Egress queues that trim a packet they cannot hold (UEC packet trimming); ``None``: the
+    input does not say."""
+    link_level_retry: bool | None = None
+    """Link-level retry (UEC LLR) on this link."""
+    credit_flow_control: bool | None = None
+    """Credit-based link flow control (UEC CBFC) on this link."""
     dcbx: str | None = None
     """DCBX mode advertised on this port (``ieee``, ``cee``) or ``None`` when off."""
     where: Mapping[str, Origin] = field(default_factory=dict)
@@ -203,6 +214,12 @@ class NicSettings:
     cc_np_enabled: frozenset[int] | None = None
     """Priorities whose notification point (CNP sender) is enabled (sysfs ``ecn/roce_np``)."""
     cc_algorithm: str | None = None
+    out_of_order_placement: bool | None = None
+    """The NIC places RoCE packets that arrive out of order (Spectrum-X SuperNIC, ConnectX OOO
+    data placement) instead of taking them as a loss."""
+    telemetry_cc: bool | None = None
+    """The NIC runs the congestion control that reads the switches' in-band telemetry
+    (Spectrum-X CC)."""
     roce_dscp: int | None = None
     """DSCP of RoCE data packets (from the traffic class / ToS the host sets)."""
     roce_mtu_bytes: int | None = None
@@ -237,6 +254,9 @@ class DeviceConfig:
     lossless_mtu_bytes: int | None = None
     """SONiC ``LOSSLESS_TRAFFIC_PATTERN.mtu`` (the headroom formula's lossless MTU)."""
     small_packet_percentage: float | None = None
+    telemetry: bool | None = None
+    """The switch adds the in-band congestion telemetry a telemetry-driven NIC CC reads
+    (Spectrum-X)."""
     where: Mapping[str, Origin] = field(default_factory=dict)
 
     @property

@@ -79,8 +79,34 @@ ROUTED_IP_TASK = FabricTask(
     "BGP underlay and ECMP on every switch (ASN, neighbours, paths)", "agreement", 3, "switches"
 )
 L2_DOMAIN_TASK = FabricTask(
-    "one L2 domain: VLANs and loop prevention on every switch", "agreement", 2, "switches"
+    "one L2 domain: VLANs and loop prevention (spanning tree or MLAG pairs) on every switch",
+    "agreement",
+    2,
+    "switches",
 )
+PCP_PFC_TASK = FabricTask(
+    "PFC by the VLAN tag's PCP: RoCE VLAN-tagged on every host port, PCP trust on every hop",
+    "agreement",
+    2,
+    "switches",
+)
+"""RoCEv1 has no IP header: its priority rides in the 802.1Q tag (IBTA Annex A16)."""
+SCHEDULED_FABRIC_TASK = FabricTask(
+    "scheduled fabric: fabric elements and cell links run as one system (no PFC or ECN to tune)",
+    "agreement",
+    1,
+    "switches",
+)
+"""A VOQ fabric's credits are its own (Broadcom Jericho3-AI, 2023-04-11); its fabric elements
+are devices to upgrade and monitor."""
+UEC_PROFILE_TASK = FabricTask(
+    "UEC profiles: transport and congestion-control profile on every NIC, matched to the"
+    " switches' trimming and link profiles",
+    "agreement",
+    2,
+    "nics",
+)
+"""UE Specification 1.0: profiles select the transport features a fabric relies on."""
 SUBNET_MANAGER_HOSTS = 2
 """Master and standby subnet manager (docs/refs.md D)."""
 
@@ -98,6 +124,14 @@ def _mechanisms(
         switch = valid.switches.get(technology)
         if tech.adaptive_routing_available and switch is not None and switch.adaptive_routing:
             mechanisms.add("adaptive")
+            if tech.routing == "adaptive" and tech.delivery == "nic_reorder":
+                mechanisms.add("nic_reorder")
+    if tech.congestion_control == "spectrum_x_cc":
+        mechanisms.add("telemetry_cc")
+    if tech.packet_trimming:
+        mechanisms.add("trimming")
+    if tech.link_level_retry:
+        mechanisms.add("link_retry")
     return mechanisms
 
 
@@ -120,6 +154,12 @@ def _fabric_tasks(
         tasks.append(ROUTED_IP_TASK)
     elif tech.scope == "l2_domain":
         tasks.append(L2_DOMAIN_TASK)
+        if tech.link_flow_control == "pfc":
+            tasks.append(PCP_PFC_TASK)
+    if tech.link_flow_control == "scheduled":
+        tasks.append(SCHEDULED_FABRIC_TASK)
+    if tech.congestion_control == "uec_nscc":
+        tasks.append(UEC_PROFILE_TASK)
     return tasks
 
 

@@ -88,6 +88,17 @@ class SwitchSpec(Entry):
     """Retransmits corrupted frames per link (UEC LLR)."""
     role: Literal["switch", "fabric_element"] = "switch"
     """``fabric_element``: a cell switch of a scheduled fabric's spine (no host ports)."""
+    fabric_port_modes: tuple[PortMode, ...] = ()
+    """A scheduled-fabric leaf's ports towards the fabric elements (cell links), native mode
+    first, apart from its host ports in ``port_modes`` (e.g. 18 x 800G host ports and 20 x 800G
+    fabric ports on a Jericho3-AI leaf); empty for every other switch."""
+
+    def fabric_port_mode_for(self, speed_gbps: float) -> PortMode | None:
+        """The fabric port mode at ``speed_gbps``, if any (a scheduled-fabric leaf only)."""
+        for mode in self.fabric_port_modes:
+            if mode.speed_gbps == speed_gbps:
+                return mode
+        return None
 
     def port_mode_for(self, speed_gbps: float) -> PortMode | None:
         """The port mode whose speed equals ``speed_gbps`` (the radix at that speed), if any."""

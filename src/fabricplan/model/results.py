@@ -108,6 +108,12 @@ class PerfRequest(Frozen):
     p2p: bool = True
     step: bool = True
     seed: int = 0
+    seeds: int | None = Field(default=None, ge=1, le=16)
+    """Simulation runs per point at the flow and packet levels: the run of ``seed`` and children
+    of it (:func:`fabricplan.sim.seed.spawn_seeds`); the point keeps the first run's value and
+    the range over all of them (``time_us_seed_low`` / ``_high``). ``None``: the level's default
+    (3 at the flow level where ECMP hashes flows, where the draw moves a ring by up to half; 1
+    otherwise)."""
     calibration: CalibrationProfile | None = None
     routing: dict[TechnologyName, RoutingName] = Field(default_factory=dict)
     """Routing per technology instead of its default (e.g. ``{"roce_v2": "adaptive"}`` on switches
@@ -204,6 +210,11 @@ class CollectivePoint(Frozen):
     algbw_GBps_high: float | None = None  # noqa: N815
     busbw_GBps_low: float | None = None  # noqa: N815
     busbw_GBps_high: float | None = None  # noqa: N815
+    time_us_seed_low: float | None = None
+    """Fastest of the simulation runs over seeds (flow and packet levels with more than one
+    seed, ``PerfRequest.seeds``); the band around the value covers it. ``None``: one run."""
+    time_us_seed_high: float | None = None
+    """Slowest of those runs."""
 
 
 class StepTimeResult(Frozen):

@@ -31,7 +31,7 @@ from fabricplan.model.hardware import (
     TechnologySpec,
 )
 
-TechnologyName = Literal["infiniband", "roce_v2", "roce_v1"]
+TechnologyName = Literal["infiniband", "roce_v2", "roce_v1", "spectrum_x", "ddc", "uec"]
 TopologyName = Literal["fat_tree", "rail_optimized"]
 TopologyChoice = Literal["auto", "fat_tree", "rail_optimized"]
 """``auto``: the design search tries both topologies and keeps the cheaper (money over the
@@ -78,6 +78,9 @@ class HostSpec(Frozen):
     gpu_nic_path: GpuNicPath | None = None
     """Path from a GPU to its closest NIC (``pix``, ``pxb``, ``p2c``, ``pxn``, ``phb``, ``sys``
     as ``nvidia-smi topo -m`` / NCCL print it); overrides the node's."""
+    nvlink_domain_gpus: int | None = Field(default=None, ge=1, le=100_000)
+    """GPUs of one NVLink domain as deployed, where it is smaller than the node's (a GB200 NVL72
+    rack holding 16 of its 18 compute trays is a 64-GPU domain); overrides the node's."""
 
 
 class ClusterSpec(Frozen):
@@ -416,6 +419,9 @@ class ValidScenario(Frozen):
     technologies: dict[TechnologyName, TechnologySpec]
     cables: tuple[CableSpec, ...]
     """Every cable and optic the designer may choose from (catalog order)."""
+    fabric_elements: dict[TechnologyName, SwitchSpec] = Field(default_factory=dict)
+    """The cell switch of a scheduled fabric's spine, per technology with
+    ``fabric_element_asics`` (``ddc``); absent for every other technology."""
     switch_candidates: dict[TechnologyName, tuple[SwitchSpec, ...]] = Field(default_factory=dict)
     """Switches the design search tries per technology: the pinned one alone, or every catalog
     switch of the family with a port mode at the NIC speed (``switches`` holds the default pick,

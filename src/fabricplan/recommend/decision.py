@@ -32,7 +32,7 @@ fabricplan.errors.ModelError: decide: no candidate to rank; evaluate at least on
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Literal, get_args
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from fabricplan.backends import Backend
 from fabricplan.errors import FabricPlanError, ModelError
@@ -60,6 +60,9 @@ from fabricplan.recommend.reason import (
     usd_short,
 )
 from fabricplan.spec import replace_spec
+
+if TYPE_CHECKING:
+    from fabricplan.search_cache import SearchCache
 
 CLUSTER_SIZE_STEPS = 3
 """Doublings (and halvings) of the cluster tried when looking for a size that flips the choice."""
@@ -726,11 +729,16 @@ def recommend(
     backend: str | Backend = "analytic",
     request: PerfRequest | None = None,
     infeasible: Sequence[InfeasibleOption] = (),
+    cache: SearchCache | None = None,
 ) -> Recommendation:
     """Decide on ``evaluations`` of ``valid``, re-evaluating to find the flip points.
 
     Team and growth changes keep each candidate's performance (they do not change it); size and
-    SHARP changes re-run the same backend with the same request.
+    SHARP changes re-run the same backend (the analytic and fake backends for the step alone,
+    which is all the decision reads). The re-evaluations share one ``cache``
+    (:class:`~fabricplan.search_cache.SearchCache`; pass the one :func:`evaluate_feasible` used
+    for ``evaluations`` to reuse its designs too), so each design and step-model run is made
+    once.
 
     Examples
     --------
@@ -741,16 +749,30 @@ def recommend(
     >>> sorted({flip.kind for flip in rec.flips})
     ['cluster_size', 'gpu_hour', 'growth', 'price', 'sharp', 'team']
     """
-    from fabricplan.evaluate import evaluate_feasible  # here: it pulls in every model
+    from fabricplan.evaluate import RANKING_BACKENDS, evaluate_feasible  # it pulls in every model
+    from fabricplan.search_cache import SearchCache
 
+    cache = cache or SearchCache()
     performance = {e.technology: e.performance for e in evaluations}
+    name = backend if isinstance(backend, str) else backend.name
+    asked = request or PerfRequest()
+    # The decision reads the step, the cost and the design, never the collective or perftest
+    # tables: a closed-form backend models the step alone for the re-evaluations. A simulator
+    # puts its collective times into the step, so it runs the whole request.
+    again = (
+        asked.model_copy(update={"collectives": (), "p2p": False, "step": True})
+        if name in RANKING_BACKENDS
+        else asked
+    )
     decision = decide(
         evaluations,
         valid,
         reevaluate=lambda scenario: evaluate_feasible(
-            scenario, backend, request, performance=performance
+            scenario, backend, again, performance=performance, cache=cache
         )[0],
-        reevaluate_performance=lambda scenario: evaluate_feasible(scenario, backend, request)[0],
+        reevaluate_performance=lambda scenario: evaluate_feasible(
+            scenario, backend, again, cache=cache
+        )[0],
     )
     if not infeasible:
         return decision

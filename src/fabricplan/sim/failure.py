@@ -3,7 +3,8 @@
 >>> from fabricplan.spec import parse_spec
 >>> from fabricplan.topology.designer import design_fabric
 >>> from fabricplan.topology.graph import fabric_graph
->>> valid = parse_spec({"cluster": {"gpus": 256}, "fabric": {"technologies": ["roce_v2"]}})
+>>> valid = parse_spec({"cluster": {"gpus": 256}, "fabric": {"technologies": ["roce_v2"],
+...     "switch": {"roce_v2": "sn5600"}}})  # a two-tier leaf-spine
 >>> g = fabric_graph(design_fabric(valid, "roce_v2"), valid)
 >>> int((~fail_random_cables(g, 3, seed=0).link_alive).sum())   # 3 cables, both directions
 6

@@ -15,13 +15,12 @@ not model one of these names refuses it with FP538 (:func:`refuse_unmodelled`).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
-from types import MappingProxyType
 from typing import Literal, get_args
 
 from fabricplan.errors import ModelError
 from fabricplan.model.hardware import SwitchSpec, TechnologySpec
+from fabricplan.model.load_balancing import AdaptiveRouting, adaptive_routing_for_asic
 
 RoutingName = Literal["static", "ecmp", "adaptive", "spray", "flowlet"]
 CongestionControl = Literal["none", "dcqcn", "ib_cc", "spectrum_x_cc", "uec_nscc", "voq_scheduled"]
@@ -33,61 +32,10 @@ ROUTING_NAMES: tuple[RoutingName, ...] = get_args(RoutingName)
 CONGESTION_CONTROLS: tuple[CongestionControl, ...] = get_args(CongestionControl)
 
 
-@dataclass(frozen=True)
-class AdaptiveRouting:
-    """How close one implementation of adaptive routing comes to an ideal split of a loaded
-    trunk over its equal-cost links."""
-
-    implementation: str
-    efficiency: float
-    """Share of a multi-link trunk's capacity the implementation delivers under full load
-    (1 = the ideal split: every byte on the least-loaded path)."""
-    basis: Literal["measured", "vendor", "estimate"]
-    source: str
-
-
-SWITCH_LOCAL_ADAPTIVE_ROUTING = AdaptiveRouting(
-    implementation="switch-local per-packet adaptive routing",
-    efficiency=0.77,
-    basis="measured",
-    source="Geoffray and Hoefler, 'Adaptive Routing Strategies for Modern High Performance"
-    " Networks', IEEE Hot Interconnects 2008: the best switch-local adaptive scheme reached 77 %"
-    " effective bisection bandwidth on a non-blocking 512-node Clos (38 % statically routed)",
-)
-"""A switch choosing the least-loaded output from its own queues only: the way down from the
-chosen upper switch is fixed, so packets still meet on the downlinks. Used for every
-implementation without a figure of its own."""
-SPECTRUM_X_ADAPTIVE_ROUTING = AdaptiveRouting(
-    implementation="Spectrum-X (Spectrum-4 per-packet adaptive routing, SuperNIC reordering)",
-    efficiency=0.95,
-    basis="vendor",
-    source="NVIDIA newsroom, 'NVIDIA Ethernet Networking Accelerates World's Largest AI"
-    " Supercomputer, Built by xAI', 2024-10-28: 95 % data throughput with Spectrum-X against"
-    " 60 % for standard Ethernet at that scale",
-)
-INFINIBAND_ADAPTIVE_ROUTING = AdaptiveRouting(
-    implementation="InfiniBand adaptive routing (NVIDIA SM ar_updn, per-switch AR groups)",
-    efficiency=SWITCH_LOCAL_ADAPTIVE_ROUTING.efficiency,
-    basis="estimate",
-    source="NVIDIA publishes no effective-bandwidth figure for Quantum AR; the switch decides"
-    " from its own port load (AR groups programmed by the subnet manager), so the switch-local"
-    " measurement of Geoffray and Hoefler (HOTI 2008) stands for it",
-)
-ADAPTIVE_ROUTING_BY_ASIC: Mapping[str, AdaptiveRouting] = MappingProxyType(
-    {
-        "Quantum": INFINIBAND_ADAPTIVE_ROUTING,
-        "Quantum-2": INFINIBAND_ADAPTIVE_ROUTING,
-        "Quantum-X800": INFINIBAND_ADAPTIVE_ROUTING,
-        "Spectrum-4": SPECTRUM_X_ADAPTIVE_ROUTING,
-    }
-)
-"""The implementation of each catalog switch ASIC that has one of its own (the ``asic`` field
-of the catalog's switch entries); any other adaptive switch (e.g. Tomahawk 5 dynamic load
-balancing, a generic switch) is :data:`SWITCH_LOCAL_ADAPTIVE_ROUTING`."""
-
-
 def adaptive_routing_of(switch: SwitchSpec) -> AdaptiveRouting:
-    """The adaptive-routing implementation of ``switch`` (by its catalog ASIC).
+    """The adaptive-routing implementation of ``switch`` (by its catalog ASIC): the records,
+    their limits and sources are :mod:`fabricplan.model.load_balancing` (the analytic level,
+    a layer below the simulators, reads them too).
 
     Parameters
     ----------
@@ -106,7 +54,7 @@ def adaptive_routing_of(switch: SwitchSpec) -> AdaptiveRouting:
     >>> [adaptive_routing_of(valid.switches[t]).efficiency for t in valid.technologies]
     [0.77, 0.77]
     """
-    return ADAPTIVE_ROUTING_BY_ASIC.get(switch.asic, SWITCH_LOCAL_ADAPTIVE_ROUTING)
+    return adaptive_routing_for_asic(switch.asic)
 
 
 @dataclass(frozen=True)

@@ -8,11 +8,15 @@
 
 A pinned flow keeps its path for its whole life; per-packet routing (``adaptive``, ``spray``)
 is each level's own (a pooled trunk at the flow level, a choice per packet at the packet level).
+:func:`round_trip_paths` gives both directions of every flow (the pinned route, or the D-mod-K
+route as the reference path of per-packet routing), and :func:`base_rtt_ns` the largest
+loaded-free round trip over them (the base RTT window-based congestion control starts from).
 
 >>> from fabricplan.spec import parse_spec
 >>> from fabricplan.topology.designer import design_fabric
 >>> from fabricplan.topology.graph import fabric_graph
->>> valid = parse_spec({"cluster": {"gpus": 256}, "fabric": {"technologies": ["roce_v2"]}})
+>>> valid = parse_spec({"cluster": {"gpus": 256}, "fabric": {"technologies": ["roce_v2"],
+...     "switch": {"roce_v2": "sn5600"}}})  # a two-tier leaf-spine
 >>> g = fabric_graph(design_fabric(valid, "roce_v2"), valid)
 >>> src, dst, ids = np.zeros(4, dtype=np.int64), np.array([1, 9, 17, 25]), np.arange(4)
 >>> ecmp = pinned_paths(g, "ecmp", src, dst, ids, seed=0)
@@ -31,6 +35,10 @@ from numpy.typing import NDArray
 
 from fabricplan.topology.graph import FabricGraph
 from fabricplan.topology.routing import mix64, route
+from fabricplan.units import BITS_PER_BYTE
+
+PINNED_ROUTINGS = ("static", "ecmp")
+"""Routings that fix a flow's path for its life (the others choose per packet)."""
 
 ROCE_UDP_DST_PORT = 4791
 """RoCEv2 UDP destination port (IBTA Annex A17); part of the hashed 5-tuple."""
@@ -89,3 +97,98 @@ def pinned_paths(
     if routing == "static":
         return route(graph, src, dst, "dmodk")
     return route(graph, src, dst, "hash", flow_keys(src, dst, flow_id, seed), salt=seed)
+
+
+def round_trip_paths(
+    graph: FabricGraph,
+    routing: str,
+    src: NDArray[np.int64],
+    dst: NDArray[np.int64],
+    seed: int,
+) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    """Forward and reverse link paths of every flow (flow ``i`` is number ``i``).
+
+    A pinned routing (``static``, ``ecmp``) gives the path each direction keeps (the reverse
+    direction hashes its own 5-tuple, as the ACKs of a RoCE flow do); per-packet routing gives
+    the D-mod-K route, the reference path its base RTT is measured on.
+
+    Parameters
+    ----------
+    graph
+        The designed fabric.
+    routing
+        The routing name (:data:`PINNED_ROUTINGS` or a per-packet one).
+    src, dst
+        Host ports of each flow.
+    seed
+        Draws the UDP source ports and the switches' hash seeds (pinned routings).
+
+    Returns
+    -------
+    tuple of numpy.ndarray
+        ``(flows, hops)`` link ids each way, -1 past the last hop.
+
+    Examples
+    --------
+    >>> from fabricplan.spec import parse_spec
+    >>> from fabricplan.topology.designer import design_fabric
+    >>> from fabricplan.topology.graph import fabric_graph
+    >>> valid = parse_spec({"cluster": {"gpus": 64}, "fabric": {"technologies": ["roce_v2"]}})
+    >>> g = fabric_graph(design_fabric(valid, "roce_v2"), valid)
+    >>> fwd, rev = round_trip_paths(g, "ecmp", np.array([0]), np.array([9]), seed=0)
+    >>> last = rev[0][rev[0] >= 0][-1]
+    >>> int(fwd[0, 0]) == int(g.link_reverse[last])   # out on the NIC link, back on its twin
+    True
+    """
+    ids = np.arange(np.asarray(src).size, dtype=np.int64)
+    if routing in PINNED_ROUTINGS:
+        pinned: Literal["static", "ecmp"] = "static" if routing == "static" else "ecmp"
+        fwd = pinned_paths(graph, pinned, src, dst, ids, seed)
+        rev = pinned_paths(graph, pinned, dst, src, ids, seed)
+    else:
+        fwd = route(graph, src, dst, "dmodk")
+        rev = route(graph, dst, src, "dmodk")
+    return np.asarray(fwd, dtype=np.int64), np.asarray(rev, dtype=np.int64)
+
+
+def base_rtt_ns(
+    link_delay_ns: NDArray[np.float64],
+    link_speed_gbps: NDArray[np.float64],
+    fwd: NDArray[np.int64],
+    rev: NDArray[np.int64],
+    data_bytes: int,
+    ack_bytes: int,
+) -> float:
+    """Largest unloaded round trip over the flows: the delays both ways plus one
+    ``data_bytes`` packet serialised on every forward hop and one ``ack_bytes`` packet on
+    every reverse hop (HPCC's base RTT ``T``: Li et al., "HPCC: High Precision Congestion
+    Control", SIGCOMM 2019, section 3.2).
+
+    Parameters
+    ----------
+    link_delay_ns, link_speed_gbps
+        Per link; a link of speed 0 (down) adds no serialisation.
+    fwd, rev
+        ``(flows, hops)`` link paths each way, -1 padded.
+    data_bytes, ack_bytes
+        Wire bytes of one data packet and of one acknowledgement.
+
+    Returns
+    -------
+    float
+        Nanoseconds (0 without flows).
+
+    Examples
+    --------
+    >>> delay, speed = np.array([1000.0, 1000.0]), np.array([100.0, 100.0])
+    >>> base_rtt_ns(delay, speed, np.array([[0]]), np.array([[1]]), 1000, 100)  # 2 us + 88 ns
+    2088.0
+    """
+    if fwd.size == 0:
+        return 0.0
+    delay = np.append(link_delay_ns, 0.0)
+    speed = np.asarray(link_speed_gbps, dtype=np.float64)
+    ns_per_byte = np.append(np.where(speed > 0, BITS_PER_BYTE / np.maximum(speed, 1e-9), 0.0), 0.0)
+    one_way = (delay[fwd] + data_bytes * ns_per_byte[fwd]).sum(axis=1)
+    back = (delay[rev] + ack_bytes * ns_per_byte[rev]).sum(axis=1)
+    return float((one_way + back).max())

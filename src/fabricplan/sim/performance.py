@@ -36,6 +36,7 @@ from fabricplan.analytic.performance import analytic_performance
 from fabricplan.model.fabric import FabricDesign
 from fabricplan.model.results import CollectiveName, CollectivePoint, PerformanceResult, PerfRequest
 from fabricplan.model.scenario import ValidScenario
+from fabricplan.sim.seed import spawn_seeds
 from fabricplan.sim.traffic import GpuLayout, IntArray, Traffic
 from fabricplan.units import transfer_rate_GBps
 
@@ -81,11 +82,26 @@ class SimulatedLevel(Protocol):
         """Routing, link flow control and congestion control, as the notes say them."""
         ...
 
+    @property
+    def default_seeds(self) -> int:
+        """Runs per point when the request does not say (``PerfRequest.seeds``)."""
+        ...
+
     def fabric_run(
         self, op: CollectiveName, layout: GpuLayout, size_bytes: int, ranks: IntArray, seed: int
     ) -> FabricRun:
         """Simulate collective ``op`` of ``size_bytes`` per rank over ``ranks``."""
         ...
+
+
+def run_seeds(seed: int, runs: int) -> tuple[int, ...]:
+    """The seeds of ``runs`` simulation runs of one point: ``seed`` itself (so one run is the
+    run it always was), then ``runs - 1`` children of it.
+
+    >>> run_seeds(5, 1), len(run_seeds(5, 3)), run_seeds(5, 3)[0]
+    ((5,), 3, 5)
+    """
+    return (seed, *spawn_seeds(seed, runs - 1)) if runs > 1 else (seed,)
 
 
 def simulated_sizes(sizes: tuple[int, ...], count: int) -> tuple[int, ...]:
@@ -272,8 +288,16 @@ def simulated_performance(
     alpha_us = {p.collective: p.time_us for p in alpha_points}
     sims = simulated_sizes(request.sizes_bytes, level.sizes_simulated)
     name = level.name
+    runs = request.seeds or level.default_seeds
+    seeds = run_seeds(request.seed, runs)
     notes = [
-        f"{name}: {level.mechanisms}; seed {request.seed}",
+        f"{name}: {level.mechanisms}; seed {request.seed}"
+        + (
+            f" and {runs - 1} child seeds: the value is seed {request.seed}'s run, the"
+            " *_seed_low/high range (inside the band) the fastest and slowest run"
+            if runs > 1
+            else ""
+        ),
         f"{name}: fabric time simulated at "
         + ", ".join(f"{s} B" for s in sims)
         + "; other sizes scale the nearest linearly; latency (alpha) from the analytic model",
@@ -290,23 +314,27 @@ def simulated_performance(
                     f" {level.max_all_to_all_flows}); its fabric time is that group's"
                 )
         ranks = np.arange(ranks_n, dtype=np.int64)
-        per_byte_us: dict[int, float] = {}
+        per_byte_us: dict[int, tuple[float, ...]] = {}
         for size in sims:
-            run = level.fabric_run(op, layout, size, ranks, request.seed)
-            per_byte_us[size] = run.fabric_us / run.simulated_bytes if run.simulated_bytes else 0.0
-            if run.note:
-                notes.append(f"{name}: {run.note}")
-        points += [
-            simulated_point(
-                op,
-                size,
-                gpus,
-                alpha_us.get(op, 0.0),
-                per_byte_us[nearest_size(size, sims)] * size,
-                name,
-            )
-            for size in request.sizes_bytes
-        ]
+            per_seed: list[float] = []
+            for seed in seeds:
+                run = level.fabric_run(op, layout, size, ranks, seed)
+                per_seed.append(run.fabric_us / run.simulated_bytes if run.simulated_bytes else 0.0)
+                if run.note and seed == seeds[0]:
+                    notes.append(f"{name}: {run.note}")
+            per_byte_us[size] = tuple(per_seed)
+        for size in request.sizes_bytes:
+            per_seed_us = per_byte_us[nearest_size(size, sims)]
+            alpha = alpha_us.get(op, 0.0)
+            point = simulated_point(op, size, gpus, alpha, per_seed_us[0] * size, name)
+            if len(per_seed_us) > 1:
+                point = point.model_copy(
+                    update={
+                        "time_us_seed_low": alpha + min(per_seed_us) * size,
+                        "time_us_seed_high": alpha + max(per_seed_us) * size,
+                    }
+                )
+            points.append(point)
     return PerformanceResult(
         backend=name,
         technology=design.technology,

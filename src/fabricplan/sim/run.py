@@ -39,8 +39,10 @@ from fabricplan.sim.flow.fluid import DEFAULT_TOLERANCE, simulate
 from fabricplan.sim.flow.performance import flow_performance
 from fabricplan.sim.flow.transport import transport_for
 from fabricplan.sim.mechanism import CONGESTION_CONTROLS, CongestionControl, RoutingName
+from fabricplan.sim.memory import available_memory_bytes, check_run_memory
 from fabricplan.sim.pattern import PatternName, scenario_traffic
 from fabricplan.sim.seed import spawn_seeds
+from fabricplan.sim.sense import RunFacts, check_fabric_traffic, check_finished, check_run
 from fabricplan.sim.traffic import GpuLayout, Placement, Traffic
 from fabricplan.topology.designer import design_fabric
 from fabricplan.topology.graph import FabricGraph, fabric_graph, with_failures
@@ -90,6 +92,9 @@ class RunOptions:
     fail_switches: tuple[str, ...] = field(default_factory=tuple)
     tolerance: float = DEFAULT_TOLERANCE
     """Completion batching of the flow level (0 = exact)."""
+    max_memory_bytes: int | None = None
+    """Largest estimated memory a run may take (:mod:`fabricplan.sim.memory`); ``None``: the
+    memory this machine has available when the run starts."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -201,6 +206,69 @@ def _analytic(
     return analytic_performance(valid, design_fabric(valid, technology), request)
 
 
+def _host_links(level: SimLevel, result: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Masks of the links out of hosts and into hosts."""
+    if level == "flow":
+        tier = result.graph.link_tier
+        return tier == 0, tier == 1
+    net = result.network
+    return net.link_src < net.hosts, net.link_dst < net.hosts
+
+
+def run_facts(level: SimLevel, result: Any) -> RunFacts:
+    """What a flow or packet result says, for :func:`fabricplan.sim.sense.check_run`."""
+    out_of_hosts, into_hosts = _host_links(level, result)
+    traffic = result.traffic
+    if level == "flow":
+        carried = result.link_bytes
+        delivered = float(carried[into_hosts].sum())
+        rates = result.link_capacity_bytes_per_us[out_of_hosts]
+    else:
+        carried = result.link_tx_bytes.astype(np.float64)
+        delivered = float(result.counters["delivered_bytes"])
+        speeds = result.network.link_speed_gbps[out_of_hosts]
+        rates = np.array([gbps_to_bytes_per_us(float(g)) for g in speeds])
+    return RunFacts(
+        flows=traffic.flows,
+        traffic_bytes=float(traffic.total_bytes),
+        sent_bytes=float(carried[out_of_hosts].sum()),
+        delivered_bytes=delivered,
+        flow_bytes=np.asarray(traffic.size_bytes, dtype=np.float64),
+        start_us=result.start_us,
+        finish_us=result.finish_us,
+        step_start_us=result.step_start_us,
+        step_finish_us=result.step_finish_us,
+        link_utilisation=result.utilisation(),
+        line_rate_bytes_per_us=float(rates.max(initial=0.0)),
+    )
+
+
+def checked(level: SimLevel, result: Any) -> Any:
+    """``result`` once it passed the sense checks (FP1401 unfinished, FP1402 broken)."""
+    if level == "packet":
+        unfinished = int(np.isnan(result.finish_us).sum())
+        check_finished(result.status, unfinished, result.traffic.flows, result.end_us)
+    check_run(level, run_facts(level, result))
+    return result
+
+
+def _check_memory(valid: ValidScenario, level: SimLevel, options: RunOptions) -> None:
+    """Refuse, before anything is allocated, a run whose estimated memory exceeds the limit."""
+    limit, source = options.max_memory_bytes, "--max-memory"
+    if limit is None:
+        limit, source = available_memory_bytes(), "the memory this machine has available"
+    check_run_memory(
+        level,
+        options.pattern,
+        valid.spec.cluster.gpus,
+        options.qps,
+        valid.spec.workload.ep,
+        limit,
+        source,
+        options.jobs,
+    )
+
+
 def _flow_congestion(options: RunOptions) -> CongestionControl | None:
     cc = options.congestion_control
     if cc is None:
@@ -249,7 +317,10 @@ def run_pattern(
     ------
     ModelError
         FP533/FP535/FP537 for options the level cannot run; FP544 for a fabric too large
-        for the packet level.
+        for the packet level; FP1403 for a run whose estimated memory exceeds the limit
+        (:mod:`fabricplan.sim.memory`); FP1400 for traffic that never leaves the NVLink
+        domain, FP1401 for a packet run that did not finish, FP1402 for an answer that fails
+        a sense check (:mod:`fabricplan.sim.sense`).
 
     Examples
     --------
@@ -288,6 +359,7 @@ def run_pattern(
             congestion_control=_flow_congestion(options),
         )
         share = transport.payload_share
+    _check_memory(valid, level, options)
     results: list[Any] = []
     for seed in seeds:
         label = f"{technology} {options.pattern} seed {seed} ({level})"
@@ -300,13 +372,13 @@ def run_pattern(
             fail_random_cables(graph, options.fail_links, seed) if options.fail_links else graph
         )
         traffic = _traffic(valid, options, seed, share)
+        check_fabric_traffic(level, traffic.flows, options.pattern, valid.spec.cluster.gpus)
         if level == "packet":
             network = network_for_graph(fabric, valid, technology)
-            results.append(simulate_packet(network, traffic, spec, seed=seed, progress=told))
+            run: Any = simulate_packet(network, traffic, spec, seed=seed, progress=told)
         else:
-            results.append(
-                simulate(fabric, traffic, transport, seed, options.tolerance, progress=told)
-            )
+            run = simulate(fabric, traffic, transport, seed, options.tolerance, progress=told)
+        results.append(checked(level, run))
     wall = time.perf_counter() - started
     return PatternRun(level, technology, options, seeds, tuple(results), None, wall)
 

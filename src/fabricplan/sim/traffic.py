@@ -126,6 +126,23 @@ class Traffic:
     def total_bytes(self) -> float:
         return float(self.size_bytes.sum())
 
+    def whole_bytes(self) -> IntArray:
+        """Each flow's size rounded up to whole bytes, at least one (what a transport sends).
+
+        >>> incast(GpuLayout(3, 1, 1), 2, 2.5).whole_bytes().tolist()
+        [3, 3]
+        """
+        sizes = np.ceil(np.asarray(self.size_bytes, dtype=np.float64))
+        return np.maximum(sizes, 1).astype(np.int64)
+
+    def packet_counts(self, payload_bytes: int) -> IntArray:
+        """Packets of each flow at ``payload_bytes`` of payload per packet (the last one short).
+
+        >>> incast(GpuLayout(3, 1, 1), 2, 10_000).packet_counts(4_000).tolist()
+        [3, 3]
+        """
+        return (self.whole_bytes() + payload_bytes - 1) // payload_bytes
+
 
 def _empty() -> Traffic:
     zero_i = np.zeros(0, dtype=np.int64)

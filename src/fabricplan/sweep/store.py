@@ -10,21 +10,23 @@ The file's schema metadata holds, under ``fabricplan.sweep``, a JSON object with
 version, the sweep definition (base spec, dimensions, backend, seeds, base seed, message
 size), its fingerprint and the varied keys.
 
-Each write goes to a temporary file beside the target and replaces it with :func:`os.replace`,
-so a reader, a crash or a kill at any moment sees the previous complete file or the new one.
+Each write goes through the one output layer (:func:`fabricplan.output_file.write_atomic`): a
+temporary file beside the target, renamed over it with SIGINT and SIGTERM held, so a reader, a
+crash or a kill at any moment sees the previous complete file or the new one, and no temporary
+file is left behind.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from fabricplan.errors import SweepError
 from fabricplan.input_file import FileKind, read_bytes
+from fabricplan.output_file import write_atomic
 from fabricplan.sweep.grid import SweepDefinition, sweep_points
 from fabricplan.sweep.point import ROW_COLUMNS
 
@@ -111,19 +113,9 @@ def write_results(
         arrays[name] = pa.array(values, type=arrow_type)
     schema = pa.schema(fields, metadata={METADATA_KEY: json.dumps(metadata_document(definition))})
     table = pa.Table.from_pydict(arrays, schema=schema)
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    os.close(fd)
-    try:
-        pq.write_table(table, tmp)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    buffer = pa.BufferOutputStream()
+    pq.write_table(table, buffer)
+    write_atomic(path, buffer.getvalue().to_pybytes())
 
 
 RESULTS_FILE = FileKind(

@@ -37,6 +37,7 @@ from fabricplan.topology.scale_limit import (
     l2_domain_findings,
     subnets_needed,
 )
+from fabricplan.topology.scheduled_fabric import scheduled_fabric
 from fabricplan.units import gbps_to_tbps
 
 MANAGEMENT_PORTS_PER_SUBNET = 4
@@ -365,10 +366,89 @@ def _design_findings(
                 )
             )
     notes.extend(domain_findings(tech, plane, choice.planes))
-    notes.extend(l2_domain_findings(tech, plane))
-    notes.extend(ecmp_findings(tech, plane))
+    notes.extend(l2_domain_findings(tech, plane, choice.planes, oversubscription))
+    if not tech.fabric_element_asics:
+        notes.extend(ecmp_findings(tech, plane))
+    if tech.packet_trimming and not switch.packet_trimming:
+        notes.append(
+            Finding(
+                code="FP630",
+                severity="warning",
+                message=(
+                    f"{tech.id} relies on packet trimming, but {switch.id} does not trim (no"
+                    " source says it does): a packet that overflows a queue is dropped and"
+                    " recovered by the sender's timeout instead of a NACK on its trimmed header;"
+                    " a switch that trims (e.g. sn5600) keeps the fast retransmit"
+                ),
+            )
+        )
     notes.extend(_port_findings(tiers, headroom_gpus))
     return notes
+
+
+def _scheduled_plane(
+    valid: ValidScenario,
+    technology: TechnologyName,
+    tech: TechnologySpec,
+    choice: DesignChoice,
+    mode: PortMode,
+    rails: int,
+) -> tuple[FatTree, SwitchSpec, list[Finding]]:
+    """One plane of a scheduled fabric (:func:`~.scheduled_fabric.scheduled_fabric`), its
+    fabric element and the findings about cells and stages."""
+    leaf = choice.switch
+    nodes = valid.spec.cluster.nodes
+    if choice.tiers == 3:
+        raise DesignError(
+            "FP626",
+            "fabric.tiers",
+            f"{technology} is built as two stages (leaves and one fabric-element stage); a third"
+            " stage is not modelled",
+            3,
+            "set tiers: auto or 2, or add fabric.planes",
+        )
+    element = valid.fabric_elements.get(technology)
+    fabric_mode = leaf.fabric_port_mode_for(mode.speed_gbps)
+    element_mode = (
+        element.port_mode_for(fabric_mode.speed_gbps)
+        if element is not None and fabric_mode is not None
+        else None
+    )
+    if element is None or fabric_mode is None or element_mode is None:
+        raise DesignError(
+            "FP624",
+            f"fabric.switch.{technology}",
+            f"{leaf.id} has no fabric ports at {mode.speed_gbps:g}G that a catalog fabric element"
+            " takes",
+            leaf.id,
+            "choose a scheduled-fabric leaf and fabric element with matching fabric ports",
+        )
+    plane = scheduled_fabric(
+        nodes, rails, mode.ports, fabric_mode.ports, element_mode.ports, choice.topology
+    )
+    notes: list[Finding] = []
+    if plane.tiers > 1:
+        cell = tech.cell_bytes.value if tech.cell_bytes else 0.0
+        header = tech.cell_header_bytes.value if tech.cell_header_bytes else 0.0
+        efficiency = cell / (cell + header) if cell else 1.0
+        speedup = fabric_mode.ports / mode.ports
+        spare = speedup * efficiency
+        notes.append(
+            Finding(
+                code="FP628",
+                severity="info" if spare >= 1 else "warning",
+                message=(
+                    f"{technology}: each of the {plane.leaves} leaves per plane sprays cells over"
+                    f" its {fabric_mode.ports} fabric links, {fabric_mode.ports // plane.spines}"
+                    f" to each of the {plane.spines} {element.id} fabric elements; cells of"
+                    f" {cell:g} B carry {header:g} B of header ({efficiency:.1%} payload), and the"
+                    f" {fabric_mode.ports}:{mode.ports} fabric speed-up gives the host ports"
+                    f" {spare:.2f}x their bandwidth across the fabric"
+                    + ("" if spare >= 1 else ", so the fabric, not the hosts, is the bottleneck")
+                ),
+            )
+        )
+    return plane, element, notes
 
 
 def _cabling_bom(valid: ValidScenario, runs: tuple[CableRun, ...], per_cage: int) -> list[BomLine]:
@@ -468,17 +548,34 @@ def _bom(
     per_cage: int,
     routers: int,
     appliances: int,
+    element_id: str | None = None,
 ) -> tuple[BomLine, ...]:
-    lines = [
-        BomLine(item=switch_id, kind="switch", quantity=tier.switches, role=f"{tier.name} switches")
-        for tier in tiers
-    ]
+    """Switches per tier (a scheduled fabric's spine tier is its fabric elements,
+    ``element_id``), NICs, cabling, IB routers and subnet-manager appliances."""
+
+    def switch_line(tier: TierDesign) -> BomLine:
+        if element_id is not None and tier.name == "spine":
+            return BomLine(
+                item=element_id,
+                kind="switch",
+                quantity=tier.switches,
+                role="fabric elements (cell switches of the scheduled fabric)",
+            )
+        role = f"{tier.name} switches" if element_id is None else "scheduled-fabric leaves"
+        return BomLine(item=switch_id, kind="switch", quantity=tier.switches, role=role)
+
+    lines = [switch_line(tier) for tier in tiers]
+    nic = valid.nics[technology]
+    cluster = valid.spec.cluster
+    cards_per_node = math.ceil(cluster.nics_per_node / nic.ports)
     lines.append(
         BomLine(
-            item=valid.nics[technology].id,
+            item=nic.id,
             kind="nic",
-            quantity=valid.spec.cluster.endpoints,
-            role="host NICs",
+            quantity=cluster.nodes * cards_per_node,
+            role="host NICs"
+            if nic.ports == 1
+            else f"host NICs ({nic.ports} ports a card, {cards_per_node} cards a node)",
         )
     )
     lines.extend(_cabling_bom(valid, runs, per_cage))
@@ -615,15 +712,35 @@ def _design(
     mode = port_mode_for_nic(switch, cluster.nic_speed_gbps)
     management = management_ports_per_plane(fabric.management_ports, tech)
     management_moved = False
-    try:
-        plane = _plane(valid, choice, mode.ports, rails, management, oversubscription)
-    except DesignError:
-        if fabric.management_ports != "auto" or not management:
-            raise
-        # The subnet manager's ports alone tip the plane over its largest size (65,536 NICs on
-        # 64-port switches): run the SM elsewhere rather than fail.
-        plane = _plane(valid, choice, mode.ports, rails, 0, oversubscription)
-        management, management_moved = 0, True
+    element: SwitchSpec | None = None
+    scheduled_notes: list[Finding] = []
+    if tech.fabric_element_asics:
+        plane, element, scheduled_notes = _scheduled_plane(
+            valid, technology, tech, choice, mode, rails
+        )
+        management = 0
+        if oversubscription > 1:
+            scheduled_notes.append(
+                Finding(
+                    code="FP627",
+                    severity="info",
+                    message=(
+                        f"{technology}: a scheduled-fabric leaf has fixed fabric ports, so the"
+                        f" asked {oversubscription:g}:1 is not built; the fabric is non-blocking"
+                    ),
+                )
+            )
+        oversubscription = 1.0
+    else:
+        try:
+            plane = _plane(valid, choice, mode.ports, rails, management, oversubscription)
+        except DesignError:
+            if fabric.management_ports != "auto" or not management:
+                raise
+            # The subnet manager's ports alone tip the plane over its largest size (65,536
+            # NICs on 64-port switches): run the SM elsewhere rather than fail.
+            plane = _plane(valid, choice, mode.ports, rails, 0, oversubscription)
+            management, management_moved = 0, True
     if fabric.management_ports == "auto" and management:
         # The RA keeps a node slot free for the subnet manager; when the cluster fills every
         # slot, an architect runs the SM elsewhere rather than buy another scalable unit.
@@ -645,7 +762,7 @@ def _design(
     more_nodes = max(0, (plane.max_host_ports - plane.host_ports) // rails)
     headroom_gpus = more_nodes * cluster.gpus_per_node
 
-    notes = _design_findings(
+    notes = scheduled_notes + _design_findings(
         valid, tech, choice, mode, plane, management, tiers, headroom_gpus, oversubscription
     )
     if management_moved:
@@ -723,5 +840,6 @@ def _design(
             switch.links_per_cage(mode),
             routers,
             appliances,
+            element.id if element is not None else None,
         ),
     )

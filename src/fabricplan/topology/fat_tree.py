@@ -88,6 +88,9 @@ class FatTree:
     rail_aligned: bool
     leaf_fill: tuple[tuple[int, int], ...]
     """``(leaves, node ports on each)`` pairs covering every leaf (management ports excluded)."""
+    spine_radix: int | None = None
+    """Ports of a spine-tier switch when it is another model than the leaf (a scheduled
+    fabric's fabric elements); ``None``: ``radix``."""
 
     @property
     def leaf_spine_links(self) -> int:
@@ -133,15 +136,19 @@ class FatTree:
             )
         if self.tiers == 3:
             rows.append(("core", self.cores, self.core_down_ports, 0, self.spine_core_links))
+
+        def radix(name: TierName) -> int:
+            return self.spine_radix or self.radix if name == "spine" else self.radix
+
         return tuple(
             TierDesign(
                 name=name,
                 switches=count,
-                radix=self.radix,
+                radix=radix(name),
                 down_ports=down,
                 up_ports=up,
                 ports_used=used,
-                ports_free=count * self.radix - used,
+                ports_free=count * radix(name) - used,
             )
             for name, count, down, up, used in rows
         )

@@ -181,7 +181,8 @@ class FabricGraph:
 
         >>> from fabricplan.spec import parse_spec
         >>> from fabricplan.topology.designer import design_fabric
-        >>> valid = parse_spec({"cluster": {"gpus": 256}, "fabric": {"technologies": ["roce_v2"]}})
+        >>> valid = parse_spec({"cluster": {"gpus": 256}, "fabric": {"technologies": ["roce_v2"],
+        ...     "switch": {"roce_v2": "sn5600"}}})
         >>> g = fabric_graph(design_fabric(valid, "roce_v2"), valid)
         >>> g.vertex_name(9), g.vertex_name(g.hosts)
         ('node1/nic1', 'leaf0')
@@ -291,7 +292,8 @@ def fabric_graph(design: FabricDesign, valid: ValidScenario) -> FabricGraph:
     --------
     >>> from fabricplan.spec import parse_spec
     >>> from fabricplan.topology.designer import design_fabric
-    >>> valid = parse_spec({"cluster": {"gpus": 1024}, "fabric": {"technologies": ["roce_v2"]}})
+    >>> valid = parse_spec({"cluster": {"gpus": 1024}, "fabric": {"technologies": ["roce_v2"],
+    ...     "switch": {"roce_v2": "sn5600"}}})
     >>> g = fabric_graph(design_fabric(valid, "roce_v2"), valid)
     >>> g.leaves, g.spines, g.leaf_spine_parallel, int(g.link_tier.max())  # 128 x 400G switches
     (16, 8, 8, 3)
@@ -555,7 +557,8 @@ def with_failures(
 
     >>> from fabricplan.spec import parse_spec
     >>> from fabricplan.topology.designer import design_fabric
-    >>> valid = parse_spec({"cluster": {"gpus": 256}, "fabric": {"technologies": ["roce_v2"]}})
+    >>> valid = parse_spec({"cluster": {"gpus": 256}, "fabric": {"technologies": ["roce_v2"],
+    ...     "switch": {"roce_v2": "sn5600"}}})
     >>> g = fabric_graph(design_fabric(valid, "roce_v2"), valid)
     >>> int(with_failures(g, switches=[g.hosts + g.leaves]).link_alive.sum()) < g.links
     True
@@ -576,7 +579,8 @@ def reverse_links(graph: FabricGraph, links: IntArray | Sequence[int]) -> IntArr
 
     >>> from fabricplan.spec import parse_spec
     >>> from fabricplan.topology.designer import design_fabric
-    >>> valid = parse_spec({"cluster": {"gpus": 256}, "fabric": {"technologies": ["roce_v2"]}})
+    >>> valid = parse_spec({"cluster": {"gpus": 256}, "fabric": {"technologies": ["roce_v2"],
+    ...     "switch": {"roce_v2": "sn5600"}}})
     >>> g = fabric_graph(design_fabric(valid, "roce_v2"), valid)
     >>> import numpy as np
     >>> int(reverse_links(g, np.array([0]))[0]) == int(g.host_down_link[0])

@@ -68,7 +68,8 @@ def path_choices(graph: FabricGraph, src: IntArray, dst: IntArray) -> IntArray:
     >>> from fabricplan.spec import parse_spec
     >>> from fabricplan.topology.designer import design_fabric
     >>> from fabricplan.topology.graph import fabric_graph
-    >>> valid = parse_spec({"cluster": {"gpus": 1024}, "fabric": {"technologies": ["roce_v2"]}})
+    >>> valid = parse_spec({"cluster": {"gpus": 1024}, "fabric": {"technologies": ["roce_v2"],
+    ...     "switch": {"roce_v2": "sn5600"}}})
     >>> g = fabric_graph(design_fabric(valid, "roce_v2"), valid)
     >>> import numpy as np
     >>> path_choices(g, np.array([0, 0]), np.array([8, 1])).tolist()  # 64 uplinks x 8 down
@@ -208,7 +209,8 @@ def route(
     >>> from fabricplan.spec import parse_spec
     >>> from fabricplan.topology.designer import design_fabric
     >>> from fabricplan.topology.graph import fabric_graph
-    >>> valid = parse_spec({"cluster": {"gpus": 1024}, "fabric": {"technologies": ["roce_v2"]}})
+    >>> valid = parse_spec({"cluster": {"gpus": 1024}, "fabric": {"technologies": ["roce_v2"],
+    ...     "switch": {"roce_v2": "sn5600"}}})
     >>> g = fabric_graph(design_fabric(valid, "roce_v2"), valid)
     >>> import numpy as np
     >>> p = route(g, np.array([0]), np.array([1]), "hash", np.array([7], dtype=np.uint64))
@@ -343,7 +345,8 @@ def trunk_route(graph: FabricGraph, src: IntArray, dst: IntArray) -> Int32Array:
     >>> from fabricplan.spec import parse_spec
     >>> from fabricplan.topology.designer import design_fabric
     >>> from fabricplan.topology.graph import fabric_graph
-    >>> valid = parse_spec({"cluster": {"gpus": 256}, "fabric": {"technologies": ["roce_v2"]}})
+    >>> valid = parse_spec({"cluster": {"gpus": 256}, "fabric": {"technologies": ["roce_v2"],
+    ...     "switch": {"roce_v2": "sn5600"}}})
     >>> g = fabric_graph(design_fabric(valid, "roce_v2"), valid)
     >>> import numpy as np
     >>> trunk_route(g, np.array([0]), np.array([1]))[0].tolist()
@@ -400,7 +403,8 @@ def path_latency_ns(graph: FabricGraph, paths: Int32Array) -> FloatArray:
     >>> from fabricplan.spec import parse_spec
     >>> from fabricplan.topology.designer import design_fabric
     >>> from fabricplan.topology.graph import fabric_graph
-    >>> valid = parse_spec({"cluster": {"gpus": 256}, "fabric": {"technologies": ["roce_v2"]}})
+    >>> valid = parse_spec({"cluster": {"gpus": 256}, "fabric": {"technologies": ["roce_v2"],
+    ...     "switch": {"roce_v2": "sn5600"}}})
     >>> g = fabric_graph(design_fabric(valid, "roce_v2"), valid)
     >>> import numpy as np
     >>> lat = path_latency_ns(g, route(g, np.array([0, 0]), np.array([8, 1]), "dmodk"))

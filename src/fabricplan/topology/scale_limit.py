@@ -5,9 +5,9 @@ Each limit follows from the technology's scope, a mechanism in the catalog, not 
 - ``ib_subnet``: every host port and every switch (its management port 0) takes one unicast
   LID; one subnet has ``max_endpoints_per_domain`` of them (49,151 = 0x0001-0xBFFF at LMC 0).
   Beyond that the plane is split into subnets joined by IB routers (one per extra subnet).
-- ``l2_domain`` (RoCEv1): frames are not routable, so a fabric of more than one switch must be
-  one L2 domain: STP blocks redundant uplinks, MLAG spans only a pair of switches, EVPN-VXLAN
-  stretches L2 but hashes on MAC pairs. A routed Clos as drawn cannot carry it.
+- ``l2_domain`` (RoCEv1): frames are not routable, so every host of a plane must share one L2
+  domain: one switch, or one MLAG pair of spines with dual-homed leaves (STP would block all
+  but one uplink; a third tier needs routing). A plane that needs more is refused (FP625).
 - ``routed_ip`` (RoCEv2): uplinks are ECMP next hops; a group wider than the switch supports
   leaves links unused.
 
@@ -19,9 +19,10 @@ from __future__ import annotations
 
 import math
 
+from fabricplan.errors import DesignError
 from fabricplan.model.fabric import Finding
 from fabricplan.model.hardware import TechnologySpec
-from fabricplan.topology.fat_tree import FatTree
+from fabricplan.topology.fat_tree import FatTree, leaf_split
 
 LIDS_PER_SWITCH = 1
 """Unicast LIDs a switch uses: one, for its management port 0 (IBA Vol. 1; switch external
@@ -149,33 +150,125 @@ def domain_findings(tech: TechnologySpec, plane: FatTree, planes: int) -> tuple[
     )
 
 
-def l2_domain_findings(tech: TechnologySpec, plane: FatTree) -> tuple[Finding, ...]:
-    """Finding for a multi-switch plane of a technology confined to one L2 domain."""
-    if tech.scope != "l2_domain" or plane.switches <= 1:
+MLAG_PEER_LINK_PORTS = 2
+"""Ports each spine of an MLAG pair gives to the peer link between them. Estimate: the peer link
+is a bond of at least two ports for redundancy (Cumulus Linux and Arista EOS MLAG guides
+configure it as a bond); with every leaf dual-homed it carries only failover and flooded
+traffic, so two ports are taken as enough. Not a datasheet limit."""
+
+MAC_TABLE_ENTRIES = 50_000
+"""MAC addresses one switch's forwarding table holds, the bound on an L2 domain's hosts plus
+switches: 50k in the default forwarding profile of Spectrum-2 and Spectrum-3 (115k with
+``l2-heavy``) in the Cumulus Linux 4.4 user guide, 'Supported Route Table Entries'. The
+Spectrum-4 and Broadcom tables were not retrieved; the smaller default is used for all."""
+
+
+def l2_domain_host_ports(radix: int, oversubscription: float = 1.0) -> int:
+    """Most host ports one L2 domain of ``radix``-port switches holds (RoCEv1).
+
+    An L2 fabric that keeps every uplink working is one switch or one MLAG pair of spines with
+    every leaf dual-homed to both (its uplinks one LAG): a leaf of ``d`` host ports and ``u``
+    uplinks (:func:`~.fat_tree.leaf_split`) sends them to two spines that each keep
+    :data:`MLAG_PEER_LINK_PORTS` for the peer link, so ``leaves <= 2 (k - peer) / u``. A third
+    tier or a third spine needs spanning tree (which blocks all but one uplink) or routing, which
+    RoCEv1 frames cannot cross. Capped by :data:`MAC_TABLE_ENTRIES` less the switches' own MACs.
+
+    Examples
+    --------
+    >>> l2_domain_host_ports(64)      # 32:32 leaves; 2 x 62 / 32 = 3 leaves
+    96
+    >>> l2_domain_host_ports(128), l2_domain_host_ports(128, 3.0)   # 400G on a 51.2T switch
+    (192, 672)
+    """
+    down, up = leaf_split(radix, oversubscription)
+    leaves = (MLAG_PEER_SWITCHES * (radix - MLAG_PEER_LINK_PORTS)) // up if up else 0
+    mlag_hosts = leaves * down if leaves >= 2 else 0
+    hosts = max(radix, mlag_hosts)
+    return min(hosts, MAC_TABLE_ENTRIES - (leaves + MLAG_PEER_SWITCHES))
+
+
+def l2_domain_findings(
+    tech: TechnologySpec, plane: FatTree, planes: int, oversubscription: float = 1.0
+) -> tuple[Finding, ...]:
+    """What confining a plane to one L2 domain means, for a technology with ``l2_domain``
+    scope; a plane that does not fit one domain is refused.
+
+    Each plane, and each spine group of a rail-optimized plane, is its own L2 domain: its hosts
+    reach one another over the fabric; traffic between domains crosses NVLink first (as between
+    planes), never a router.
+
+    Raises
+    ------
+    DesignError
+        FP625 when a domain's hosts exceed :func:`l2_domain_host_ports`, or its shape (a third
+        tier, more than an MLAG pair of spines) needs routing: RoCEv1 across two L2 domains.
+
+    Examples
+    --------
+    >>> from fabricplan.catalog.loader import load_catalog
+    >>> from fabricplan.topology.fat_tree import fat_tree
+    >>> v1 = load_catalog().get_typed("roce_v1", TechnologySpec, "doc")
+    >>> [f.code for f in l2_domain_findings(v1, fat_tree(96, 64), 1)]
+    ['FP313']
+    >>> try:
+    ...     l2_domain_findings(v1, fat_tree(1024, 64), 1)   # 1,024 hosts: 11 domains
+    ... except DesignError as exc:
+    ...     exc.code
+    'FP625'
+    """
+    if tech.scope != "l2_domain":
         return ()
-    spines_per_group = plane.spines // plane.spine_groups
-    if plane.tiers == 2 and spines_per_group <= MLAG_PEER_SWITCHES:
+    groups = plane.spine_groups
+    domain_hosts = math.ceil(plane.host_ports / groups)
+    limit = l2_domain_host_ports(plane.radix, oversubscription)
+    spines_per_group = plane.spines // groups if plane.tiers >= 2 else 0
+    fits = plane.tiers == 1 or (
+        plane.tiers == 2 and spines_per_group <= MLAG_PEER_SWITCHES and domain_hosts <= limit
+    )
+    domains = planes * groups
+    scope = (
+        f"{domains} L2 domain(s) ({planes} plane(s) x {groups} spine group(s)), each of"
+        f" {domain_hosts:,} host ports"
+    )
+    if not fits:
+        needed = max(2, math.ceil(domain_hosts / limit))
+        raise DesignError(
+            "FP625",
+            "fabric.technologies",
+            f"{tech.id} is not routable, so every host that talks over a plane must share one L2"
+            f" domain; one L2 domain of {plane.radix}-port switches at {oversubscription:g}:1"
+            f" holds at most {limit:,} host ports (one switch, or leaves dual-homed by MLAG to one"
+            f" spine pair keeping {MLAG_PEER_LINK_PORTS} peer-link ports each; spanning tree"
+            f" would block all but one uplink), but this {plane.tiers}-tier plane's"
+            f" {domain_hosts:,} host ports per spine set would span {needed} L2 domains, and"
+            " RoCEv1 frames cannot cross the routers between them",
+            domain_hosts,
+            "use roce_v2 (routable), add fabric.planes (each plane is its own L2 domain),"
+            " raise fabric.oversubscription, or choose a switch with more ports",
+        )
+    if plane.tiers == 1:
         return (
             Finding(
                 code="FP313",
-                severity="warning",
+                severity="info",
                 message=(
-                    f"{tech.id} is not routable: this plane's {plane.switches} switches must form"
-                    f" one L2 domain; with {spines_per_group} spine(s) per group that needs MLAG on"
-                    f" the spine pair (no ECMP; STP would block all but one uplink per leaf)"
+                    f"{tech.id}: {scope}, one switch each; every ARP/ND broadcast of a domain"
+                    f" floods its {domain_hosts:,} host ports"
                 ),
             ),
         )
     return (
         Finding(
             code="FP313",
-            severity="error",
+            severity="warning",
             message=(
-                f"{tech.id} is not routable: a {plane.tiers}-tier Clos of {plane.switches} switches"
-                f" per plane cannot be routed at L3 and needs one L2 domain (no ECMP; STP blocks"
-                f" redundant uplinks, MLAG spans only {MLAG_PEER_SWITCHES} switches, EVPN-VXLAN"
-                f" hashes on MAC pairs only); the counts assume every uplink carries traffic, which"
-                f" such a domain does not give; use a routed technology or one switch per plane"
+                f"{tech.id} is not routable: {scope}; each is one MLAG pair of spines with every"
+                f" leaf dual-homed (its {plane.leaf_up_ports} uplinks one LAG hashed on the MAC"
+                f" pair, no ECMP and no adaptive routing); each spine keeps"
+                f" {MLAG_PEER_LINK_PORTS} peer-link ports (not in the bill of materials); every"
+                f" ARP/ND broadcast floods all {domain_hosts:,} host ports of its domain; MAC"
+                f" tables hold {domain_hosts + plane.switches:,} of {MAC_TABLE_ENTRIES:,}"
+                f" entries; at most {limit:,} host ports fit one domain"
             ),
         ),
     )

@@ -78,16 +78,18 @@ def options(
     """``design``, ``cost`` and ``compare``: the CLI's ``--format json`` document."""
     from fabricplan.evaluate import evaluate_feasible
     from fabricplan.report.document import options_document
+    from fabricplan.search_cache import SearchCache
 
     valid = valid_spec(body.spec, settings)
     calibration = body.calibration if isinstance(body, CompareRequest) else None
     request = PerfRequest(calibration=calibration)
-    evals, infeasible = evaluate_feasible(valid, backend="analytic", request=request)
+    cache = SearchCache()
+    evals, infeasible = evaluate_feasible(valid, backend="analytic", request=request, cache=cache)
     recommendation = None
     if decide:
         from fabricplan.recommend.decision import recommend
 
-        recommendation = recommend(valid, evals, "analytic", request, infeasible)
+        recommendation = recommend(valid, evals, "analytic", request, infeasible, cache)
     return options_document(valid, evals, parts, recommendation, infeasible)
 
 
@@ -98,11 +100,13 @@ def compare_report(body: CompareRequest, settings: WebSettings, fmt: str) -> str
     """The ``compare`` report as a self-contained HTML page or Markdown."""
     from fabricplan.evaluate import evaluate_feasible
     from fabricplan.recommend.decision import recommend
+    from fabricplan.search_cache import SearchCache
 
     valid = valid_spec(body.spec, settings)
     request = PerfRequest(calibration=body.calibration)
-    evals, infeasible = evaluate_feasible(valid, backend="analytic", request=request)
-    recommendation = recommend(valid, evals, "analytic", request, infeasible)
+    cache = SearchCache()
+    evals, infeasible = evaluate_feasible(valid, backend="analytic", request=request, cache=cache)
+    recommendation = recommend(valid, evals, "analytic", request, infeasible, cache)
     if fmt == "html":
         from fabricplan.report.html import html_report
 

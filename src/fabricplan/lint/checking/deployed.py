@@ -15,12 +15,17 @@ L04                        ``ecn: false`` — no ECN marking on the RoCE queue
 L05                        ``pfc_watchdog: false``
 L06 L07                    ``pfc_headroom_bytes`` — the headroom read, or 1 B when only its
                            cable length is wrong (below what the cable needs either way)
-L15                        ``routing: ecmp`` — adaptive routing asked where links lack it
+L15 L20                    ``routing: ecmp`` — adaptive routing asked where links lack it, or
+                           left off on fabric ports of an adaptive fabric
+L22                        ``congestion_control: none`` — telemetry CC on one half only
 =========================  ===========================================================
 
 Rules not in the table change no modelled behaviour and are said as such: L08 (MTU chain: a
 too-small MTU drops jumbo frames outright, a failure rather than a slowdown), L10 (global
-802.3x pause), L12 (DCBX source of truth), L13 (ETS weights).
+802.3x pause), L12 (DCBX source of truth), L13 (ETS weights), L21 (a NIC that does not reorder
+behind per-packet routing: the go-back-N cost of the analytic model, but no spec setting carries
+a NIC's delivery), L23 (trimming off: an overflow waits for the timer) and L24 (LLR/CBFC
+mismatch), whose costs depend on overflow and error rates the models do not take.
 
 >>> sorted({RULE_SETTING[r] for r in ("L01", "L02", "L05")})
 ['pfc', 'pfc_watchdog']
@@ -50,6 +55,8 @@ RULE_SETTING: dict[str, str] = {
     "L06": "pfc_headroom_bytes",
     "L07": "pfc_headroom_bytes",
     "L15": "routing",
+    "L20": "routing",
+    "L22": "congestion_control",
 }
 """Lint rule -> the setting its finding changes (see the module docstring)."""
 
@@ -58,6 +65,9 @@ UNMODELLED_RULES: dict[str, str] = {
     "L10": "global 802.3x pause is not modelled",
     "L12": "DCBX source of truth: no modelled effect",
     "L13": "ETS weights are not modelled",
+    "L21": "an in-order NIC behind per-packet routing goes back N; no spec setting carries it",
+    "L23": "trimming off turns overflows into timeouts; the overflow rate is not modelled",
+    "L24": "an LLR/CBFC mismatch disables them on the link; error rates are not modelled",
 }
 
 SHORT_HEADROOM_BYTES = 1

@@ -38,6 +38,13 @@ from fabricplan.lint.checking.rule import (
     infer_intent,
     sort_findings,
 )
+from fabricplan.lint.checking.transport import (
+    check_fabric_adaptive_routing,
+    check_link_retry,
+    check_nic_reordering,
+    check_telemetry_cc,
+    check_trimming,
+)
 from fabricplan.lint.model import DeviceConfig
 from fabricplan.lint.reading.config_file import parse_device_config as _parse
 from fabricplan.lint.reading.config_file import read_device_config, read_text
@@ -63,8 +70,13 @@ CHECKS: tuple[Check, ...] = (
     check_adaptive_routing,
     check_lossless_buffers,
     check_pfc_directions,
+    check_fabric_adaptive_routing,
+    check_nic_reordering,
+    check_telemetry_cc,
+    check_trimming,
+    check_link_retry,
 )
-"""Every check, in rule order (L01 ... L17); a rule may have a switch and a NIC half."""
+"""Every check, in rule order (L01 ... L24); a rule may have a switch and a NIC half."""
 
 EXIT_CLEAN = 0
 EXIT_ERRORS = 1

@@ -2,7 +2,9 @@
 
 Every rule has an id (``L01``...), a severity, a one-sentence *why*, a *fix* and the *source* the
 rule comes from (docs/refs.md section C and the documents it cites). Rules L01-L15 are the checks of
-docs/refs.md C.9; L16-L17 are added from the same sources (see docs/lint.md).
+docs/refs.md C.9; L16-L17 are added from the same sources (see docs/lint.md). L20-L22 check the
+Spectrum-X RoCE settings (adaptive routing, SuperNIC reordering, telemetry CC), L23-L24 the UEC
+profiles (packet trimming, LLR/CBFC).
 
 Each rule also says what it makes an operator keep right: which mechanism needs it (``pfc``,
 ``dcqcn``, ``ethernet``, ``adaptive``), how many settings it checks on a switch and on a NIC, and
@@ -25,9 +27,13 @@ from typing import Literal, TypeVar
 from fabricplan.lint.model import DeviceConfig, Origin, PortConfig
 from fabricplan.model.fabric import Severity
 
-Mechanism = Literal["pfc", "dcqcn", "ethernet", "adaptive"]
+Mechanism = Literal[
+    "pfc", "dcqcn", "ethernet", "adaptive", "nic_reorder", "telemetry_cc", "trimming", "link_retry"
+]
 """What makes a rule necessary: PFC lossless Ethernet, DCQCN congestion control, any RoCE
-Ethernet link, adaptive routing on Ethernet."""
+Ethernet link, adaptive routing on Ethernet, per-packet routing that relies on the NIC to
+reorder, NIC congestion control fed by switch telemetry, packet trimming, link-level retry and
+credit-based link flow control."""
 SettingKind = Literal["agreement", "physical", "safety", "tuning"]
 """``agreement``: must be equal on every hop and NIC; ``physical``: depends on each port's speed
 and cable; ``safety``: protects against storms and misbehaving peers; ``tuning``: thresholds and
@@ -403,6 +409,119 @@ RULES: dict[str, Rule] = {
             kind="safety",
             switch_settings=1,
             nic_settings=0,
+        ),
+        Rule(
+            id="L20",
+            severity="error",
+            title="Adaptive routing on every fabric port of a fabric that routes adaptively",
+            why=(
+                "Per-packet adaptive routing only spreads the RoCE priority where every switch "
+                "applies it: a fabric port left on ECMP hashes whole flows again, and its "
+                "collisions return on that hop."
+            ),
+            fix=(
+                "Enable adaptive routing on every switch-facing L3 port (Cumulus `nv set "
+                "interface <swp> router adaptive-routing enable on`, with the global `router "
+                "adaptive-routing enable on`), or on none."
+            ),
+            source=(
+                "Cumulus Linux user guide, 'Adaptive Routing' (Spectrum-4: per-packet for RoCEv2 "
+                "unicast, enabled per interface); NVIDIA Spectrum-X whitepaper (2023)"
+            ),
+            mechanism="nic_reorder",
+            kind="agreement",
+            switch_settings=1,
+            nic_settings=0,
+        ),
+        Rule(
+            id="L21",
+            severity="error",
+            title="Out-of-order placement on every NIC behind per-packet adaptive routing",
+            why=(
+                "Per-packet adaptive routing delivers one flow's packets out of order; a NIC "
+                "that does not place them out of order takes each as a loss and goes back N, "
+                "which costs more than the collisions the routing removes."
+            ),
+            fix=(
+                "Run a NIC that places out-of-order packets (BlueField-3 or ConnectX-8 SuperNIC "
+                "with the Spectrum-X profile) on every GPU port, or turn adaptive routing off."
+            ),
+            source=(
+                "NVIDIA Spectrum-X whitepaper (2023: the SuperNIC reorders); NVIDIA NIC "
+                "Configuration Operator, 'Spectrum-X NIC Configuration' (ConnectX-8 and "
+                "BlueField-3 SuperNIC only); MLNX_OFED 'Out-of-Order (OOO) Data Placement'"
+            ),
+            mechanism="nic_reorder",
+            kind="agreement",
+            switch_settings=0,
+            nic_settings=1,
+        ),
+        Rule(
+            id="L22",
+            severity="error",
+            title="Telemetry congestion control on both the switches and the NICs",
+            why=(
+                "Spectrum-X congestion control is computed in the NIC from telemetry the "
+                "switches add: a NIC without it does not slow down, a switch without the "
+                "telemetry leaves the NIC blind, and congestion falls back to PFC pauses."
+            ),
+            fix=(
+                "Enable the switches' congestion telemetry and the NICs' Spectrum-X CC "
+                "(DOCA SPC-X CC algorithm) together, on the RoCE priority."
+            ),
+            source=(
+                "NVIDIA Spectrum-X whitepaper (2023: congestion control from in-band "
+                "telemetry); NVIDIA NIC Configuration Operator, 'Spectrum-X NIC Configuration' "
+                "(DOCA SPC-X CC algorithm package)"
+            ),
+            mechanism="telemetry_cc",
+            kind="agreement",
+            switch_settings=1,
+            nic_settings=1,
+        ),
+        Rule(
+            id="L23",
+            severity="error",
+            title="Packet trimming on the data queue of every switch port of a trimming fabric",
+            why=(
+                "A lossy transport that relies on trimming learns of an overflow from the "
+                "trimmed header within one round trip; a queue that drops instead leaves the "
+                "loss to the retransmission timer."
+            ),
+            fix=(
+                "Give the data queues of every port an egress buffer profile with "
+                "`packet_discard_action: trim` (SONiC BUFFER_PROFILE / BUFFER_QUEUE), the same "
+                "on every switch."
+            ),
+            source=(
+                "UE Specification 1.0 (2025-06: packet trimming); sonic-buffer-profile.yang and "
+                "sonic-swss orchagent/buffer/bufferschema.h (packet_discard_action drop|trim, "
+                "egress only)"
+            ),
+            mechanism="trimming",
+            kind="agreement",
+            switch_settings=1,
+            nic_settings=0,
+        ),
+        Rule(
+            id="L24",
+            severity="error",
+            title="LLR and CBFC set alike on every link of the fabric",
+            why=(
+                "Link-level retry and credit-based flow control work only when both ends of a "
+                "link run them: a port with LLR facing one without it never gets a frame "
+                "replayed, and a CBFC sender facing a receiver that returns no credits stops."
+            ),
+            fix=(
+                "Enable LLR (and CBFC, if used) on every switch port and NIC of the fabric, or "
+                "on none (UEC link profile)."
+            ),
+            source="UE Specification 1.0 (2025-06: link-level retry and credit-based flow control "
+            "are negotiated per link)",
+            mechanism="link_retry",
+            kind="agreement",
+            switch_settings=2,
+            nic_settings=2,
         ),
     )
 }

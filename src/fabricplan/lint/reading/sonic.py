@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 from fabricplan.errors import InputFileError
 from fabricplan.input_file import FileKind, load_json
@@ -320,6 +320,19 @@ def _profile(db: _Db, name: str, where: str) -> BufferProfile:
         else None
     )
     xoff = number("xoff")
+    action = entry.get("packet_discard_action")
+    discard: Literal["drop", "trim"] | None = None
+    if action is not None:
+        text = str(action).strip().lower()
+        if text not in ("drop", "trim"):
+            raise input_error(
+                "FP405",
+                db.where("BUFFER_PROFILE", name, "packet_discard_action"),
+                "must be drop or trim",
+                action,
+                "set packet_discard_action to drop or trim",
+            )
+        discard = "trim" if text == "trim" else "drop"
     return BufferProfile(
         name=name,
         # Mellanox SONiC puts lossy and lossless PGs in one ingress pool: only xoff says lossless.
@@ -330,6 +343,7 @@ def _profile(db: _Db, name: str, where: str) -> BufferProfile:
         static_threshold_bytes=number("static_th"),
         dynamic_th=number("dynamic_th"),
         pool=pool,
+        packet_discard_action=discard,
     )
 
 
@@ -488,16 +502,22 @@ def _port(db: _Db, index: _Index, name: str) -> PortConfig:
             )
             where[f"ingress_buffers.{priority}"] = db.origin("BUFFER_PG", key, "profile")
     egress_lossless = None
+    trimming = None
     queue_index = index.buffer_queues.get(name, {})
     if queue_index:
         lossless_queues = set()
+        trimming_queues = set()
         for queue, (key, profile_name) in queue_index.items():
             profile_where = db.where("BUFFER_QUEUE", key, "profile")
             profile = _profile(db, strip_reference(profile_name, profile_where), profile_where)
             if "lossless" in profile.name or "lossless" in (profile.pool or ""):
                 lossless_queues.add(queue)
+            if profile.packet_discard_action == "trim":
+                trimming_queues.add(queue)
             where[f"egress_queue.{queue}"] = db.origin("BUFFER_QUEUE", key, "profile")
         egress_lossless = frozenset(lossless_queues)
+        trimming = frozenset(trimming_queues)
+        where["trimming_queues"] = db.origin("BUFFER_QUEUE", next(iter(queue_index.values()))[0])
 
     cable = index.cables.get(name)
     if cable is not None:
@@ -538,6 +558,7 @@ def _port(db: _Db, index: _Index, name: str) -> PortConfig:
         scheduler=scheduler,
         ingress_buffers=ingress,
         egress_lossless_queues=egress_lossless,
+        trimming_queues=trimming,
         watchdog=watchdog,
         where=where,
     )

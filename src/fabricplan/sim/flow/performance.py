@@ -34,6 +34,11 @@ FLOW_MAX_FLOWS = 2**21
 first GPUs that fit and says so in the notes."""
 
 
+FLOW_ECMP_SEEDS = 3
+"""Runs per point at the flow level under ECMP: enough to show the spread of the hash draw at a
+flow solve's cost (the value stays the first run's)."""
+
+
 @dataclass(frozen=True, eq=False)
 class FlowLevel:
     """The flow level as the template sees it: one graph, one transport."""
@@ -45,6 +50,12 @@ class FlowLevel:
     max_all_to_all_flows: int = FLOW_MAX_FLOWS
     qps: int = 1
     """Queue pairs per connection (``nccl.qps_per_connection``), each its own hashed flow."""
+
+    @property
+    def default_seeds(self) -> int:
+        """3 runs where ECMP hashes flows onto paths (the draw decides collisions: one seed moved
+        a RoCE ring all-reduce on 4 leaves and 2 spines by up to x1.49), else 1."""
+        return FLOW_ECMP_SEEDS if self.transport.routing == "ecmp" else 1
 
     @property
     def mechanisms(self) -> str:

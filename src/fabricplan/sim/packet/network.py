@@ -6,9 +6,10 @@ fabrics: :func:`star` (one switch), :func:`dumbbell` (two switches joined by one
 :func:`ring` (switches in a cycle, for cyclic buffer dependency). Vertices are hosts first
 (``0 .. hosts-1``), then switches.
 
-Equal-cost next hops come from breadth-first distances to every host: from switch ``v``
-towards host ``d`` every link to a vertex one hop closer to ``d`` is a choice (what a fat
-tree's up-down routing or an ECMP group offers).
+Equal-cost next hops come from breadth-first distances towards every leaf: from switch ``v``
+towards host ``d`` every link to a switch one hop closer to ``d``'s leaf is a choice (what a
+fat tree's up-down routing or an ECMP group offers), kept per (switch, leaf) in shared groups
+(:mod:`fabricplan.sim.packet.forwarding`).
 
 >>> net = dumbbell(hosts_per_side=2)
 >>> net.hosts, net.switches, net.links
@@ -25,6 +26,8 @@ from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import shortest_path
 
 from fabricplan.errors import ModelError
+from fabricplan.sim.packet.forwarding import ForwardingTable, forwarding_table
+from fabricplan.sim.path import flow_keys, round_trip_paths
 from fabricplan.topology.graph import FabricGraph
 from fabricplan.topology.routing import mix64
 
@@ -68,16 +71,10 @@ class PacketNetwork:
         """The opposite direction of each link (links come in pairs)."""
         cached = self._cache.get("rev")
         if cached is None:
-            index = {
-                (int(a), int(b)): i
-                for i, (a, b) in enumerate(zip(self.link_src, self.link_dst, strict=True))
-            }
-            rev = np.array(
-                [
-                    index[(int(b), int(a))]
-                    for a, b in zip(self.link_src, self.link_dst, strict=True)
-                ],
-                dtype=np.int64,
+            rev = (
+                self.graph.link_reverse.astype(np.int64)
+                if self.graph is not None and self.graph.links == self.links
+                else _reverse_links(self.link_src, self.link_dst, self.vertices)
             )
             self._cache["rev"] = rev
             return rev
@@ -118,24 +115,14 @@ class PacketNetwork:
             return np.asarray(dist)
         return cached  # type: ignore[return-value]
 
-    def next_hops(self) -> tuple[IntArray, IntArray]:
-        """CSR (``ptr``, ``links``) of equal-cost next links per ``switch * hosts + host``."""
+    def forwarding(self) -> ForwardingTable:
+        """Next-hop groups per (switch, destination leaf)
+        (:func:`~fabricplan.sim.packet.forwarding.forwarding_table`)."""
         cached = self._cache.get("fib")
         if cached is None:
-            dist = self.distances()
-            from_switch = np.flatnonzero(self.link_src >= self.hosts)
-            src = self.link_src[from_switch]
-            dst = self.link_dst[from_switch]
-            live = self.link_speed_gbps[from_switch] > 0
-            closer = (dist[:, dst] == dist[:, src] - 1) & live  # (hosts, switch links)
-            host_idx, col = np.nonzero(closer)
-            row = (src[col] - self.hosts) * self.hosts + host_idx
-            order = np.lexsort((from_switch[col], row))
-            links = from_switch[col][order].astype(np.int64)
-            counts = np.bincount(row, minlength=self.switches * self.hosts)
-            ptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
-            self._cache["fib"] = (ptr, links)
-            return ptr, links
+            table = forwarding_table(self)
+            self._cache["fib"] = table
+            return table
         return cached  # type: ignore[return-value]
 
     @property
@@ -146,6 +133,42 @@ class PacketNetwork:
         dist = self.distances()[:, : self.hosts]
         finite = dist[np.isfinite(dist)]
         return int(finite.max()) if finite.size else 1
+
+
+def _reverse_links(src: IntArray, dst: IntArray, vertices: int) -> IntArray:
+    """Index of the twin ``dst -> src`` of every link ``src -> dst``: the k-th of parallel
+    links ``a -> b`` pairs with the k-th ``b -> a`` (a sorted search, no per-link Python).
+
+    >>> _reverse_links(np.array([0, 1, 0, 1]), np.array([1, 0, 1, 0]), 2).tolist()
+    [1, 0, 3, 2]
+
+    Raises
+    ------
+    ModelError
+        FP540 when a link has no opposite direction.
+    """
+    n = int(src.size)
+    pair = src.astype(np.int64) * vertices + dst
+    order = np.argsort(pair, kind="stable")
+    ranked = pair[order]
+    first = np.searchsorted(ranked, ranked, side="left")
+    rank = np.empty(n, dtype=np.int64)
+    rank[order] = np.arange(n) - first
+    wanted = dst.astype(np.int64) * vertices + src
+    at = np.searchsorted(ranked, wanted, side="left") + rank
+    ok = at < n
+    ok[ok] = ranked[at[ok]] == wanted[ok]
+    if not ok.all():
+        bad = int(np.flatnonzero(~ok)[0])
+        raise ModelError(
+            "FP540",
+            "packet network",
+            "a link has no opposite direction",
+            (int(src[bad]), int(dst[bad])),
+            "give every link its twin (links come in pairs)",
+        )
+    rev: IntArray = order[at].astype(np.int64)
+    return rev
 
 
 def network_from_graph(graph: FabricGraph, switch_buffer_bytes: float) -> PacketNetwork:
@@ -269,7 +292,7 @@ def walk_paths(
     >>> walk_paths(net, np.array([0]), np.array([3]), None).tolist()
     [[0, 8, 7]]
     """
-    ptr, links = net.next_hops()
+    table = net.forwarding()
     width = net.max_hops
     n = src.size
     out = np.full((n, width), -1, dtype=np.int64)
@@ -284,8 +307,7 @@ def walk_paths(
         if not live.any():
             break
         idx = np.flatnonzero(live)
-        row = (at[idx] - net.hosts) * net.hosts + dst[idx]
-        lo, count = ptr[row], ptr[row + 1] - ptr[row]
+        lo, count = table.ranges(at[idx] - net.hosts, dst[idx])
         if (count == 0).any():
             bad = int(idx[np.flatnonzero(count == 0)[0]])
             raise ModelError(
@@ -300,8 +322,35 @@ def walk_paths(
         else:
             h = mix64(keys[idx] ^ mix64(at[idx].astype(np.uint64) + np.uint64(salt)))
             pick = (h % count.astype(np.uint64)).astype(np.int64)
-        chosen = links[lo + pick]
+        chosen = table.links[lo + pick]
         out[idx, hop] = chosen
         at[idx] = net.link_dst[chosen]
         done[idx] = at[idx] == dst[idx]
     return out
+
+
+def flow_paths(
+    net: PacketNetwork, routing: str, src: IntArray, dst: IntArray, seed: int
+) -> tuple[IntArray, IntArray]:
+    """Forward and reverse link paths of every flow, padded to ``net.max_hops`` (-1 after the
+    last hop): the designed fabric's router (:func:`~fabricplan.sim.path.round_trip_paths`,
+    the flow level's paths) or, on a small named fabric, a walk of its forwarding table (the
+    first next hop, or the ECMP hash of the flow's 5-tuple).
+
+    >>> net = dumbbell(2)
+    >>> fwd, rev = flow_paths(net, "static", np.array([0]), np.array([3]), seed=0)
+    >>> fwd.tolist(), rev.tolist()
+    ([[0, 8, 7]], [[6, 9, 1]])
+    """
+    if net.graph is not None:
+        fwd, rev = round_trip_paths(net.graph, routing, src, dst, seed)
+    else:
+        ids = np.arange(src.size, dtype=np.int64)
+        hashed = routing == "ecmp"
+        fwd = walk_paths(net, src, dst, flow_keys(src, dst, ids, seed) if hashed else None, seed)
+        rev = walk_paths(net, dst, src, flow_keys(dst, src, ids, seed) if hashed else None, seed)
+    width = max(net.max_hops, fwd.shape[1])
+    if fwd.shape[1] < width:
+        pad = np.full((src.size, width - fwd.shape[1]), -1, dtype=np.int64)
+        fwd, rev = np.hstack([fwd, pad]), np.hstack([rev, pad])
+    return fwd, rev

@@ -178,6 +178,11 @@ class PacketLevel:
     """Queue pairs per connection (``nccl.qps_per_connection``), each its own hashed flow."""
 
     @property
+    def default_seeds(self) -> int:
+        """One run per point: a packet run costs seconds; ``PerfRequest.seeds`` asks for more."""
+        return 1
+
+    @property
     def mechanisms(self) -> str:
         s = self.spec
         return (

@@ -133,7 +133,10 @@ def _take(s: SimState, f: int, p: int, now: int) -> int:
         return 0
     fi[f, F_RX_UNIQUE] += 1
     s.cnt[C_DELIVERED] += 1
-    s.cnt[C_DELIVERED_BYTES] += s.pi[p, P_SIZE] - s.prm_i[PI_HEADER]
+    payload = s.pi[p, P_SIZE] - s.prm_i[PI_HEADER]
+    if s.prm_i[PI_CC] == CC_HPCC:
+        payload -= s.prm_i[PI_HP_INT_BYTES]  # HPCC's INT metadata rides along; not payload
+    s.cnt[C_DELIVERED_BYTES] += payload
     s.cnt[C_LAST_PROGRESS] = now
     return 1
 

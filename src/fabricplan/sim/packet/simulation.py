@@ -24,6 +24,7 @@ from numpy.typing import NDArray
 from fabricplan.errors import ModelError
 from fabricplan.sim.packet.engine import HEAP_SIZE, event_heap, heap_push
 from fabricplan.sim.packet.event import EV_SAMPLE, EV_STEP_START, EV_WATCHDOG, priority_of
+from fabricplan.sim.packet.forwarding import ForwardingTable
 from fabricplan.sim.packet.hpcc import INT_BYTES_PER_HOP, INT_HEADER_BYTES
 from fabricplan.sim.packet.kernel import (
     POOL_MARGIN,
@@ -36,7 +37,7 @@ from fabricplan.sim.packet.kernel import (
     run_events,
 )
 from fabricplan.sim.packet.link import link_tables
-from fabricplan.sim.packet.network import PacketNetwork, walk_paths
+from fabricplan.sim.packet.network import PacketNetwork, flow_paths
 from fabricplan.sim.packet.result import PacketSimResult
 from fabricplan.sim.packet.sender import flow_tables, host_table
 from fabricplan.sim.packet.spec import (
@@ -54,15 +55,16 @@ from fabricplan.sim.packet.state import (
     L_HEADROOM,
     N_COUNTERS,
     SimState,
+    event_slots,
     grown,
+    packet_pool_slots,
     packet_table,
 )
 from fabricplan.sim.packet.step import step_tables
 from fabricplan.sim.packet.switch import switch_table
-from fabricplan.sim.path import flow_keys, pinned_paths
+from fabricplan.sim.path import PINNED_ROUTINGS, base_rtt_ns
 from fabricplan.sim.traffic import Traffic
-from fabricplan.topology.routing import route
-from fabricplan.units import BITS_PER_BYTE, BPS_PER_GBPS, ns_to_ps, us_to_ps
+from fabricplan.units import BPS_PER_GBPS, ns_to_ps, us_to_ps
 
 Progress = Callable[[float], None]
 """Called between chunks of events with the share of payload bytes delivered so far."""
@@ -77,45 +79,6 @@ _STATUS = {
 }
 
 
-def _paths(
-    net: PacketNetwork, spec: PacketSpec, src: NDArray[np.int64], dst: NDArray[np.int64], seed: int
-) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
-    """Forward and reverse link paths (the static/ECMP route; the D-mod-K / first route for
-    per-packet routing, used only for the base RTT)."""
-    ids = np.arange(src.size, dtype=np.int64)
-    if net.graph is not None:
-        graph = net.graph
-        if spec.routing == "static" or spec.routing == "ecmp":
-            fwd = pinned_paths(graph, spec.routing, src, dst, ids, seed)
-            rev = pinned_paths(graph, spec.routing, dst, src, ids, seed)
-        else:
-            fwd = route(graph, src, dst, "dmodk")
-            rev = route(graph, dst, src, "dmodk")
-        return np.asarray(fwd, dtype=np.int64), np.asarray(rev, dtype=np.int64)
-    hashed = spec.routing == "ecmp"
-    forward = walk_paths(net, src, dst, flow_keys(src, dst, ids, seed) if hashed else None, seed)
-    back = walk_paths(net, dst, src, flow_keys(dst, src, ids, seed) if hashed else None, seed)
-    return forward, back
-
-
-def _base_rtt_ps(
-    net: PacketNetwork,
-    fwd: NDArray[np.int64],
-    rev: NDArray[np.int64],
-    data_bytes: int,
-    ack_bytes: int,
-) -> int:
-    """Largest base RTT over the flows: delays both ways plus one data and one ACK packet
-    serialised on every hop (as the HPCC simulator's global T)."""
-    if fwd.size == 0:
-        return 1
-    delay = np.append(net.link_delay_ns, 0.0)
-    ns_per_byte = np.append(BITS_PER_BYTE / np.maximum(net.link_speed_gbps, 1e-9), 0.0)
-    one_way = (delay[fwd] + data_bytes * ns_per_byte[fwd]).sum(axis=1)
-    back = (delay[rev] + ack_bytes * ns_per_byte[rev]).sum(axis=1)
-    return ns_to_ps(float((one_way + back).max()))
-
-
 def _check_network(net: PacketNetwork) -> None:
     if net.hosts < 1 or (net.host_up_link < 0).any() or (net.host_down_link < 0).any():
         raise ModelError(
@@ -127,40 +90,14 @@ def _check_network(net: PacketNetwork) -> None:
         )
 
 
-def build_state(
-    net: PacketNetwork,
-    traffic: Traffic,
-    spec: PacketSpec,
-    seed: int,
-    flow_class: NDArray[np.int64] | None = None,
-) -> SimState:
-    """The tables of one run, with its first events scheduled."""
-    spec.check()
-    _check_network(net)
-    classes = DATA_CLASSES + 1
-    n_links, hosts = net.links, net.hosts
-    src = np.asarray(traffic.src, dtype=np.int64)
-    dst = np.asarray(traffic.dst, dtype=np.int64)
-    n_flows = src.size
-    if n_flows and (src.max() >= hosts or dst.max() >= hosts or (src == dst).any()):
-        raise ModelError(
-            "FP543",
-            "packet traffic",
-            "a flow's ends are not two hosts of the network",
-            f"{hosts} hosts",
-            "use host ports 0 .. hosts-1, src != dst",
-        )
-    size = np.maximum(np.ceil(np.asarray(traffic.size_bytes, dtype=np.float64)), 1).astype(np.int64)
-    mtu = spec.mtu_bytes
-    packets = (size + mtu - 1) // mtu
-    if int(packets.sum()) > spec.max_packets:
-        raise ModelError(
-            "FP546",
-            "packet traffic",
-            "too many packets to simulate one by one",
-            f"{int(packets.sum()):,} packets of {mtu} B",
-            f"use a smaller --size (at most {spec.max_packets:,} packets) or --backend flow",
-        )
+def _flow_classes(flow_class: NDArray[np.int64] | None, n_flows: int) -> NDArray[np.int64]:
+    """Each flow's data class (1 by default).
+
+    Raises
+    ------
+    ModelError
+        FP541 when a class is not a data class.
+    """
     cls = (
         np.ones(n_flows, dtype=np.int64)
         if flow_class is None
@@ -174,46 +111,84 @@ def build_state(
             int(cls.max()),
             f"use classes 1 .. {DATA_CLASSES}",
         )
-    fwd, rev = _paths(net, spec, src, dst, seed)
-    max_hops = max(net.max_hops, fwd.shape[1])
-    if fwd.shape[1] < max_hops:
-        pad = np.full((n_flows, max_hops - fwd.shape[1]), -1, dtype=np.int64)
-        fwd, rev = np.hstack([fwd, pad]), np.hstack([rev, pad])
+    return cls
+
+
+def _check_traffic(
+    traffic: Traffic, hosts: int, packets: NDArray[np.int64], spec: PacketSpec
+) -> None:
+    src, dst = traffic.src, traffic.dst
+    if traffic.flows and (src.max() >= hosts or dst.max() >= hosts or (src == dst).any()):
+        raise ModelError(
+            "FP543",
+            "packet traffic",
+            "a flow's ends are not two hosts of the network",
+            f"{hosts} hosts",
+            "use host ports 0 .. hosts-1, src != dst",
+        )
+    if int(packets.sum()) > spec.max_packets:
+        raise ModelError(
+            "FP546",
+            "packet traffic",
+            "too many packets to simulate one by one",
+            f"{int(packets.sum()):,} packets of {spec.mtu_bytes} B",
+            f"use a smaller --size (at most {spec.max_packets:,} packets) or --backend flow",
+        )
+
+
+def build_state(
+    net: PacketNetwork,
+    traffic: Traffic,
+    spec: PacketSpec,
+    seed: int,
+    flow_class: NDArray[np.int64] | None = None,
+) -> SimState:
+    """The tables of one run, with its first events scheduled.
+
+    Each table comes from the component that owns it; paths and the base RTT from the shared
+    floor (:mod:`fabricplan.sim.path`), as the flow level routes.
+    """
+    spec.check()
+    _check_network(net)
+    classes = DATA_CLASSES + 1
+    n_links, hosts, n_flows = net.links, net.hosts, traffic.flows
+    src = np.asarray(traffic.src, dtype=np.int64)
+    dst = np.asarray(traffic.dst, dtype=np.int64)
+    size = traffic.whole_bytes()
+    packets = traffic.packet_counts(spec.mtu_bytes)
+    _check_traffic(traffic, hosts, packets, spec)
+    cls = _flow_classes(flow_class, n_flows)
+    fwd, rev = flow_paths(net, spec.routing, src, dst, seed)
+    max_hops = int(fwd.shape[1])
     cc = CONGESTION_CONTROL_CODE[spec.congestion_control]
     int_bytes = INT_HEADER_BYTES + INT_BYTES_PER_HOP * max(max_hops - 1, 1)
     int_extra = int_bytes if cc == CC_HPCC else 0
-    frame = mtu + spec.header_bytes + int_extra
+    frame = spec.mtu_bytes + spec.header_bytes + int_extra
     ack_bytes = spec.header_bytes + ACK_EXTRA_BYTES
-    base_rtt_ps = _base_rtt_ps(net, fwd, rev, frame, ack_bytes + int_extra)
-    up = net.host_up_link
-    line_bps = net.link_speed_gbps[up] * BPS_PER_GBPS
-    fc = FLOW_CONTROL_CODE[spec.link_flow_control]
+    rtt_ns = base_rtt_ns(
+        net.link_delay_ns, net.link_speed_gbps, fwd, rev, frame, ack_bytes + int_extra
+    )
+    base_rtt_ps = max(ns_to_ps(rtt_ns), 1)
+    line_bps = net.link_speed_gbps[net.host_up_link] * BPS_PER_GBPS
     lossless = np.zeros(classes, dtype=np.int64)
-    if fc != FC_NONE:
+    if FLOW_CONTROL_CODE[spec.link_flow_control] != FC_NONE:
         lossless[list(spec.lossless_classes)] = 1
 
     li, lf, lc = link_tables(net, spec, frame, classes)
-
     si = switch_table(net, spec, li[:, L_HEADROOM], lossless)
-
     hi = host_table(net, spec)
-
-    ooo = spec.routing in ("adaptive", "spray")
-    fi, ff, fh = flow_tables(
-        traffic, size, packets, cls, mtu, line_bps[src] if n_flows else np.zeros(0), fwd, rev
-    )
-
+    flow_line = line_bps[src] if n_flows else np.zeros(0)
+    fi, ff, fh = flow_tables(traffic, size, packets, cls, spec.mtu_bytes, flow_line, fwd, rev)
     steps = step_tables(traffic)
     probes = _probe_links(spec, n_links)
     prm_i, prm_f = spec.pack(hosts, classes, max_hops, base_rtt_ps, int_bytes, ack_bytes, line_bps)
-    capacity = max(1024, min(int(packets.sum()) + 4 * n_flows + 1024, 8 * n_links + 8 * n_flows))
-    pi, pint, free = packet_table(capacity, max_hops)
-    heap, hmeta = event_heap(capacity + 8 * n_links + 4 * n_flows + len(traffic.steps) + 1024)
+    slots = packet_pool_slots(int(packets.sum()), n_flows, n_links)
+    pi, pint, free = packet_table(slots, max_hops)
+    heap, hmeta = event_heap(event_slots(slots, n_flows, n_links, len(traffic.steps)))
     cnt = np.zeros(N_COUNTERS, dtype=np.int64)
-    cnt[C_FREE] = capacity
-    fib_ptr, fib_links = (
-        net.next_hops() if ooo else (np.zeros(2, dtype=np.int64), np.zeros(1, dtype=np.int64))
-    )
+    cnt[C_FREE] = slots
+    per_packet = spec.routing not in PINNED_ROUTINGS
+    fib = net.forwarding() if per_packet else _NO_FORWARDING
     state = SimState(
         fi=fi,
         ff=ff,
@@ -232,9 +207,11 @@ def build_state(
         step_dep_ptr=steps[3],
         step_dependents=steps[4],
         class_lossless=lossless,
-        fib_ptr=fib_ptr.astype(np.int64),
-        fib_links=fib_links.astype(np.int64),
-        rx_seen=np.zeros(int(packets.sum()) if ooo else 1, dtype=np.int8),
+        fib_ptr=fib.ptr,
+        fib_links=fib.links,
+        fib_group=fib.group,
+        fib_dest=fib.dest_row,
+        rx_seen=np.zeros(int(packets.sum()) if per_packet else 1, dtype=np.int8),
         prm_i=prm_i,
         prm_f=prm_f,
         cnt=cnt,
@@ -247,6 +224,15 @@ def build_state(
     )
     _first_events(state, traffic, spec)
     return state
+
+
+_NO_FORWARDING = ForwardingTable(
+    dest_row=np.zeros(1, dtype=np.int64),
+    group=np.zeros((1, 1), dtype=np.int64),
+    ptr=np.zeros(2, dtype=np.int64),
+    links=np.zeros(1, dtype=np.int64),
+)
+"""Pinned routing reads no forwarding table (the path is the flow's)."""
 
 
 def _probe_links(spec: PacketSpec, n_links: int) -> NDArray[np.int64]:
@@ -345,7 +331,7 @@ def simulate_packet(
     """
     start = time.perf_counter()
     state = build_state(network, traffic, spec, seed, flow_class)
-    total = float(np.sum(np.maximum(np.ceil(traffic.size_bytes), 1)))
+    total = float(traffic.whole_bytes().sum())
     state, outcome = run_state(state, progress, total)
     wall = time.perf_counter() - start
     status = _STATUS.get(outcome, "end")

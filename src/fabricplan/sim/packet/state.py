@@ -19,6 +19,8 @@ Tables and who writes them:
 - ``lc`` (link, class, field): the queue (a linked list through ``pi[:, P_NEXT]``), pause state,
   credits, ingress accounting at the receiving end, watchdog.
 - ``hi`` hosts (links, sender ring, faults), ``si`` switches (buffer), ``st`` steps.
+- ``fib_*`` the forwarding table (:mod:`fabricplan.sim.packet.forwarding`): next-hop groups
+  per (switch, destination leaf), read by per-packet routing.
 - ``prm_i``/``prm_f`` scalar parameters; ``cnt`` counters; ``heap``/``hmeta`` the pending
   events (:mod:`fabricplan.sim.packet.engine`).
 
@@ -322,6 +324,8 @@ class SimState(NamedTuple):
     class_lossless: I64
     fib_ptr: I64
     fib_links: I64
+    fib_group: I64
+    fib_dest: I64
     rx_seen: I8
     prm_i: I64
     prm_f: F64
@@ -346,6 +350,27 @@ def packet_table(capacity: int, max_hops: int) -> tuple[I64, I64, I64]:
     pint = np.zeros((capacity, PINT_FIELDS, max_hops), dtype=np.int64)
     free = np.arange(capacity - 1, -1, -1, dtype=np.int64)
     return pi, pint, free
+
+
+def packet_pool_slots(packets: int, flows: int, links: int) -> int:
+    """Packet slots a run starts with: every packet of the traffic plus a control packet per
+    flow in flight, but no more than a few packets per link and flow can occupy at once (the
+    pool grows when a run needs more, :func:`grown`).
+
+    >>> packet_pool_slots(packets=10, flows=2, links=4), packet_pool_slots(10**6, 100, 1000)
+    (1024, 8800)
+    """
+    return max(1024, min(packets + 4 * flows + 1024, 8 * links + 8 * flows))
+
+
+def event_slots(packet_slots: int, flows: int, links: int, steps: int) -> int:
+    """Pending events a run starts with room for: one per packet slot, a few per link (its
+    transmitter, pause timers) and per flow (send and retransmission timers), one per step.
+
+    >>> event_slots(1024, 2, 4, 1)
+    2089
+    """
+    return packet_slots + 8 * links + 4 * flows + steps + 1024
 
 
 def grown(state: SimState, packets: int, events: int) -> SimState:

@@ -26,6 +26,7 @@ from fabricplan.sim.packet.backpressure import held_back
 from fabricplan.sim.packet.compiled import jit
 from fabricplan.sim.packet.egress import release
 from fabricplan.sim.packet.event import EV_WATCHDOG, now_ps, schedule
+from fabricplan.sim.packet.forwarding import next_hop_range
 from fabricplan.sim.packet.ibcc import ibcc_mark
 from fabricplan.sim.packet.link import try_send
 from fabricplan.sim.packet.network import PacketNetwork
@@ -100,12 +101,9 @@ def route_out(s: SimState, v: int, p: int, now: int) -> int:
         hop = pi[p, P_HOP]
         pi[p, P_HOP] = hop + 1
         return int(s.fh[f, FH_PATH, hop] if forward else s.fh[f, FH_RPATH, hop])
-    hosts = s.prm_i[PI_HOSTS]
     dest = s.fi[f, F_DST] if forward else s.fi[f, F_SRC]
-    sw = v - hosts
-    row = sw * hosts + dest
-    lo = s.fib_ptr[row]
-    n = s.fib_ptr[row + 1] - lo
+    sw = v - s.prm_i[PI_HOSTS]
+    lo, n = next_hop_range(s, sw, dest)
     if n == 1:
         return int(s.fib_links[lo])
     turn = s.si[sw, S_RR]

@@ -1,0 +1,153 @@
+"""Packet-level set-up as the fabric grows: the forwarding table and a whole run's tables.
+
+Fat trees of 64-port 100 Gb/s switches (2 tiers up to 2,048 hosts, 3 tiers beyond). Per size:
+the switches and leaves, the forwarding table per (switch, destination leaf) with its shared
+next-hop groups (build time, bytes held, peak memory while building), the table a per-(switch,
+host) layout would hold (counted, and built for the sizes given with ``--per-host``), and the
+tables of a whole per-packet (spray) run with one 64 KiB flow per host (``build_state``: time,
+peak memory traced by Python's allocator).
+
+    .venv/bin/python benchmarks/forwarding_scale.py [--hosts 1024 4096 16384 65536]
+        [--per-host 1024 4096] [--no-state 65536]
+"""
+
+from __future__ import annotations
+
+import argparse
+import platform
+import sys
+import time
+import tracemalloc
+
+import numpy as np
+from scipy.sparse import csr_matrix
+from scipy.sparse.csgraph import shortest_path
+
+from fabricplan.sim.packet.compiled import drop_stale_cache
+from fabricplan.sim.packet.forwarding import forwarding_table
+from fabricplan.sim.packet.network import PacketNetwork, network_from_graph
+from fabricplan.sim.packet.simulation import build_state
+from fabricplan.sim.packet.spec import packet_spec
+from fabricplan.sim.traffic import StepSpec, Traffic
+from fabricplan.spec import parse_spec
+from fabricplan.topology.designer import design_fabric
+from fabricplan.topology.graph import fabric_graph
+
+PORTS = 64
+SPEED_GBPS = 100.0
+SWITCH_BUFFER_BYTES = 32 * 2**20
+MIB = 2**20
+
+
+def fat_tree(hosts: int) -> PacketNetwork:
+    """A fat tree of 64-port 100G switches for ``hosts`` hosts."""
+    valid = parse_spec(
+        {
+            "cluster": {
+                "gpus": hosts,
+                "gpus_per_node": 1,
+                "nics_per_node": 1,
+                "nic_speed_gbps": SPEED_GBPS,
+                "nic": {"speed_gbps": SPEED_GBPS},
+            },
+            "fabric": {
+                "technologies": ["roce_v2"],
+                "topology": "fat_tree",
+                "tiers": 2 if hosts <= PORTS * PORTS // 2 else 3,
+                "management_ports": 0,
+                "switch": {"roce_v2": {"ports": PORTS, "port_speed_gbps": SPEED_GBPS}},
+            },
+        }
+    )
+    return network_from_graph(fabric_graph(design_fabric(valid, "roce_v2"), valid), 32 * MIB)
+
+
+def per_host_table(net: PacketNetwork) -> tuple[int, float]:
+    """The layout this replaced (equal-cost links per switch x host, from distances to every
+    host): its bytes and build seconds."""
+    start = time.perf_counter()
+    n = net.vertices
+    up = net.link_speed_gbps > 0
+    adj = csr_matrix((np.ones(int(up.sum())), (net.link_dst[up], net.link_src[up])), shape=(n, n))
+    dist = shortest_path(adj, method="D", unweighted=True, indices=np.arange(net.hosts))
+    from_switch = np.flatnonzero(net.link_src >= net.hosts)
+    src, dst = net.link_src[from_switch], net.link_dst[from_switch]
+    host_idx, col = np.nonzero(dist[:, dst] == dist[:, src] - 1)
+    row = (src[col] - net.hosts) * net.hosts + host_idx
+    order = np.lexsort((from_switch[col], row))
+    links = from_switch[col][order].astype(np.int64)
+    ptr = np.concatenate([[0], np.cumsum(np.bincount(row, minlength=net.switches * net.hosts))])
+    return int(links.nbytes + ptr.nbytes), time.perf_counter() - start
+
+
+def per_host_bytes(net: PacketNetwork) -> int:
+    """Bytes of the per-host layout, counted from the new table without building it: one
+    offset per (switch, host) and every row's links."""
+    table = net.forwarding()
+    counts = np.diff(table.ptr)
+    hosts_per_column = np.bincount(table.dest_row, minlength=table.group.shape[1])
+    per_row = np.where(table.group < 0, 1, counts[np.maximum(table.group, 0)])
+    row_links = int((per_row * hosts_per_column[None, :]).sum())
+    return 8 * (net.switches * net.hosts + 1) + 8 * row_links
+
+
+def one_flow_per_host(hosts: int) -> Traffic:
+    src = np.arange(hosts, dtype=np.int64)
+    return Traffic(
+        src,
+        (src + hosts // 2 + 1) % hosts,
+        np.full(hosts, 65_536.0),
+        np.zeros(hosts, dtype=np.int64),
+        np.zeros(hosts),
+        (StepSpec("shift", "custom"),),
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    drop_stale_cache()
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--hosts", type=int, nargs="+", default=[1024, 4096, 16384, 65536])
+    parser.add_argument("--per-host", type=int, nargs="*", default=[1024, 4096])
+    parser.add_argument("--no-state", type=int, nargs="*", default=[65536])
+    args = parser.parse_args(argv)
+    print(
+        f"machine: {platform.machine()}, {platform.processor()}, Python {platform.python_version()}"
+    )
+    print(
+        "| hosts | switches | leaves | links | table s | table MiB | peak MiB | groups"
+        " | per-host MiB (s) | run tables s | run peak MiB |"
+    )
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    spec = packet_spec("pfc", "hpcc", "spray", 4000, 82)
+    for hosts in args.hosts:
+        net = fat_tree(hosts)
+        tracemalloc.start()
+        start = time.perf_counter()
+        table = forwarding_table(net)
+        table_s = time.perf_counter() - start
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        net._cache["fib"] = table
+        leaves = int(table.group.shape[1] - 1)
+        old = f"{per_host_bytes(net) / MIB:,.0f} (counted)"
+        if hosts in args.per_host:
+            nbytes, seconds = per_host_table(net)
+            old = f"{nbytes / MIB:,.0f} ({seconds:.2f} s)"
+        state_s, state_peak = "—", "—"
+        if hosts not in args.no_state:
+            tracemalloc.start()
+            start = time.perf_counter()
+            build_state(net, one_flow_per_host(hosts), spec, seed=1)
+            state_s = f"{time.perf_counter() - start:.2f}"
+            state_peak = f"{tracemalloc.get_traced_memory()[1] / MIB:,.0f}"
+            tracemalloc.stop()
+        print(
+            f"| {hosts:,} | {net.switches:,} | {leaves:,} | {net.links:,} | {table_s:.2f}"
+            f" | {table.nbytes / MIB:,.1f} | {peak / MIB:,.0f} | {table.groups:,} | {old}"
+            f" | {state_s} | {state_peak} |"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

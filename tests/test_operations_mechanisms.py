@@ -1,0 +1,117 @@
+"""Operations effort and configuration risk follow each technology's mechanisms.
+
+A scheduled fabric has no PFC/ECN to tune and no lossless risk; Spectrum-X adds the adaptive
+routing, SuperNIC and telemetry-CC settings on top of RoCE's lossless ones; UEC needs its
+profiles (trimming) and lint's trimming rule; RoCEv1 needs its L2 domain and PCP-based PFC.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from fabricplan.analytic.config_risk import (
+    DETECTION_HOURS,
+    FIX_ENGINEER_HOURS,
+    MISCONFIG_INCIDENTS_PER_YEAR,
+    config_risk,
+    risk_classes,
+)
+from fabricplan.analytic.operations_effort import (
+    CONGESTION_CONTROL_EFFORT,
+    ETHERNET_ADAPTIVE_ROUTING_EFFORT,
+    LINK_FLOW_CONTROL_EFFORT,
+    PCP_PFC_EFFORT,
+    TRIMMING_EFFORT,
+    operations_tasks,
+)
+from fabricplan.lint.operations import assess_operations
+from fabrics import cluster_scenario, designed_leaf_spine
+
+TECHS: dict[str, Any] = {
+    "fabric": {"technologies": ["roce_v2", "roce_v1", "spectrum_x", "ddc", "uec", "infiniband"]}
+}
+
+
+def _tasks(tech: str) -> tuple[str, ...]:
+    valid = cluster_scenario(1024, **TECHS)
+    return assess_operations(valid, designed_leaf_spine(valid, tech)).tasks  # type: ignore[arg-type]
+
+
+def test_a_scheduled_fabric_asks_for_no_pfc_or_ecn_tuning() -> None:
+    tasks = _tasks("ddc")
+    assert not any(t.startswith(("L01", "L04", "L05", "L06", "L11")) for t in tasks)
+    assert any(t.startswith("scheduled fabric") for t in tasks)
+    valid = cluster_scenario(1024, **TECHS)
+    efforts = operations_tasks(valid, designed_leaf_spine(valid, "ddc"))
+    assert LINK_FLOW_CONTROL_EFFORT["scheduled"] in efforts
+    assert CONGESTION_CONTROL_EFFORT["voq_scheduled"].base_engineer_years_per_year == 0.0
+    assert risk_classes(valid.technologies["ddc"]) == ()
+    assert config_risk(valid.technologies["ddc"], "none", 5, 1000, 0.2, 100.0).gpu_hours == 0.0
+
+
+def test_spectrum_x_adds_its_settings_on_switch_and_supernic_to_roce() -> None:
+    roce = set(_tasks("roce_v2"))
+    spectrum = _tasks("spectrum_x")
+    assert {t.split(":")[0] for t in spectrum} >= {"L01", "L20", "L21", "L22"}
+    assert not {t.split(":")[0] for t in roce} & {"L20", "L21", "L22"}
+    valid = cluster_scenario(1024, **TECHS)
+    efforts = operations_tasks(valid, designed_leaf_spine(valid, "spectrum_x"))
+    assert ETHERNET_ADAPTIVE_ROUTING_EFFORT in efforts
+    assert CONGESTION_CONTROL_EFFORT["spectrum_x_cc"] in efforts
+
+
+def test_spectrum_x_risk_has_two_classes_and_roce_one() -> None:
+    valid = cluster_scenario(1024, **TECHS)
+    spectrum = valid.technologies["spectrum_x"]
+    assert risk_classes(spectrum) == ("lossless", "adaptive_routing")
+    roce = config_risk(valid.technologies["roce_v2"], "some", 5, 1000, 0.05, 100.0)
+    both = config_risk(spectrum, "some", 5, 1000, 0.05, 100.0, adaptive_off_step_slowdown=0.10)
+    rate = MISCONFIG_INCIDENTS_PER_YEAR["some"] * 5
+    assert roce.incidents == rate and both.incidents == 2 * rate
+    assert both.gpu_hours == pytest.approx(rate * DETECTION_HOURS * 1000 * (0.05 + 0.10))
+    assert both.staff_usd == pytest.approx(2 * rate * FIX_ENGINEER_HOURS * 100.0)
+    unpriced = config_risk(spectrum, "some", 5, 1000, 0.05, 100.0)
+    assert unpriced.gpu_hours == roce.gpu_hours and "no AR-off slowdown given" in unpriced.basis
+
+
+def test_uec_needs_its_profiles_and_prices_their_staff_time_only() -> None:
+    tasks = _tasks("uec")
+    assert any(t.startswith("L23") for t in tasks)
+    assert any(t.startswith("UEC profiles") for t in tasks)
+    valid = cluster_scenario(1024, **TECHS)
+    uec = valid.technologies["uec"]
+    assert TRIMMING_EFFORT in operations_tasks(valid, designed_leaf_spine(valid, "uec"))
+    risk = config_risk(uec, "some", 5, 1000, 0.5, 100.0)
+    assert risk_classes(uec) == ("transport_profile",)
+    assert risk.gpu_hours == 0.0 and risk.staff_usd > 0 and "not priced" in risk.basis
+
+
+def test_roce_v1_needs_its_l2_domain_and_pcp_based_pfc() -> None:
+    tasks = _tasks("roce_v1")
+    assert any("spanning tree or MLAG" in t for t in tasks)
+    assert any(t.startswith("PFC by the VLAN tag's PCP") for t in tasks)
+    valid = cluster_scenario(1024, **TECHS)
+    assert PCP_PFC_EFFORT in operations_tasks(valid, designed_leaf_spine(valid, "roce_v1"))
+
+
+def test_spectrum_x_prices_the_adaptive_routing_fallback_to_ecmp() -> None:
+    from fabricplan.evaluate import evaluate_one
+    from fabricplan.spec import parse_spec
+
+    spec = {
+        "cluster": {"gpus": 1024},
+        "fabric": {
+            "technologies": ["spectrum_x", "roce_v2"],
+            "switch": {"spectrum_x": "sn5600", "roce_v2": "sn5600"},
+            "topology": "fat_tree",
+        },
+    }
+    valid = parse_spec(spec)
+    spectrum = evaluate_one(valid, "spectrum_x")
+    roce = evaluate_one(valid, "roce_v2")
+    basis = spectrum.cost.config_risk_basis
+    assert "adaptive routing" in basis and "no AR-off slowdown given" not in basis
+    # Two classes, each at the team's rate: twice RoCEv2's staff time to find and fix them.
+    assert spectrum.cost.config_risk_staff_usd == pytest.approx(2 * roce.cost.config_risk_staff_usd)

@@ -1,0 +1,174 @@
+"""The search cache is invisible in the answer: the decision with one shared cache and the
+step-only re-evaluations equals the decision made the long way (every re-evaluation searching
+afresh with the whole request), and the spec sections the cache's keys leave out change no
+design, no step and no cost."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from fabricplan.analytic.cost import fabric_cost
+from fabricplan.backends import get_backend
+from fabricplan.errors import DesignError
+from fabricplan.evaluate import evaluate_feasible
+from fabricplan.model.results import PerfRequest
+from fabricplan.recommend.decision import decide, recommend
+from fabricplan.search_cache import SearchCache
+from fabricplan.spec import parse_spec, replace_spec
+from fabricplan.topology.designer import default_choice, design_fabric
+
+SPECS: dict[str, dict[str, Any]] = {
+    "growth and team": {
+        "cluster": {"gpus": 512},
+        "growth": {"target_gpus": 1536},
+        "team": {"infiniband": "expert", "ethernet_dcb": "none"},
+    },
+    "sharp on, 2:1, max_performance": {
+        "cluster": {"gpus": 256},
+        "fabric": {"sharp": "on", "oversubscription": 2},
+        "priorities": "max_performance",
+    },
+    "pfc off, cost_sensitive, three technologies": {
+        "cluster": {"gpus": 128},
+        "fabric": {
+            "technologies": ["infiniband", "roce_v2", "roce_v1"],
+            "lossless": {"pfc": False},
+        },
+        "priorities": "cost_sensitive",
+    },
+}
+
+
+def _the_long_way(valid: Any, evals: Any, request: PerfRequest) -> Any:
+    """The decision as it was made before the cache: every re-evaluation searches afresh and
+    models the whole request."""
+    performance = {e.technology: e.performance for e in evals}
+    return decide(
+        evals,
+        valid,
+        reevaluate=lambda s: evaluate_feasible(s, "analytic", request, performance=performance)[0],
+        reevaluate_performance=lambda s: evaluate_feasible(s, "analytic", request)[0],
+    )
+
+
+@pytest.mark.parametrize("name", list(SPECS))
+def test_the_cached_decision_equals_the_long_way(name: str) -> None:
+    valid = parse_spec(SPECS[name])
+    request = PerfRequest(sizes_bytes=(8, 2**20, 2**30))
+    plain, _ = evaluate_feasible(valid, "analytic", request)
+    cache = SearchCache()
+    cached, infeasible = evaluate_feasible(valid, "analytic", request, cache=cache)
+    assert [e.model_dump() for e in cached] == [e.model_dump() for e in plain]
+    fast = recommend(valid, cached, "analytic", request, infeasible, cache)
+    slow = _the_long_way(valid, plain, request)
+    assert fast.model_dump() == slow.model_dump()
+    # The re-evaluations did reuse: team and growth changes redesign nothing.
+    assert cache.design_hits > cache.design_misses / 2
+    assert cache.performance_hits > 0
+
+
+def test_a_design_error_is_kept_and_raised_again() -> None:
+    valid = parse_spec({"cluster": {"gpus": 64}, "fabric": {"technologies": ["roce_v2"]}})
+    choice = default_choice(valid, "roce_v2").model_copy(update={"planes": 3})  # 8 NICs / 3
+    cache = SearchCache()
+    for _ in range(2):
+        with pytest.raises(DesignError, match="must divide"):
+            cache.design(valid, "roce_v2", choice)
+    assert (cache.design_misses, cache.design_hits) == (1, 1)
+
+
+def test_another_cluster_size_is_another_design() -> None:
+    valid = parse_spec({"cluster": {"gpus": 256}})
+    cache = SearchCache()
+    choice = default_choice(valid, "infiniband")
+    small = cache.design(valid, "infiniband", choice)
+    bigger = replace_spec(valid, {"cluster": {"gpus": 1024}})
+    large = cache.design(bigger, "infiniband", choice)
+    assert large.gpus == 1024 and small.gpus == 256
+    assert large == design_fabric(bigger, "infiniband", choice)
+
+
+# Changes of the spec sections the keys leave out (search_cache.NOT_DESIGN / NOT_PERFORMANCE /
+# NOT_COST). If a designer, a backend or the cost model starts reading one, these fail.
+experience = st.sampled_from(("none", "some", "expert"))
+decision_changes = st.fixed_dictionaries(
+    {},
+    optional={
+        "name": st.sampled_from(("a", "other name")),
+        "priorities": st.sampled_from(
+            ("balanced", "max_performance", "cost_sensitive", "ethernet_team", "cloud_hybrid")
+        ),
+        "growth": st.builds(lambda n: {"target_gpus": n}, st.sampled_from((512, 4096, 100_000))),
+        "decision": st.builds(
+            lambda floor, n: {"performance_floor": floor, "require": {"min_vendors": n}},
+            st.sampled_from((0.0, 0.1, 0.5)),
+            st.sampled_from((1, 2, 5)),
+        ),
+    },
+)
+run_changes = st.fixed_dictionaries(
+    {},
+    optional={
+        "workload": st.sampled_from(({"model": "deepseek-v3"}, {"model": "llama3-8b"})),
+        "nccl": st.sampled_from(({"version": "2.19"}, {"qps_per_connection": 4})),
+        "sharp": st.sampled_from(("on", "off", "auto")),
+        "lossless": st.sampled_from(({"pfc": False}, {"ecn": False, "pfc_watchdog": False})),
+        "routing": st.sampled_from(({"roce_v2": "static"}, {"infiniband": "static"})),
+    },
+)
+BASES = (
+    {"cluster": {"gpus": 256}},
+    {"cluster": {"gpus": 2048}, "fabric": {"oversubscription": 2}},
+    {"cluster": {"gpus": 64, "gpus_per_node": 4, "nics_per_node": 4}},
+)
+
+
+def _changed(base: dict[str, Any], top: dict[str, Any], fabric: dict[str, Any]) -> dict[str, Any]:
+    data = {**base, **top}
+    if fabric:
+        data["fabric"] = {**base.get("fabric", {}), **fabric}
+    return data
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    base=st.sampled_from(BASES),
+    top=decision_changes,
+    run=run_changes,
+    team=st.fixed_dictionaries({"infiniband": experience, "ethernet_dcb": experience}),
+)
+def test_what_the_design_key_leaves_out_changes_no_design(
+    base: dict[str, Any], top: dict[str, Any], run: dict[str, Any], team: dict[str, str]
+) -> None:
+    valid = parse_spec(base)
+    fabric = {k: run[k] for k in ("sharp", "lossless", "routing") if k in run}
+    other = {**top, "team": team, **{k: run[k] for k in ("workload", "nccl") if k in run}}
+    changed = replace_spec(valid, _changed(base, other, fabric))
+    for tech in valid.spec.fabric.technologies:
+        assert design_fabric(changed, tech) == design_fabric(valid, tech)
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    base=st.sampled_from(BASES),
+    top=decision_changes,
+    team=st.fixed_dictionaries({"infiniband": experience, "ethernet_dcb": experience}),
+)
+def test_what_the_step_and_cost_keys_leave_out_changes_no_step_and_no_cost(
+    base: dict[str, Any], top: dict[str, Any], team: dict[str, str]
+) -> None:
+    valid = parse_spec(base)
+    with_team = replace_spec(valid, {**base, **top, "team": team})
+    no_team = replace_spec(valid, {**base, **top})
+    request = PerfRequest(collectives=(), p2p=False, step=True)
+    analytic = get_backend("analytic")
+    for tech in valid.spec.fabric.technologies:
+        design = design_fabric(valid, tech)
+        step = analytic.perform(valid, design, request).step
+        assert analytic.perform(with_team, design, request).step == step
+        # The cost reads the team (operations hours) but nothing else the decision alone reads.
+        assert fabric_cost(no_team, design) == fabric_cost(valid, design)
