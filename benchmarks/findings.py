@@ -406,6 +406,10 @@ def _two_jobs_text(rows: list[dict[str, Any]]) -> list[str]:
     return out
 
 
+def _uec_header_bytes() -> float:
+    return load_catalog().get_typed("uec", TechnologySpec).header_bytes.value
+
+
 def _lossy_text(q23: dict[str, Any]) -> list[str]:
     """What the lossy rows show, from their numbers."""
     fan_in, over, victim = q23["fan_in"], q23["incast_over_bound"], q23["victim"]
@@ -514,7 +518,8 @@ def write(q1: dict[str, Any], q23: dict[str, Any], q4: dict[str, Any], wall_s: f
         "minus DDC's cell tax wherever the fabric links, not the host links, are the",
         "bottleneck (`cell_payload_share`: 4,096 B in 17 cells of 256 B + 16 B is 0.925 of a",
         "fabric link against 0.980 of a host link; the same topology has no fabric speed-up),",
-        "and minus UEC's larger headers (114 B, an estimate). All-to-all has no collision to",
+        f"and minus UEC's larger headers ({_uec_header_bytes():.0f} B per packet, catalog)."
+        " All-to-all has no collision to",
         "remove, so the technologies differ there only by their payload shares and, for",
         "InfiniBand, by the 0.77 its switch-local AR estimate takes from every loaded trunk: a",
         "permutation's figure applied to all-to-all, where per-flow ECMP already averages, so",
