@@ -340,6 +340,8 @@ def incast_and_victims() -> dict[str, Any]:
         "victim": victim,
         "victim_worst": worst,
         "incast_over_bound": incast_time,
+        "switch": fab.switch.id,
+        "buffer_mb": (fab.switch.buffer_bytes.value if fab.switch.buffer_bytes else 0.0) / 1e6,
     }
 
 
@@ -438,7 +440,8 @@ def _lossy_text(q23: dict[str, Any]) -> list[str]:
         " queue (adaptive routing at N = 63 offers the senders' leaf uplinks more than they"
         f" carry) keeps {drop_victim:.2f} of line rate with drops and {trim_victim:.2f} with"
         " trimming. UEC (NSCC settles in two round trips): with the design switch's buffer",
-        f"(165 MB estimate, half per congested port) {at(design)} overflows before NSCC"
+        f"({q23['switch']}, {q23['buffer_mb']:.0f} MB, half per congested port)"
+        f" {at(design)} overflows before NSCC"
         " settles, so trimming changes nothing there; with a 16 MB buffer"
         f" {at(shallow)} overflows, and there trimming keeps the incast at"
         f" {max(key(over, 'UEC, 16 MB')):.2f} x N S / B against"
@@ -686,7 +689,7 @@ def write_claims(q1: dict[str, Any], q23: dict[str, Any], q4: dict[str, Any]) ->
         )
 
     trim = (
-        "with the design's buffer (Tomahawk 5, 165 MB estimate) "
+        f"with the design switch's buffer ({q23['switch']}, {q23['buffer_mb']:.0f} MB) "
         + pair("UEC:", "UEC without trimming:")
         + "; with a 16 MB buffer "
         + pair("UEC, 16 MB", "UEC without trimming, 16 MB")
