@@ -43,6 +43,7 @@ from fabricplan.analytic.traffic import (
     per_packet_routing,
 )
 from fabricplan.model.load_balancing import adaptive_routing_for_asic
+from fabricplan.model.results import PerfRequest
 from fabricplan.units import serialization_ns
 from fabrics import cluster_scenario, designed_leaf_spine
 
@@ -146,15 +147,20 @@ def test_cell_fabric_goodput_follows_the_cell_overhead() -> None:
 
 def test_scheduled_fabric_adds_request_grant_and_two_stages_to_a_crossing_only() -> None:
     ddc = _profile("ddc")
-    plain = dataclasses.replace(ddc, fabric_crossing_ns=0.0)
+    plain = dataclasses.replace(ddc, fabric_crossing_ns=0.0, spine_latency_ns=None)
     valid = cluster_scenario(1024, **TECHS)
     tech = valid.technologies["ddc"]
+    element = valid.fabric_elements["ddc"].latency_ns.value  # the spine is a fabric element
+    assert ddc.spine_latency_ns == element
     expected = scheduled_fabric_ns(
-        tech, ddc.switch_latency_ns, ddc.cable_ns[1], ddc.link_speed_gbps, ddc.port_speed_gbps
+        tech, element, ddc.cable_ns[1], ddc.link_speed_gbps, ddc.port_speed_gbps
     )
-    request_grant = 2 * (2 * ddc.cable_ns[1] + ddc.switch_latency_ns)
+    request_grant = 2 * (2 * ddc.cable_ns[1] + element)
     assert expected > request_grant
-    assert path_latency_ns(ddc, 3, 8) - path_latency_ns(plain, 3, 8) == pytest.approx(expected)
+    spine_hop = element - ddc.switch_latency_ns
+    assert path_latency_ns(ddc, 3, 8) - path_latency_ns(plain, 3, 8) == pytest.approx(
+        expected + spine_hop
+    )
     assert path_latency_ns(ddc, 1, 8) == path_latency_ns(plain, 1, 8)  # same leaf: no fabric
     assert scheduled_fabric_ns(valid.technologies["roce_v2"], 600, 49, 400, 400) == 0.0
 
@@ -227,13 +233,17 @@ def test_the_notes_say_what_a_victim_keeps_by_each_fabrics_mechanisms() -> None:
 
 
 def test_the_switch_asic_decides_per_packet_or_flowlet() -> None:
+    # RoCEv2 asked for adaptive routing on a Tomahawk 5 box gets its DLB, which is flowlet.
     sections: dict[str, Any] = {
-        "fabric": {
-            "technologies": ["spectrum_x"],
-            "switch": {"spectrum_x": "ufispace-s9321-64e"},
-        }
+        "fabric": {"technologies": ["roce_v2"], "switch": {"roce_v2": "ufispace-s9321-64e"}}
     }
     valid = cluster_scenario(1024, **sections)
-    tomahawk = fabric_profile(valid, designed_leaf_spine(valid, "spectrum_x"))
+    tomahawk = fabric_profile(
+        valid, designed_leaf_spine(valid, "roce_v2"), PerfRequest(routing={"roce_v2": "adaptive"})
+    )
+    assert tomahawk.routing == "adaptive"
     assert tomahawk.adaptive_granularity == "flowlet" and not per_packet_routing(tomahawk)
     assert any("flowlet routing" in note for note in tomahawk.notes)
+    # ...so it collides like ECMP and pays no go-back-N for its in-order NIC.
+    ecmp = fabric_profile(valid, designed_leaf_spine(valid, "roce_v2"))
+    assert _permutation_factor(tomahawk) == _permutation_factor(ecmp)

@@ -1,5 +1,6 @@
 """The same spec and seed give byte-identical output: compare (JSON and HTML) and flow / packet
-simulate, run twice in one process and in two processes at once (numba cache included)."""
+simulate, run twice in one process and in two processes at once (numba cache included); a sweep's
+Parquet file and its report (Markdown, HTML), run twice and with 1 or 2 workers."""
 
 from __future__ import annotations
 
@@ -73,3 +74,35 @@ def test_two_processes_at_once_agree() -> None:
     outputs = [p.communicate(timeout=300) for p in procs]
     assert [p.returncode for p in procs] == [0, 0], outputs[0][1][-500:]
     assert _without_wall_time(outputs[0][0].decode()) == _without_wall_time(outputs[1][0].decode())
+
+
+SWEEP_SPEC = "cluster: {gpus: 64}\nfabric: {technologies: [infiniband, roce_v2]}\n"
+SWEEPS = {
+    "analytic": ["--vary", "cluster.gpus=64..256x2", "--vary", "fabric.oversubscription=1,2"],
+    "flow": ["--backend", "flow", "--seeds", "2", "--size", "16M", "--vary", "cluster.gpus=32,64"],
+}
+
+
+def _sweep_bytes(folder: Path, backend: str, workers: int, name: str) -> tuple[bytes, str, str]:
+    """The results file a sweep writes, and its report as Markdown and HTML."""
+    spec = folder / "spec.yaml"
+    spec.write_text(SWEEP_SPEC)
+    out = folder / f"{name}.parquet"
+    args = ["sweep", str(spec), *SWEEPS[backend], "-o", str(out), "--workers", str(workers)]
+    assert run(args).exit_code == 0
+    md, html = folder / f"{name}.md", folder / f"{name}.html"
+    assert run(["sweep-report", str(out), "-o", str(md)]).exit_code == 0
+    assert run(["sweep-report", str(out), "-o", str(html)]).exit_code == 0
+    return out.read_bytes(), md.read_text(), html.read_text()
+
+
+@pytest.mark.parametrize("backend", sorted(SWEEPS))
+def test_a_sweep_is_byte_identical_across_runs_and_worker_counts(
+    backend: str, tmp_path: Path
+) -> None:
+    first = _sweep_bytes(tmp_path, backend, 1, "one")
+    again = _sweep_bytes(tmp_path, backend, 1, "again")
+    pooled = _sweep_bytes(tmp_path, backend, 2, "two")
+    assert first[0] == again[0] == pooled[0]  # the Parquet file, metadata included
+    assert first[1] == again[1] == pooled[1]  # the report's tables
+    assert first[2] == again[2] == pooled[2]  # the report's HTML with its figures

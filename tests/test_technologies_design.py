@@ -8,6 +8,8 @@ import math
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from fabricplan.analytic.cost import fabric_cost
 from fabricplan.catalog.loader import load_catalog
@@ -297,3 +299,69 @@ def test_a_two_port_nic_is_bought_per_card() -> None:
     design = design_fabric(valid, "spectrum_x")
     assert bom(design)["cx8-eth"] == 128 * 4
     assert design.endpoints == 1024
+
+
+def test_exporting_a_scheduled_fabric_is_one_clear_refusal() -> None:
+    from fabricplan.errors import InputFileError
+    from fabricplan.export.formats import ExportOptions, export_files
+
+    valid = scenario(256, "ddc")
+    with pytest.raises(InputFileError) as err:
+        export_files(valid, "ddc", "bom", ExportOptions())
+    assert err.value.code == "FP629" and "design" in str(err.value)
+
+
+# ---------------------------------------------------------------- properties
+
+
+@settings(max_examples=200, deadline=None, derandomize=True)
+@given(
+    nodes=st.integers(1, 600),
+    rails=st.sampled_from([1, 2, 4, 8]),
+    host=st.sampled_from([18, 36]),
+    fabric=st.sampled_from([20, 40]),
+    element=st.sampled_from([128, 256]),
+    topology=st.sampled_from(["fat_tree", "rail_optimized"]),
+)
+def test_a_scheduled_fabric_sprays_every_leaf_over_every_element_within_its_ports(
+    nodes: int, rails: int, host: int, fabric: int, element: int, topology: Any
+) -> None:
+    try:
+        plane = scheduled_fabric(nodes, rails, host, fabric, element, topology)
+    except DesignError as exc:
+        assert exc.code == "FP626"
+        assert math.ceil(nodes * rails / host) > element or topology == "rail_optimized"
+        return
+    assert plane.leaves * host >= nodes * rails  # every NIC has a host port
+    if plane.tiers == 1:
+        assert plane.leaves == 1 and plane.spines == 0
+        return
+    assert fabric % plane.spines == 0  # u/F links from every leaf to every element
+    assert plane.spine_down_ports == plane.leaves * fabric // plane.spines <= element
+    assert plane.spine_down_links == plane.leaves * fabric
+    # The fewest elements that reach: one fewer divisor of u would overfill an element.
+    fewer = [f for f in range(1, plane.spines) if fabric % f == 0]
+    assert all(plane.leaves * fabric // f > element for f in fewer)
+
+
+@settings(max_examples=100, deadline=None, derandomize=True)
+@given(radix=st.integers(8, 512), ratio=st.sampled_from([1.0, 1.5, 2.0, 3.0]))
+def test_one_l2_domain_holds_at_least_one_switch_and_never_more_than_an_mlag_pair(
+    radix: int, ratio: float
+) -> None:
+    hosts = l2_domain_host_ports(radix, ratio)
+    assert hosts >= radix  # one switch is always one domain
+    assert hosts <= max(radix, 2 * (radix - MLAG_PEER_LINK_PORTS) * ratio)  # two spines' worth
+
+
+def test_every_required_asic_and_nic_of_a_technology_is_in_the_catalog() -> None:
+    switches = CATALOG.of_kind(SwitchSpec)
+    nic_ids = {item.id for item in CATALOG if item.kind == "nic"}
+    for tech in CATALOG.of_kind(TechnologySpec):
+        for asic in tech.switch_asics:
+            assert any(s.asic == asic and s.role == "switch" for s in switches), (tech.id, asic)
+        for asic in tech.fabric_element_asics:
+            assert any(s.asic == asic and s.role == "fabric_element" for s in switches), asic
+        assert set(tech.nics) <= nic_ids, tech.id
+        if tech.packet_trimming:
+            assert any(s.packet_trimming for s in switches), f"{tech.id}: no switch trims"

@@ -442,7 +442,8 @@ def resolve(
     Raises
     ------
     SpecError
-        FP109-FP116 for catalog references that do not fit.
+        FP109-FP116 for catalog references that do not fit; FP620-FP624 for a switch or NIC the
+        technology cannot use (see :func:`switch_eligible`) or none it can.
 
     Examples
     --------

@@ -190,6 +190,9 @@ class FabricProfile:
     """The technology's end-to-end rate control (how fast an incast is slowed)."""
     fabric_request_grant_ns: float = 0.0
     """The request/grant round trip alone, of a scheduled fabric (0 for the others)."""
+    spine_latency_ns: float | None = None
+    """Port-to-port latency of the spine hop when the spine is another kind of switch than the
+    leaf (a scheduled fabric's fabric element); ``None``: the leaf's."""
 
     @property
     def gpus(self) -> int:
@@ -368,7 +371,8 @@ def scheduled_fabric_ns(
 
     Before the first cell leaves, the ingress leaf sends a request to the egress port's
     scheduler and waits for its credit grant: a round trip through a fabric element
-    (``2 x (2 cables + fabric element)`` plus :data:`VOQ_SCHEDULER_DECISION_NS`). The ingress
+    (``2 x (2 cables + fabric element)`` plus :data:`VOQ_SCHEDULER_DECISION_NS`;
+    ``switch_latency_ns`` is the fabric element's). The ingress
     leaf holds the whole packet in its VOQ (one packet at the host link rate) and the egress
     leaf reassembles the cells before the packet leaves (one packet's cells at the fabric link
     rate): two store-and-forward stages a cut-through switch does not have.
@@ -417,6 +421,9 @@ def path_latency_ns(profile: FabricProfile, switch_hops: int, size_bytes: float)
     propagation = sum(n * ns for n, ns in zip(cables, profile.cable_ns, strict=True))
     wire = wire_bytes(size_bytes, profile.mtu_bytes, profile.header_bytes)
     fabric = profile.fabric_crossing_ns if switch_hops >= 3 else 0.0
+    spine = profile.spine_latency_ns
+    if spine is not None and switch_hops >= 3:  # one hop of a leaf-spine-leaf path is the spine
+        fabric += spine - profile.switch_latency_ns
     return (
         2 * profile.nic_latency_ns
         + max(0, switch_hops) * profile.switch_latency_ns
@@ -630,8 +637,10 @@ def fabric_profile(
     )
     sharp, sharp_notes = _in_network_reduction(valid, design, request)
     switch_latency = calibration.switch_latency_ns or switch.latency_ns.value
+    element = valid.fabric_elements.get(tech_name)
+    spine_latency = None if element is None else element.latency_ns.value
     fabric_ns = scheduled_fabric_ns(
-        tech, switch_latency, cable_ns[1], link_speed, design.port_speed_gbps
+        tech, spine_latency or switch_latency, cable_ns[1], link_speed, design.port_speed_gbps
     )
     tuning = nccl_tuning(valid.spec.nccl.version)
     nccl_note = (
@@ -693,5 +702,8 @@ def fabric_profile(
         fabric_crossing_ns=fabric_ns,
         link_flow_control=tech.link_flow_control,
         congestion_control=tech.congestion_control,
-        fabric_request_grant_ns=request_grant_ns(tech, switch_latency, cable_ns[1]),
+        fabric_request_grant_ns=request_grant_ns(
+            tech, spine_latency or switch_latency, cable_ns[1]
+        ),
+        spine_latency_ns=spine_latency,
     )

@@ -71,6 +71,15 @@ def _check_format(fmt: str, technology: TechnologyName, valid: ValidScenario) ->
             f"use one of {', '.join(EXPORT_FORMATS)}",
         )
     tech = valid.technologies[technology]
+    if tech.fabric_element_asics:
+        raise InputFileError(
+            "FP629",
+            "--technology",
+            "a scheduled fabric's leaves have fabric ports and its spine is fabric elements, which"
+            " the export's cabling plan does not lay out yet",
+            technology,
+            "use `fabricplan design` for its bill of materials, or export another technology",
+        )
     if fmt in IB_ONLY and tech.scope != "ib_subnet":
         raise InputFileError(
             "FP1203",

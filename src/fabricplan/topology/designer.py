@@ -644,7 +644,9 @@ def design_fabric(
     Raises
     ------
     DesignError
-        FP301-FP305 when no fabric can be built (see docs/errors.md).
+        FP301-FP305 when no fabric can be built; FP625 for RoCEv1 beyond one L2 domain; FP624 and
+        FP626 for a scheduled fabric whose parts do not match or need a third stage (see
+        docs/errors.md).
 
     Examples
     --------
