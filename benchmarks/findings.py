@@ -436,10 +436,14 @@ def _lossy_text(q23: dict[str, Any]) -> list[str]:
         "through an overflowing queue pays one recovery. Dropped, the incast of N = 2 takes"
         f" {key(over, 'lossy, no CC')[0]:.2f} x N S / B (the 1 ms timeout on a"
         " 0.7 ms transfer); trimmed,"
-        f" {key(over, 'lossy, no CC, trimming')[0]:.2f} x. A victim that shares an overflowing"
-        " queue (adaptive routing at N = 63 offers the senders' leaf uplinks more than they"
-        f" carry) keeps {drop_victim:.2f} of line rate with drops and {trim_victim:.2f} with"
-        " trimming. UEC (NSCC settles in two round trips): with the design switch's buffer",
+        f" {key(over, 'lossy, no CC, trimming')[0]:.2f} x."
+        + (
+            f" A victim that shares an overflowing queue keeps {drop_victim:.2f} of line rate"
+            f" at the worst fan-in with drops and {trim_victim:.2f} with trimming."
+            if drop_victim < 0.99
+            else " The victim (adaptive routing) shares no overflowing queue."
+        )
+        + " UEC (NSCC settles in two round trips): with the design switch's buffer",
         f"({q23['switch']}, {q23['buffer_mb']:.0f} MB, half per congested port)"
         f" {at(design)} overflows before NSCC"
         " settles, so trimming changes nothing there; with a 16 MB buffer"
