@@ -13,7 +13,6 @@ import pytest
 from fabricplan.catalog.loader import load_catalog
 from fabricplan.errors import ModelError
 from fabricplan.model.hardware import SwitchSpec, TechnologySpec
-from fabricplan.model.load_balancing import SPECTRUM_X_ADAPTIVE_ROUTING
 from fabricplan.sim.flow.fluid import simulate
 from fabricplan.sim.flow.result import FlowSimResult
 from fabricplan.sim.flow.routing import bytes_per_us, flow_paths
@@ -29,6 +28,7 @@ from fabricplan.sim.flow.transport import (
     settle_time_us,
     transport_for,
 )
+from fabricplan.sim.mechanism import adaptive_routing_of
 from fabricplan.sim.packet.spec import packet_spec_for
 from fabricplan.sim.traffic import GpuLayout, StepSpec, Traffic, combine, gpu_flows, permutation
 from fabricplan.topology.graph import FabricGraph
@@ -220,14 +220,18 @@ def _catalog(tech: str, switch: str) -> tuple[TechnologySpec, SwitchSpec]:
 
 
 def test_spectrum_x_spreads_by_load_with_its_asics_efficiency() -> None:
-    t = transport_for(*_catalog("spectrum_x", "sn5600"))
+    tech, switch = _catalog("spectrum_x", "sn5600")
+    t = transport_for(tech, switch)
     assert (t.routing, t.link_flow_control, t.congestion_control, t.delivery) == (
         "adaptive",
         "pfc",
         "spectrum_x_cc",
         "nic_reorder",
     )
-    assert t.adaptive_efficiency == SPECTRUM_X_ADAPTIVE_ROUTING.efficiency
+    # Spectrum-4's own implementation record (not the switch-local default).
+    assert t.adaptive_efficiency == adaptive_routing_of(switch).efficiency
+    generic = switch.model_copy(update={"asic": "generic"})
+    assert adaptive_routing_of(generic).efficiency != t.adaptive_efficiency
     # The same technology on a switch without adaptive routing hashes per flow.
     assert transport_for(*_catalog("spectrum_x", "sn4700")).routing == "ecmp"
 
