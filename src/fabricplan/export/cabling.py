@@ -257,6 +257,14 @@ class _RunsByLength:
         )
 
 
+def _by_length(
+    cables: _GroupCables, name: LinkGroupName, lengths_m: FloatArray
+) -> list[tuple[_Entry, CableSpec | None]]:
+    """The (run, cable) of every link of group ``name``, each by its own walked length."""
+    runs = _RunsByLength(cables, name)
+    return [runs.take(m) for m in _orderable(lengths_m)]
+
+
 def _management_hosts(
     design: FabricDesign, graph: FabricGraph, per_plane: int
 ) -> list[tuple[int, int, int]]:
@@ -398,8 +406,7 @@ def cabling_plan(
     if where.lengths_follow:
         nic_rack = where.leaf[host_leaf]
         node_rack = np.repeat(where.placement.node_rack, nics)
-        by_length = _RunsByLength(cable_of, "node_leaf")
-        node_groups = [by_length.take(m) for m in _orderable(hall.between(node_rack, nic_rack))]
+        node_groups = _by_length(cable_of, "node_leaf", hall.between(node_rack, nic_rack))
     else:
         node_groups = cable_of.take("node_leaf", graph.hosts)
     for host in range(graph.hosts):
@@ -453,8 +460,7 @@ def cabling_plan(
                 leaf_run = hall.to_center(where.leaf)
             else:
                 leaf_run = hall.between(where.leaf, where.leaf[where.pod_middle_leaf])
-            by_length = _RunsByLength(cable_of, "leaf_spine")
-            ls = [by_length.take(m) for m in _orderable(np.repeat(leaf_run, up1))]
+            ls = _by_length(cable_of, "leaf_spine", np.repeat(leaf_run, up1))
         else:
             ls = cable_of.take("leaf_spine", graph.leaves * up1)
         spine_of = np.asarray(graph.leaf_up_spine)
@@ -483,8 +489,7 @@ def cabling_plan(
         cores_g, parallel2 = graph.cores_per_group, graph.spine_core_parallel
         if where.lengths_follow:
             spine_run = hall.to_center(_spine_racks(graph, where))
-            by_length = _RunsByLength(cable_of, "spine_core")
-            sc = [by_length.take(m) for m in _orderable(np.repeat(spine_run, up2))]
+            sc = _by_length(cable_of, "spine_core", np.repeat(spine_run, up2))
         else:
             sc = cable_of.take("spine_core", graph.spines * up2)
         core_of = np.asarray(graph.spine_up_core)
