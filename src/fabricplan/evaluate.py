@@ -46,7 +46,6 @@ from fabricplan.backends import Backend, get_backend
 from fabricplan.errors import DesignError, FabricPlanError, ModelError
 from fabricplan.lint.headroom import sonic_mellanox_headroom
 from fabricplan.lint.operations import assess_operations
-from fabricplan.measure.calibration import calibration_changes
 from fabricplan.model.fabric import DesignAlternative, DesignChoice, FabricDesign, Finding
 from fabricplan.model.results import (
     CalibrationEffect,
@@ -482,6 +481,9 @@ def calibrated_performance(
         result = result.model_copy(update={"notes": (*result.notes, note)})
         profile = None
     if profile is not None:
+        # Only a calibrated run needs the measurement readers (kept off compare's start-up).
+        from fabricplan.measure.calibration import calibration_changes
+
         before = None
         if model.name == "analytic":  # instant: say what the profile moved
             before = model.perform(valid, design, request.model_copy(update={"calibration": None}))
@@ -557,7 +559,8 @@ def _with_configuration(
                 f"{where}: {part.setting}: all_to_all {part.all_to_all - 1:+.1%}, rings"
                 f" {part.ring - 1:+.1%}, step {alone.step_s / step.step_s - 1:+.1%}"
                 f" ({step.step_s:.3f} s -> {alone.step_s:.3f} s),"
-                f" {_signed_usd(after_usd - before_usd)} of GPU time over {years} years (fabric.lossless)"
+                f" {_signed_usd(after_usd - before_usd)} of GPU time over {years} years"
+                " (fabric.lossless)"
             )
         if not effect.neutral:
             step = with_lossless_step(step, effect)
