@@ -385,6 +385,10 @@ def test_a_deployed_misconfiguration_gets_a_flip_point_for_fixing_it() -> None:
     rec = recommend(valid, evaluate(valid, backend="fake"), backend="fake")
     configuration = [f for f in rec.flips if f.kind == "configuration"]
     assert len(configuration) == 1 and "lossless configuration" in configuration[0].description
+    # Both numbers, the deployed and the fixed one, for the PFC fabric, and the answer either way.
+    words = configuration[0].description
+    assert "roce_v2 total $" in words and " -> $" in words and "step " in words
+    assert "the answer stays" in words or "ranks first instead of" in words
     clean = parse_spec({**spec, "fabric": {"oversubscription": 3, "topology": "fat_tree"}})
     rec = recommend(clean, evaluate(clean, backend="fake"), backend="fake")
     assert not [f for f in rec.flips if f.kind == "configuration"]
