@@ -343,10 +343,12 @@ def test_the_set_is_broad_enough(rows: list[Any]) -> None:
     scored = [r for r in rows if r.status == "reference" and r.kind in validation.SCORED_KINDS]
     latency = [r for r in scored if r.regime == "latency"]
     assert len(latency) >= validation.MIN_LATENCY_ROWS
-    # perftest and nccl-tests, both technologies, A100/H100-class and Blackwell, 2 to 256+ nodes
+    # perftest and nccl-tests, both technologies, A100/H100 and Blackwell, 2 to 256+ nodes (the
+    # H200 rows are shown, not scored: a tuner plugin chose their algorithms)
     assert {r.is_perftest for r in latency} == {True, False}
     assert {r.technology for r in latency} == {"infiniband", "roce_v2"}
-    assert {"a100", "h100", "h200", "gb200-nvl72"} <= {r.hardware.gpu for r in scored}
+    assert {"a100", "h100", "gb200-nvl72"} <= {r.hardware.gpu for r in scored}
+    assert "h200" in {r.hardware.gpu for r in rows}
     nodes = [r.hardware.nodes for r in scored]
     assert min(nodes) == 2 and max(nodes) >= 256
 
