@@ -22,7 +22,7 @@ import typer
 
 from fabricplan.cli.guard import guarded
 from fabricplan.cli.notice import announce_compilation
-from fabricplan.cli.plan_cmd import with_configs
+from fabricplan.cli.plan_cmd import SeedOpt, SeedsOpt, with_configs
 from fabricplan.errors import ModelError
 from fabricplan.evaluate import perform_each
 from fabricplan.model.results import (
@@ -250,6 +250,8 @@ def perf(
         list[Path] | None,
         typer.Option("--config", help="Real switch/NIC configuration files (repeatable)."),
     ] = None,
+    seed: SeedOpt = 0,
+    seeds: SeedsOpt = None,
 ) -> None:
     """Predicted nccl-tests (or perftest) tables for every technology of SPEC."""
     default_sizes = P2P_DEFAULT_SIZES_BYTES if p2p else DEFAULT_SIZES_BYTES
@@ -263,6 +265,8 @@ def perf(
         algorithm=parse_algorithm(algorithm),
         in_network_reduction=sharp,
         p2p_switch_hops=hops,
+        seed=seed,
+        seeds=seeds,
     )
     valid = with_configs(load_spec(spec), config)
     announce_compilation(backend)
