@@ -10,7 +10,9 @@ or answers a collective pattern from the ``analytic`` model, and returns a
 :func:`simulated_backend` gives the flow or packet level's answer to the performance seam
 (:mod:`fabricplan.sim.performance`), for :mod:`fabricplan.backends`.
 
-The packet level (numba kernels) is imported only when a packet run is asked for.
+Both levels (numba kernels) are imported only when a run at that level is asked for; what a
+run is asked for (:class:`RunOptions`, the names) is :mod:`fabricplan.sim.run_options`, which
+imports neither.
 
 >>> from fabricplan.spec import parse_spec
 >>> valid = parse_spec({"cluster": {"gpus": 32}, "fabric": {"technologies": ["roce_v2"]}})
@@ -24,8 +26,8 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any, Literal, get_args
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
@@ -35,24 +37,23 @@ from fabricplan.model.fabric import FabricDesign
 from fabricplan.model.results import CollectiveName, PerformanceResult, PerfRequest
 from fabricplan.model.scenario import TechnologyName, ValidScenario
 from fabricplan.sim.failure import fail_random_cables, switch_vertex
-from fabricplan.sim.flow.fluid import DEFAULT_TOLERANCE, simulate
-from fabricplan.sim.flow.performance import flow_performance
-from fabricplan.sim.flow.transport import transport_for
-from fabricplan.sim.mechanism import CONGESTION_CONTROLS, CongestionControl, RoutingName
+from fabricplan.sim.mechanism import CONGESTION_CONTROLS, CongestionControl
 from fabricplan.sim.memory import available_memory_bytes, check_run_memory
-from fabricplan.sim.pattern import PatternName, scenario_traffic
+from fabricplan.sim.pattern import scenario_traffic
+from fabricplan.sim.run_options import (
+    LEVELS,
+    RunOptions,
+    SimLevel,
+)
 from fabricplan.sim.seed import spawn_seeds
 from fabricplan.sim.sense import RunFacts, check_fabric_traffic, check_finished, check_run
-from fabricplan.sim.traffic import GpuLayout, Placement, Traffic
+from fabricplan.sim.traffic import GpuLayout, Traffic
 from fabricplan.topology.designer import design_fabric
 from fabricplan.topology.graph import FabricGraph, fabric_graph, with_failures
 from fabricplan.units import gbps_to_bytes_per_us
 
-SimLevel = Literal["flow", "packet", "analytic"]
-LEVELS: tuple[SimLevel, ...] = get_args(SimLevel)
-
-RunCongestionControl = Literal["none", "dcqcn", "ib_cc", "hpcc"]
-"""Congestion controls a run may ask for; ``hpcc`` only at the packet level."""
+if TYPE_CHECKING:
+    from fabricplan.sim.flow.transport import TransportSpec
 
 ANALYTIC_PATTERNS: dict[str, CollectiveName] = {
     "all_to_all": "all_to_all",
@@ -65,36 +66,6 @@ ANALYTIC_PATTERNS: dict[str, CollectiveName] = {
 
 RunProgress = Callable[[str, float], None]
 """Called with a run's label and the share of its bytes delivered so far."""
-
-
-@dataclass(frozen=True)
-class RunOptions:
-    """What to run: the pattern and its parameters, seeds, jobs and failures."""
-
-    pattern: PatternName = "training_step"
-    size_bytes: int | None = None
-    """Per rank for collectives, per flow for permutation/incast/random, gradient bytes per
-    rank for ``training_step`` (``None``: the workload's own)."""
-    seed: int = 0
-    """Parent of the runs' seeds."""
-    seeds: int = 1
-    """Runs, each with its own child seed; the record gives the spread."""
-    routing: RoutingName | None = None
-    congestion_control: RunCongestionControl | None = None
-    senders: int | None = None
-    jobs: int = 1
-    placement: Placement = "packed"
-    qps: int = 1
-    background_load: float = 0.0
-    background_us: float = 1000.0
-    fail_links: int = 0
-    """Random leaf-spine cables down in each run (drawn from that run's seed)."""
-    fail_switches: tuple[str, ...] = field(default_factory=tuple)
-    tolerance: float = DEFAULT_TOLERANCE
-    """Completion batching of the flow level (0 = exact)."""
-    max_memory_bytes: int | None = None
-    """Largest estimated memory a run may take (:mod:`fabricplan.sim.memory`); ``None``: the
-    memory this machine has available when the run starts."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -352,7 +323,10 @@ def run_pattern(
         )
         share = spec.mtu_bytes / (spec.mtu_bytes + spec.header_bytes)
     else:
-        transport = transport_for(
+        from fabricplan.sim.flow.fluid import simulate
+        from fabricplan.sim.flow.transport import transport_for
+
+        transport: TransportSpec = transport_for(
             valid.technologies[technology],
             valid.switches[technology],
             routing=options.routing,
@@ -416,6 +390,8 @@ def simulated_backend(
         from fabricplan.sim.packet.performance import packet_performance
 
         return packet_performance(valid, design, request)
+    from fabricplan.sim.flow.performance import flow_performance
+
     return flow_performance(valid, design, request)
 
 

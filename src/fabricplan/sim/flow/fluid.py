@@ -57,14 +57,11 @@ from fabricplan.sim.flow.transport import (
     TransportSpec,
     settle_time_us,
 )
+from fabricplan.sim.run_options import DEFAULT_TOLERANCE
 from fabricplan.sim.traffic import Traffic
 from fabricplan.topology.graph import FabricGraph
 from fabricplan.topology.routing import path_latency_ns
 from fabricplan.units import ns_to_us
-
-DEFAULT_TOLERANCE = 0.02
-"""Default epoch stretch (see the module docstring): completions within 2 % of the time since
-the last arrival share one rate computation."""
 
 Progress = Callable[[float], None]
 """Called after every epoch with the share of bytes delivered so far."""
