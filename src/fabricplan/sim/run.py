@@ -289,9 +289,9 @@ def run_pattern(
     ModelError
         FP533/FP535/FP537 for options the level cannot run; FP544 for a fabric too large
         for the packet level; FP1403 for a run whose estimated memory exceeds the limit
-        (:mod:`fabricplan.sim.memory`); FP1400 for traffic that never leaves the NVLink
-        domain, FP1401 for a packet run that did not finish, FP1402 for an answer that fails
-        a sense check (:mod:`fabricplan.sim.sense`).
+        (:mod:`fabricplan.sim.memory`), FP660 for a packet run whose tables would; FP1400
+        for traffic that never leaves the NVLink domain, FP1401 for a packet run that did not
+        finish, FP1402 for an answer that fails a sense check (:mod:`fabricplan.sim.sense`).
 
     Examples
     --------
@@ -349,7 +349,14 @@ def run_pattern(
         check_fabric_traffic(level, traffic.flows, options.pattern, valid.spec.cluster.gpus)
         if level == "packet":
             network = network_for_graph(fabric, valid, technology)
-            run: Any = simulate_packet(network, traffic, spec, seed=seed, progress=told)
+            run: Any = simulate_packet(
+                network,
+                traffic,
+                spec,
+                seed=seed,
+                progress=told,
+                max_memory_bytes=options.max_memory_bytes,
+            )
         else:
             run = simulate(fabric, traffic, transport, seed, options.tolerance, progress=told)
         results.append(checked(level, run))
