@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 
 from fabricplan.cli.app import create_app
 from fabricplan.cli.commands import COMMANDS, load_command
-from fabricplan.sim.kernel_cache import compile_notice, uncompiled_in
+from fabricplan.sim.kernel_cache import compile_notice, uncompiled_in, watching_compilation
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 
@@ -152,3 +152,23 @@ def test_a_kernel_without_cached_machine_code_is_counted_until_it_ran(
 def test_no_notice_for_a_level_without_kernels() -> None:
     assert compile_notice("analytic") is None
     assert compile_notice("fake") is None
+
+
+def test_the_compilation_is_watched_until_every_function_is_cached(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    package = tmp_path / "watchedpkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "hot.py").write_text(
+        "from numba import njit\n\n@njit(cache=True)\ndef thrice(x):\n    return 3 * x\n\n"
+        "@njit(cache=True)\ndef plus_one(x):\n    return x + 1\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    seen: list[tuple[int, int]] = []
+    with watching_compilation("watchedpkg", lambda done, total: seen.append((done, total)), 0.01):
+        from watchedpkg.hot import thrice  # type: ignore[import-not-found]
+
+        assert thrice(14) == 42  # compiles one of the two and writes its cache
+    assert seen[-1] == (1, 2)  # counted on leaving: the other one was never called
+    assert {total for _, total in seen} == {2}
