@@ -10,11 +10,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.console import Console
 
 from fabricplan.cli.guard import check_output_format, check_output_path, guarded, write_atomic
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # rich and the models are imported when a command runs (fast --help)
+    from rich.console import Console
     from rich.progress import Progress
 
     from fabricplan.backends import Backend
@@ -164,6 +164,8 @@ def _run(
         from fabricplan.measure.calibration import load_profile
 
         profile = load_profile(calibration)
+    from rich.console import Console
+
     request = PerfRequest(calibration=profile, seed=seed, seeds=seeds)
     status = Console(stderr=True)
     chosen, progress = _backend(backend, use_cache, status)
