@@ -35,7 +35,9 @@ ROOT = Path(__file__).resolve().parents[1]
 PROBE = """
 import importlib, json, sys
 for name in sys.argv[1:]:
-    importlib.import_module(name)
+    module = importlib.import_module(name)
+    if name == "fabricplan.sim.kernel_cache":  # imports every module of both levels
+        module.compile_notice("packet"), module.compile_notice("flow")
 from fabricplan.catalog.loader import load_catalog
 from fabricplan.errors import FabricPlanError
 from fabricplan.model.hardware import SwitchSpec, TechnologySpec
