@@ -96,3 +96,23 @@ def test_no_catalog_technology_is_refused_whatever_is_imported_first(order: str)
     refused = {key: value for key, value in answers.items() if isinstance(value, str)}
     assert refused == {}
     assert answers == _answers([])  # the same answer as with nothing imported first
+
+
+def test_the_session_and_its_subprocesses_run_this_checkout(tmp_path: Path) -> None:
+    import fabricplan
+    from conftest import foreign_package
+
+    assert foreign_package(fabricplan.__file__ or "", ROOT) is None
+    assert foreign_package(str(tmp_path / "fabricplan" / "__init__.py"), ROOT) is not None
+    # Started elsewhere with the session's environment, a process imports the same package
+    # (the session made PYTHONPATH absolute; a relative one would resolve against tmp_path).
+    done = subprocess.run(
+        [sys.executable, "-c", "import fabricplan; print(fabricplan.__file__)"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert Path(done.stdout.strip()).resolve() == Path(fabricplan.__file__ or "").resolve()
