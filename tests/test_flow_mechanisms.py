@@ -11,7 +11,6 @@ import numpy as np
 import pytest
 
 from fabricplan.catalog.loader import load_catalog
-from fabricplan.errors import ModelError
 from fabricplan.model.hardware import SwitchSpec, TechnologySpec
 from fabricplan.sim.flow.fluid import simulate
 from fabricplan.sim.flow.result import FlowSimResult
@@ -259,8 +258,6 @@ def test_uec_trims_only_where_the_switch_can() -> None:
     assert plain.port_buffer_bytes == pytest.approx(switch.buffer_bytes.value * PORT_BUFFER_SHARE)
 
 
-def test_the_packet_level_refuses_what_it_does_not_model() -> None:
+def test_the_packet_level_models_flowlet_routing_too() -> None:
     tech, switch = _catalog("ddc", "sn5600")
-    with pytest.raises(ModelError) as err:
-        packet_spec_for(tech, switch, routing="flowlet")  # per-flowlet re-hashing: flow only
-    assert err.value.code == "FP538"
+    assert packet_spec_for(tech, switch, routing="flowlet").routing == "flowlet"
