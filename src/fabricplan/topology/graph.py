@@ -152,6 +152,9 @@ class FabricGraph:
     core_domain: Int32Array
     pod_spines: Int32Array
     """(domains * PODS, A) spines of each pod."""
+    leaf_latency_ns: float = 0.0
+    """Forwarding latency of a leaf, part of every link leaving one (a scheduled fabric's
+    request and grant cells cross the fabric without it)."""
 
     @property
     def links(self) -> int:
@@ -350,6 +353,10 @@ def fabric_graph(design: FabricDesign, valid: ValidScenario) -> FabricGraph:
 
     speed_lat = _group_latency_ns(design, valid)
     switch_ns = valid.switches[design.technology].latency_ns.value
+    # A scheduled fabric's spine tier is its fabric elements (cell switches with their own
+    # latency); every other design has one switch model in every tier.
+    element = valid.fabric_elements.get(design.technology)
+    spine_ns = switch_ns if element is None or tiers < 2 else element.latency_ns.value
     nic_ns = valid.nics[design.technology].latency_ns.value
     node_speed, node_prop = speed_lat.get("node_leaf", (cluster.nic_speed_gbps, 0.0))
     ls_speed, ls_prop = speed_lat.get("leaf_spine", (design.port_speed_gbps, 0.0))
@@ -435,7 +442,7 @@ def fabric_graph(design: FabricDesign, valid: ValidScenario) -> FabricGraph:
             spine_v0 + spine_of.ravel(),
             leaf_v0 + flat_leaf,
             ls_speed,
-            ls_prop + switch_ns,
+            ls_prop + spine_ns,
             SPINE_TO_LEAF,
             down_trunk,
         )
@@ -465,7 +472,7 @@ def fabric_graph(design: FabricDesign, valid: ValidScenario) -> FabricGraph:
             spine_v0 + flat_spine,
             core_v0 + core_of.ravel(),
             sc_speed,
-            sc_prop + switch_ns,
+            sc_prop + spine_ns,
             SPINE_TO_CORE,
             trunk_base + flat_pod,
         )
@@ -541,6 +548,7 @@ def fabric_graph(design: FabricDesign, valid: ValidScenario) -> FabricGraph:
         core_group=core_group.astype(np.int32),
         core_domain=core_domain.astype(np.int32),
         pod_spines=pod_spines,
+        leaf_latency_ns=switch_ns,
     )
 
 
