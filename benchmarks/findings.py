@@ -15,8 +15,9 @@ jobs). Each is asked twice:
   (``transport_for(technology, switch)``).
 
 Sizes are chosen to keep the run to minutes here and are stated in docs/findings.md: the
-technologies' all-to-all and permutation on 1,024 H100 (about a million flows), the two jobs
-on 512 H100 (two 256-GPU jobs), ECMP over 8 seeds for permutations and 3 for all-to-all.
+technologies' all-to-all on 1,024 H100 (about a million flows), their permutation on 4,096
+(where every design's rails cross its spines), the two jobs on 512 H100 (two 256-GPU jobs),
+ECMP over 8 seeds for permutations and 3 for all-to-all.
 """
 
 from __future__ import annotations
@@ -67,7 +68,10 @@ ECMP_SEEDS_ALL_TO_ALL = 3
 """Seeds of an ECMP all-to-all (a million flows each; hashing averages, so the range is small)."""
 MIB = 2**20
 SCALE_GPUS = 1024
-"""Cluster of the technologies' all-to-all, permutation, incast and victim runs."""
+"""Cluster of the technologies' all-to-all, incast and victim runs."""
+PERMUTATION_GPUS = 4096
+"""Cluster of the technologies' permutation: large enough that every design's rails cross its
+spines (a 256 x 400G leaf holds a whole rail of 128 nodes of 1,024 H100)."""
 JOBS_GPUS = 512
 """Cluster of the two-jobs question (two jobs of half of it each)."""
 FAN_IN = (2, 4, 8, 16, 32, 63)
@@ -241,7 +245,8 @@ def routing_at_scale() -> dict[str, Any]:
         ]
         rows.append(row)
     tech_rows: list[dict[str, Any]] = []
-    for label, fab in own_designs(SCALE_GPUS).items():
+    scales = {"all_to_all": own_designs(SCALE_GPUS), "permutation": own_designs(PERMUTATION_GPUS)}
+    for label, fab in scales["all_to_all"].items():
         leaf = fab.design.tier("leaf")
         row = {
             "tech": label,
@@ -253,7 +258,9 @@ def routing_at_scale() -> dict[str, Any]:
             "down_ports": leaf.down_ports if leaf else 0,
             "recovery": fab.transport.adaptive_recovery,
         }
+        row["design_permutation"] = design_summary(scales["permutation"][label])
         for pattern, build in _patterns(4):
+            fab = scales[pattern][label]
             traffic = build(fab)
             bound = ideal_us(fab, traffic)
             hashed = fab.transport.routing == "ecmp" or (
@@ -264,7 +271,8 @@ def routing_at_scale() -> dict[str, Any]:
             values = [r.transfer_us / bound for r in results]
             row[pattern] = values
             row[f"{pattern}_ms"] = float(np.median([r.transfer_us for r in results])) / 1e3
-            row["latency_us"] = float(results[0].latency_us.max())
+            if pattern == "all_to_all":
+                row["latency_us"] = float(results[0].latency_us.max())
             row[f"{pattern}_flows"] = traffic.flows
             print(label, pattern, [round(v, 3) for v in values], flush=True)
         tech_rows.append(row)
@@ -292,7 +300,7 @@ def routing_at_scale() -> dict[str, Any]:
     bx.set_xticks(tx, [r["tech"] for r in tech_rows], fontsize=8)
     bx.set_yscale("log")
     bx.axhline(1.0, color="grey", lw=0.8)
-    bx.set_title(f"Each technology on its own design ({SCALE_GPUS:,} H100)")
+    bx.set_title("Each technology on its own design")
     bx.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(FIGURES / "flow_routing.png", dpi=120)
@@ -569,23 +577,28 @@ def _technology_section(rows: list[dict[str, Any]]) -> list[str]:
     """The technologies on their own designs, and what each mechanism buys, from the numbers."""
     by = {r["tech"]: r for r in rows}
     out = [
-        f"### Each technology on its own design ({SCALE_GPUS:,} H100, 8 x 400G)",
+        f"### Each technology on its own design (H100, 8 x 400G: all-to-all on {SCALE_GPUS:,},"
+        f" permutation on {PERMUTATION_GPUS:,})",
         "",
         "The designer's fabric for `fabric.technologies: [tech]` and the technology's catalog",
-        "mechanisms (routing, flow control, congestion control, trimming). Each flow sends",
-        "256 MiB. The bound is the busiest NIC's bytes at RoCEv2's payload rate for all rows, so",
+        "mechanisms (routing, flow control, congestion control, trimming). The permutation is",
+        "rail-aligned (each NIC sends to one NIC of its own rail), so it needs a cluster whose",
+        "rails do not fit under one leaf: at 1,024 H100 the Tomahawk 6 class leaf (256 x 400G)",
+        "holds a whole rail and nothing would cross a spine. Each flow sends 256 MiB.",
+        "The bound is the busiest NIC's bytes at RoCEv2's payload rate for all rows, so",
         "a technology with larger headers sits above 1.00 by its header tax. ECMP rows are the",
         f"median over {ECMP_SEEDS} seeds (permutation) or {ECMP_SEEDS_ALL_TO_ALL} (all-to-all),",
         "and so are adaptive permutations (the hashed placement adaptive routing corrects is",
         "seeded; a million all-to-all flows hash the same on any seed, so one is run).",
         "",
-        "| technology | design | mechanisms | all_to_all / bound | permutation / bound |"
-        " all_to_all (ms) | permutation (ms) | longest path latency (µs) |",
-        "|---|---|---|---:|---:|---:|---:|---:|",
+        "| technology | design (all_to_all) | design (permutation) | mechanisms |"
+        " all_to_all / bound | permutation / bound | all_to_all (ms) | permutation (ms) |"
+        f" longest path latency, {SCALE_GPUS:,} H100 (µs) |",
+        "|---|---|---|---|---:|---:|---:|---:|---:|",
     ]
     for r in rows:
         out.append(
-            f"| {r['tech']} | {r['design']} | {r['mechanisms']} |"
+            f"| {r['tech']} | {r['design']} | {r['design_permutation']} | {r['mechanisms']} |"
             f" {_med(r['all_to_all']):.2f} | {_med(r['permutation']):.2f} |"
             f" {r['all_to_all_ms']:.1f} | {r['permutation_ms']:.1f} | {r['latency_us']:.2f} |"
         )
@@ -651,7 +664,9 @@ def write(q1: dict[str, Any], q23: dict[str, Any], q4: dict[str, Any], wall_s: f
         "Ramon3 fabric elements the designer builds for it).",
         "",
         "Sizes are kept small enough to run here (`benchmarks/findings.py`, module docstring):",
-        f"the technologies' questions on {SCALE_GPUS:,} H100 and the two jobs on {JOBS_GPUS} H100.",
+        f"the technologies' all-to-all, incast and victim on {SCALE_GPUS:,} H100, their"
+        f" permutation on {PERMUTATION_GPUS:,},",
+        f"the two jobs on {JOBS_GPUS} H100.",
         "",
         "## 1. All-to-all and permutation at scale: static, ECMP, adaptive, spraying",
         "",
@@ -820,7 +835,10 @@ xAI figure)."""
 
 def write_claims(q1: dict[str, Any], q23: dict[str, Any], q4: dict[str, Any]) -> None:
     tech = {r["tech"]: r for r in q1["tech_rows"]}
-    where = f"each on its own design of {SCALE_GPUS:,} H100"
+    where = (
+        f"each on its own design of H100 (all_to_all {SCALE_GPUS:,},"
+        f" permutation {PERMUTATION_GPUS:,})"
+    )
 
     def ratio(a: str, b: str) -> str:
         return "; ".join(

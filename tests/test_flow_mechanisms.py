@@ -138,7 +138,7 @@ def test_a_voq_flow_waits_one_request_grant_round_trip_before_its_first_byte() -
     # back over the fabric links: cables and the spine, not the leaves' packet pipelines.
     up = float(graph.link_latency_ns[graph.link_tier == LEAF_TO_SPINE][0])
     down = float(graph.link_latency_ns[graph.link_tier == SPINE_TO_LEAF][0])
-    one_way_ns = up - graph.leaf_latency_ns + down
+    one_way_ns = up - graph.leaf_latency_ns + down + graph.spine_extra_latency_ns
     grant_us = (2 * one_way_ns + VOQ_SCHEDULER_DECISION_NS) / 1e3
     assert graph.leaf_latency_ns > 0
     assert voq.latency_us == pytest.approx(lossy.latency_us + grant_us)
@@ -351,11 +351,25 @@ def test_a_scheduled_fabric_runs_on_its_leaves_and_fabric_elements() -> None:
     graph = fabric_graph(design, valid)
     leaf, element = valid.switches["ddc"], valid.fabric_elements["ddc"]
     assert (leaf.role, element.role) == ("switch", "fabric_element")
-    # The spine hop is the fabric element's latency, the leaf hop the leaf's (same cables).
-    up = graph.link_latency_ns[graph.link_tier == LEAF_TO_SPINE]
-    down = graph.link_latency_ns[graph.link_tier == SPINE_TO_LEAF]
-    assert np.allclose(down - up, element.latency_ns.value - leaf.latency_ns.value)
+    # The spine hop is the fabric element's latency, the leaf hop the leaf's: a path across
+    # the fabric is two leaves and one element, a path inside a leaf one leaf.
     assert graph.leaf_latency_ns == leaf.latency_ns.value
+    assert graph.spine_extra_latency_ns == element.latency_ns.value - leaf.latency_ns.value
+    from fabricplan.topology.routing import path_latency_ns, route
+
+    src = np.array([0, 0])
+    dst = np.array([8 * 40, 8])  # rail 0 of another scalable unit; rail 0 of the next node
+    paths = route(graph, src, dst, "dmodk")
+    tiers = graph.link_tier[paths[0][paths[0] >= 0]]
+    assert list(tiers) == [0, LEAF_TO_SPINE, SPINE_TO_LEAF, 1]
+    # Every link that leaves a switch carries the leaf's figure (3 of the 4 links).
+    cables = graph.link_latency_ns[paths[0]].sum() - 3 * leaf.latency_ns.value
+    across, inside = path_latency_ns(graph, paths)
+    nics = 2 * graph.nic_latency_ns
+    assert across == pytest.approx(
+        nics + cables + 2 * leaf.latency_ns.value + element.latency_ns.value
+    )
+    assert inside < across
     # Speed-up: 40 fabric ports per 36 host ports at 400G carry the cells with room to spare.
     per_leaf = np.bincount(graph.link_src[graph.link_tier == LEAF_TO_SPINE] - graph.hosts)
     assert set(per_leaf.tolist()) == {40} and graph.hosts_per_leaf == 36

@@ -71,8 +71,8 @@ class AdaptiveRouting:
     def recovered_share(self) -> float:
         """Share of oblivious routing's imbalance the implementation wins back (0..1).
 
-        >>> INFINIBAND_ADAPTIVE_ROUTING.recovered_share == SWITCH_LOCAL_ADAPTIVE_ROUTING.recovered_share
-        True
+        >>> round(INFINIBAND_ADAPTIVE_ROUTING.recovered_share, 3)   # the switch-local figures
+        0.629
         """
         if self.oblivious_efficiency >= 1.0:
             return 1.0

@@ -155,6 +155,12 @@ class FabricGraph:
     leaf_latency_ns: float = 0.0
     """Forwarding latency of a leaf, part of every link leaving one (a scheduled fabric's
     request and grant cells cross the fabric without it)."""
+    spine_extra_latency_ns: float = 0.0
+    """What a switch of the spine tier adds over the leaf's latency on every link leaving it:
+    a scheduled fabric's fabric element minus its leaf (catalog), 0 for one switch model in
+    every tier. ``link_latency_ns`` keeps the leaf's figure on every link (the packet level
+    shifts its own link delays by this difference, ``sim/packet/performance.py``); path
+    latencies add it (:func:`~fabricplan.topology.routing.path_latency_ns`)."""
 
     @property
     def links(self) -> int:
@@ -354,9 +360,10 @@ def fabric_graph(design: FabricDesign, valid: ValidScenario) -> FabricGraph:
     speed_lat = _group_latency_ns(design, valid)
     switch_ns = valid.switches[design.technology].latency_ns.value
     # A scheduled fabric's spine tier is its fabric elements (cell switches with their own
-    # latency); every other design has one switch model in every tier.
+    # latency); every other design has one switch model in every tier. Links keep the leaf's
+    # latency (the packet level shifts its own link delays); paths add the difference.
     element = valid.fabric_elements.get(design.technology)
-    spine_ns = switch_ns if element is None or tiers < 2 else element.latency_ns.value
+    spine_extra_ns = 0.0 if element is None or tiers < 2 else element.latency_ns.value - switch_ns
     nic_ns = valid.nics[design.technology].latency_ns.value
     node_speed, node_prop = speed_lat.get("node_leaf", (cluster.nic_speed_gbps, 0.0))
     ls_speed, ls_prop = speed_lat.get("leaf_spine", (design.port_speed_gbps, 0.0))
@@ -442,7 +449,7 @@ def fabric_graph(design: FabricDesign, valid: ValidScenario) -> FabricGraph:
             spine_v0 + spine_of.ravel(),
             leaf_v0 + flat_leaf,
             ls_speed,
-            ls_prop + spine_ns,
+            ls_prop + switch_ns,
             SPINE_TO_LEAF,
             down_trunk,
         )
@@ -472,7 +479,7 @@ def fabric_graph(design: FabricDesign, valid: ValidScenario) -> FabricGraph:
             spine_v0 + flat_spine,
             core_v0 + core_of.ravel(),
             sc_speed,
-            sc_prop + spine_ns,
+            sc_prop + switch_ns,
             SPINE_TO_CORE,
             trunk_base + flat_pod,
         )
@@ -549,6 +556,7 @@ def fabric_graph(design: FabricDesign, valid: ValidScenario) -> FabricGraph:
         core_domain=core_domain.astype(np.int32),
         pod_spines=pod_spines,
         leaf_latency_ns=switch_ns,
+        spine_extra_latency_ns=spine_extra_ns,
     )
 
 

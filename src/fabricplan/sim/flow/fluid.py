@@ -216,7 +216,11 @@ def simulate(
             latency_us[new] = path_latency_ns(graph, link_new) * ns_to_us(1.0)
             if transport.scheduled:  # the first cell waits for its grant
                 latency_us[new] += request_grant_us(
-                    graph.link_latency_ns, graph.link_tier, graph.leaf_latency_ns, link_new
+                    graph.link_latency_ns,
+                    graph.link_tier,
+                    graph.leaf_latency_ns,
+                    link_new,
+                    graph.spine_extra_latency_ns,
                 )
             start_us[new] = arrive
             empty = remaining[new] <= 0

@@ -305,6 +305,7 @@ def request_grant_us(
     link_tier: NDArray[np.int8],
     leaf_latency_ns: float,
     paths: NDArray[np.int32],
+    spine_extra_latency_ns: float = 0.0,
 ) -> NDArray[np.float64]:
     """Time each flow of a scheduled fabric waits for its first grant, µs.
 
@@ -312,12 +313,14 @@ def request_grant_us(
     fabric element; the leaf's own packet pipeline, ``leaf_latency_ns``, is not crossed) to
     the egress port's scheduler, which decides (:data:`VOQ_SCHEDULER_DECISION_NS`), and the
     grant comes back the same way: ``VOQ_GRANT_ROUND_TRIPS`` round trips. A flow inside one
-    leaf waits for the decision only.
+    leaf waits for the decision only. Links carry the leaf's latency; a hop leaving the
+    fabric element adds ``spine_extra_latency_ns`` (the element's minus the leaf's).
 
-    >>> lat = np.array([30.0, 1230.0, 1250.0, 550.0])    # host up, host down, leaf up, FE down
+    >>> lat = np.array([30.0, 1230.0, 1250.0, 1250.0])  # host up, host down, leaf up, FE down
     >>> tier = np.array([0, 1, 2, 3], dtype=np.int8)
     >>> paths = np.array([[0, 2, 3, 1], [0, 1, -1, -1]], dtype=np.int32)
-    >>> request_grant_us(lat, tier, 1200.0, paths).round(3).tolist()  # 2 x (50 + 550) + 100
+    >>> # a 500 ns element beside 1,200 ns leaves: 2 x (50 + 50 + 500) + 100
+    >>> request_grant_us(lat, tier, 1200.0, paths, -700.0).round(3).tolist()
     [1.3, 0.1]
     """
     lat = np.append(link_latency_ns, 0.0)
@@ -326,5 +329,7 @@ def request_grant_us(
     leaving_leaf = tiers[paths] == LEAF_TO_SPINE
     one_way_ns = np.where(fabric, lat[paths], 0.0).sum(axis=1)
     one_way_ns -= leaving_leaf.sum(axis=1) * leaf_latency_ns
+    leaving_spine = np.isin(tiers[paths], (SPINE_TO_LEAF, SPINE_TO_CORE))
+    one_way_ns += leaving_spine.sum(axis=1) * spine_extra_latency_ns
     round_trip_ns = 2.0 * VOQ_GRANT_ROUND_TRIPS * one_way_ns + VOQ_SCHEDULER_DECISION_NS
     return np.asarray(ns_to_us(1.0) * round_trip_ns, dtype=np.float64)
