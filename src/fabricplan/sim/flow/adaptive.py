@@ -57,9 +57,7 @@ class TrunkBalance:
         self.count = np.zeros(graph.links)
         self.paths = np.full((flows, graph.max_hops), -1, dtype=np.int32)
 
-    def add(
-        self, flows: NDArray[np.int64], src: NDArray[np.int64], dst: NDArray[np.int64]
-    ) -> None:
+    def add(self, flows: NDArray[np.int64], src: NDArray[np.int64], dst: NDArray[np.int64]) -> None:
         """Place newly started ``flows`` by hash and count them on their links."""
         if flows.size == 0:
             return
