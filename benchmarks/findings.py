@@ -326,7 +326,10 @@ def incast_case(fab: Fabric, senders: int, victim: bool) -> Traffic:
 
 
 def incast_and_victims() -> dict[str, Any]:
-    fab = h100(SCALE_GPUS, "roce_v2")
+    # SN5600 leaves (64 x 400G) split each rail of 128 nodes over two leaves, so the incast from
+    # the first SU to the last node crosses the spines and the victim shares the senders'
+    # uplinks (a 256 x 400G leaf would hold the whole rail and nothing would meet).
+    fab = h100(SCALE_GPUS, "roce_v2", switch={"roce_v2": "sn5600"})
     fan_in = list(FAN_IN)
     modes: list[tuple[str, LinkFlowControl, CongestionControl, LossRecovery]] = [
         ("lossy, no CC", "none", "none", "timeout"),
@@ -519,6 +522,35 @@ def _two_jobs_text(rows: list[dict[str, Any]]) -> list[str]:
 
 def _uec_header_bytes() -> float:
     return load_catalog().get_typed("uec", TechnologySpec).header_bytes.value
+
+
+def _victim_text(q23: dict[str, Any]) -> list[str]:
+    """What the victim rows show, from their numbers."""
+    victim, n = q23["victim"], q23["fan_in"][-1]
+
+    def worst(start: str) -> float:
+        return min(victim[next(k for k in victim if k.startswith(start))])
+
+    techs = [k for k in victim if not k.endswith(")")]
+    listed = ", ".join(f"{k.split(':')[0]} {min(victim[k]):.2f}" for k in techs)
+    return [
+        "What it shows, at the worst fan-in: a lossless fabric without congestion control keeps"
+        f" the victim at {worst('lossless, no CC (adaptive)'):.2f} of line rate with adaptive"
+        f" routing (the incast flows' share is 1/{n} = {1 / n:.3f}) and"
+        f" {worst('lossless, no CC (ecmp)'):.2f} with ECMP (median of the seeds): once it"
+        " shares a paused link with the incast it waits behind it, which adaptive routing"
+        " makes certain (it spreads the incast over every uplink) and ECMP a matter of the"
+        " hash. With DCQCN the victim keeps"
+        f" {worst('lossless + DCQCN (adaptive)'):.2f}, with IB CC"
+        f" {worst('lossless + IB CC (adaptive)'):.2f}: it loses only the settling time, a"
+        " share of a 16 MiB transfer.",
+        "",
+        f"Each technology on its own design, the victim's worst share: {listed}. Egress"
+        " scheduling (DDC) pauses nothing and never holds a flow behind another egress port's,",
+        "so its victim keeps line rate by mechanism; the lossless technologies keep what their",
+        "congestion control leaves during its settling time, on their own designs' paths; the",
+        "lossy ones (UEC) lose only their larger headers unless a queue overflows.",
+    ]
 
 
 def _lossy_text(q23: dict[str, Any]) -> list[str]:
@@ -715,7 +747,8 @@ def write(q1: dict[str, Any], q23: dict[str, Any], q4: dict[str, Any], wall_s: f
         "",
         "![incast and victim](figures/flow_incast_victim.png)",
         "",
-        f"Fabric: {q23['fabric']}. N rail-0 GPUs of SU 0 send 16 MiB each to rail 0 of the last",
+        f"Fabric of the mechanism rows: {q23['fabric']}. N rail-0 GPUs of SU 0 send 16 MiB each"
+        " to rail 0 of the last",
         "node (another SU, so the incast crosses the spines). Left: link time spent paused",
         "(PFC) or credit-stalled, adaptive routing.",
         "",
@@ -758,14 +791,7 @@ def write(q1: dict[str, Any], q23: dict[str, Any], q4: dict[str, Any], wall_s: f
         "overflow's recovery: a retransmission timeout (1,048.576 µs) where switches drop, one",
         "round trip where they trim (`sim/flow/transport.py`).",
         "",
-        "What it shows: a lossless fabric without congestion control drags the victim down",
-        "to the incast flows' share (1/N of line rate) once it shares a paused link with them,",
-        "which adaptive routing makes certain (it spreads the incast over every uplink) and",
-        "ECMP makes a matter of the hash; with congestion control the victim loses only the",
-        "settling time, a small share of a 16 MiB transfer. Egress scheduling (DDC) pauses",
-        "nothing, so the victim keeps line rate at every fan-in and the incast takes N S / B;",
-        "Spectrum-X's telemetry CC settles in two round trips, so its victim loses less than",
-        "DCQCN's.",
+        *_victim_text(q23),
         "",
         *_lossy_text(q23),
         "",
