@@ -426,6 +426,9 @@ def incast_and_victims() -> dict[str, Any]:
     return {
         "fabric": fab.name,
         "designs": {label: design_summary(f) for label, f in designs.items()},
+        "rail_under_one_leaf": [
+            label for label, f in designs.items() if f.graph.hosts_per_leaf >= f.layout.nodes
+        ],
         "uec_switch": uec.switch.id,
         "uec_buffer_mb": (uec.switch.buffer_bytes.value if uec.switch.buffer_bytes else 0.0) / 1e6,
         "fan_in": fan_in,
@@ -550,7 +553,16 @@ def _victim_text(q23: dict[str, Any]) -> list[str]:
         "so its victim keeps line rate by mechanism; the lossless technologies keep what their",
         "congestion control leaves during its settling time, on their own designs' paths; the",
         "lossy ones (UEC) lose only their larger headers unless a queue overflows.",
-    ]
+    ] + (
+        [
+            "",
+            f"On {' and '.join(q23['rail_under_one_leaf'])}'s own design one leaf holds a whole"
+            " rail, so the incast never crosses a spine and the victim shares no link with it:",
+            "its 1.00 is the design's, not its congestion control's.",
+        ]
+        if q23["rail_under_one_leaf"]
+        else []
+    )
 
 
 def _lossy_text(q23: dict[str, Any]) -> list[str]:
