@@ -158,9 +158,9 @@ class FabricGraph:
     spine_extra_latency_ns: float = 0.0
     """What a switch of the spine tier adds over the leaf's latency on every link leaving it:
     a scheduled fabric's fabric element minus its leaf (catalog), 0 for one switch model in
-    every tier. ``link_latency_ns`` keeps the leaf's figure on every link (the packet level
-    shifts its own link delays by this difference, ``sim/packet/performance.py``); path
-    latencies add it (:func:`~fabricplan.topology.routing.path_latency_ns`)."""
+    every tier. ``link_latency_ns`` keeps the leaf's figure on every link, so a level that
+    builds its own link delays from it adds this difference to the links leaving a spine;
+    path latencies add it (:func:`~fabricplan.topology.routing.path_latency_ns`)."""
 
     @property
     def links(self) -> int:
@@ -361,7 +361,7 @@ def fabric_graph(design: FabricDesign, valid: ValidScenario) -> FabricGraph:
     switch_ns = valid.switches[design.technology].latency_ns.value
     # A scheduled fabric's spine tier is its fabric elements (cell switches with their own
     # latency); every other design has one switch model in every tier. Links keep the leaf's
-    # latency (the packet level shifts its own link delays); paths add the difference.
+    # latency; paths (and a level building its own link delays) add the difference.
     element = valid.fabric_elements.get(design.technology)
     spine_extra_ns = 0.0 if element is None or tiers < 2 else element.latency_ns.value - switch_ns
     nic_ns = valid.nics[design.technology].latency_ns.value
