@@ -8,15 +8,19 @@ Run as a script, it re-runs itself in new user, network and PID namespaces
   where Ray binds a wildcard address;
 - the script is PID 1 of its namespace: when it ends, the kernel kills every process still in it,
   so nothing is left running even if the script itself is killed;
-- ``HOME`` is a fresh folder, so the cluster's authentication token stays there.
+- ``HOME`` is a fresh folder, so nothing of the head lands in the user's home (and, with no
+  token there, Ray runs without token authentication: nothing outside can reach it anyway).
 
-There it starts ``ray start --head`` (:data:`HEAD_CPUS` CPUs, no dashboard, the given temp folder) in a process
-group of its own, runs the command given after ``--`` with ``{address}`` replaced by the head's
-``127.0.0.1:PORT`` (the command joins the cluster as an outside driver would), records the
-listening sockets seen while the command ran, then kills the head's process group (by its id) and
-writes ``report.json`` into the work folder::
+There it starts ``ray start --head`` (:data:`HEAD_CPUS` CPUs or ``--cpus``, no dashboard, a temp
+folder of its own) in a process group of its own, runs the command given after ``--`` with
+``{address}`` replaced by the head's ``127.0.0.1:PORT`` (the command joins the cluster as an
+outside driver would), records the listening sockets seen while the command ran, then kills the
+head's process group (by its id) and writes ``report.json`` into the work folder::
 
-    python tests/ray_head.py WORK -- fabricplan sweep spec.yaml --vary ... --ray {address}
+    python tests/ray_head.py [--cpus N] WORK -- fabricplan sweep s.yaml --vary ... --ray {address}
+
+``--no-head`` runs the command alone in the namespaces (``sweep --ray`` then starts its own local
+runtime there: Ray's servers bind every interface, and there the only one is loopback).
 
 The namespaces need unprivileged user namespaces (``unshare`` of util-linux);
 :func:`namespaces_work` says whether this machine has them.
@@ -140,13 +144,39 @@ def _stop(group: int) -> None:
         os.killpg(group, signal.SIGKILL)
 
 
-def _inside(work: Path, command: list[str]) -> dict[str, Any]:
+def _run(command: list[str], env: dict[str, str], work: Path, report: dict[str, Any]) -> None:
+    """Run the command, noting every listening socket while it runs, its exit code and output."""
+    seen = listening()
+    started = time.monotonic()
+    with open(work / "command.out", "w") as out, open(work / "command.err", "w") as err:
+        run = subprocess.Popen(command, env=env, stdout=out, stderr=err)
+        deadline = started + COMMAND_TIMEOUT_S
+        while run.poll() is None and time.monotonic() < deadline:
+            seen |= listening()
+            time.sleep(POLL_S)
+        if run.poll() is None:
+            run.kill()
+        run.wait()
+    report["command_s"] = round(time.monotonic() - started, 2)
+    report["command_rc"] = run.returncode
+    report["stdout"] = (work / "command.out").read_text()
+    report["stderr"] = (work / "command.err").read_text()[-3000:]
+    report["listening"] = sorted(seen)
+
+
+def _inside(work: Path, command: list[str], cpus: int) -> dict[str, Any]:
     _loopback_up()
     report: dict[str, Any] = {"interfaces": [name for _, name in socket.if_nameindex()]}
     home = work / "home"
     home.mkdir(parents=True, exist_ok=True)
     env = {**os.environ, "HOME": str(home), "RAY_USAGE_STATS_ENABLED": "0"}
     env.pop(INSIDE, None)
+    if cpus == 0:  # no head: the command alone (a local Ray runtime of its own, say)
+        try:
+            _run(command, env, work, report)
+        finally:
+            report["left_running"] = _processes()
+        return report
     port = _free_port()
     address = f"127.0.0.1:{port}"
     ray_bin = str(Path(sys.executable).with_name("ray"))
@@ -160,7 +190,7 @@ def _inside(work: Path, command: list[str]) -> dict[str, Any]:
             "--head",
             "--node-ip-address=127.0.0.1",
             f"--port={port}",
-            f"--num-cpus={HEAD_CPUS}",
+            f"--num-cpus={cpus}",
             "--include-dashboard=false",
             "--disable-usage-stats",
             f"--temp-dir={ray_temp}",
@@ -179,26 +209,8 @@ def _inside(work: Path, command: list[str]) -> dict[str, Any]:
         report["head_output"] = (work / "head.out").read_text()[-3000:]
         if head.returncode != 0:
             return report
-        seen = listening()
         filled = [part.replace("{address}", address) for part in command]
-        started = time.monotonic()
-        with (
-            open(work / "command.out", "w") as out,
-            open(work / "command.err", "w") as err,
-        ):
-            run = subprocess.Popen(filled, env=env, stdout=out, stderr=err)
-            deadline = started + COMMAND_TIMEOUT_S
-            while run.poll() is None and time.monotonic() < deadline:
-                seen |= listening()
-                time.sleep(POLL_S)
-            if run.poll() is None:
-                run.kill()
-            run.wait()
-        report["command_s"] = round(time.monotonic() - started, 2)
-        report["command_rc"] = run.returncode
-        report["stdout"] = (work / "command.out").read_text()
-        report["stderr"] = (work / "command.err").read_text()[-3000:]
-        report["listening"] = sorted(seen)
+        _run(filled, env, work, report)
         report["address"] = address
     finally:
         head_log.close()
@@ -210,8 +222,17 @@ def _inside(work: Path, command: list[str]) -> dict[str, Any]:
 
 
 def main(argv: list[str]) -> int:
+    given = list(argv)
+    cpus = HEAD_CPUS
+    if argv[:1] == ["--cpus"] and len(argv) > 1 and argv[1].isdigit():
+        cpus, argv = int(argv[1]), argv[2:]
+    elif argv[:1] == ["--no-head"]:
+        cpus, argv = 0, argv[1:]
     if "--" not in argv or argv.index("--") != 1:
-        print("usage: ray_head.py WORK -- COMMAND ... ({address} is the head)", file=sys.stderr)
+        print(
+            "usage: ray_head.py [--cpus N | --no-head] WORK -- COMMAND ... ({address}: the head)",
+            file=sys.stderr,
+        )
         return 2
     work = Path(argv[0]).resolve()
     command = argv[2:]
@@ -219,11 +240,12 @@ def main(argv: list[str]) -> int:
         work.mkdir(parents=True, exist_ok=True)
         env = {**os.environ, INSIDE: "1"}
         return subprocess.run(
-            [*UNSHARE, sys.executable, str(Path(__file__).resolve()), *argv], env=env
+            [*UNSHARE, sys.executable, str(Path(__file__).resolve()), *given], env=env
         ).returncode
-    report = _inside(work, command)
+    report = _inside(work, command, cpus)
     (work / "report.json").write_text(json.dumps(report, indent=1))
-    print(json.dumps({k: v for k, v in report.items() if k not in ("stdout", "stderr")}, indent=1))
+    shown = {k: v for k, v in report.items() if k not in ("stderr", "head_output")}
+    print(json.dumps(shown, indent=1))
     return 0 if report.get("command_rc") == 0 else 1
 
 
