@@ -9,8 +9,11 @@ workers. Prints tables; docs/performance.md records them.
 (``sweep --ray ADDRESS``). To measure that on one machine with nothing listening beyond loopback,
 run the script under ``tests/ray_head.py``, which starts a head in private namespaces::
 
-    PYTHONPATH=src .venv/bin/python tests/ray_head.py --cpus 2 bench-ray -- \
-        .venv/bin/python benchmarks/sweep_speed.py --skip-flow --ray-address {address}
+    FABRICPLAN_RAY_HEAD_TIMEOUT_S=5400 PYTHONPATH=src .venv/bin/python tests/ray_head.py \
+        --cpus 2 bench-ray -- .venv/bin/python -u benchmarks/sweep_speed.py --skip-flow \
+        --ray-address {address}
+
+(the table is then in ``bench-ray/command.out``).
 
 ``--small`` sweeps the first two keys of the analytic grid only (40 points), for a machine too
 busy for 1,000.

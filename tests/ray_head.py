@@ -52,6 +52,8 @@ HEAD_CPUS = 3
 CPUs is known to have joined this head and not started a runtime of its own."""
 START_TIMEOUT_S = 180.0
 COMMAND_TIMEOUT_S = 600.0
+TIMEOUT_ENV = "FABRICPLAN_RAY_HEAD_TIMEOUT_S"
+"""Overrides :data:`COMMAND_TIMEOUT_S` (a benchmark takes longer than a test)."""
 POLL_S = 0.2
 TCP_LISTEN = "0A"
 """The LISTEN state in /proc/net/tcp (include/net/tcp_states.h: TCP_LISTEN = 10)."""
@@ -148,9 +150,10 @@ def _run(command: list[str], env: dict[str, str], work: Path, report: dict[str, 
     """Run the command, noting every listening socket while it runs, its exit code and output."""
     seen = listening()
     started = time.monotonic()
+    timeout_s = float(env.get(TIMEOUT_ENV, COMMAND_TIMEOUT_S))
     with open(work / "command.out", "w") as out, open(work / "command.err", "w") as err:
         run = subprocess.Popen(command, env=env, stdout=out, stderr=err)
-        deadline = started + COMMAND_TIMEOUT_S
+        deadline = started + timeout_s
         while run.poll() is None and time.monotonic() < deadline:
             seen |= listening()
             time.sleep(POLL_S)
