@@ -6,14 +6,17 @@ left running when the script ends is killed with its PID namespace. The sweep is
 itself, run in a second process that joins the head by its address, as a driver outside the
 cluster would. One machine cannot show a cluster of several.
 
-Slow (about 30-60 s on a 2-core machine: Ray's head takes most of it), hence ``-m "not slow"``
-leaves it out; skipped where unprivileged user namespaces are not allowed.
+The sweep joins twice: by the head's GCS address (``127.0.0.1:PORT``) and through Ray Client
+(``ray://127.0.0.1:10001``). Slow (1-2 minutes on a 2-core machine: Ray's head start and two
+drivers), hence ``-m "not slow"`` leaves it out; skipped where unprivileged user namespaces are not
+allowed.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -56,10 +59,16 @@ def test_joining_a_running_cluster_writes_what_a_local_run_writes(tmp_path: Path
     spec = tmp_path / "cluster.yaml"
     spec.write_text(yaml.safe_dump(SPEC))
     joined, local, work = tmp_path / "joined.parquet", tmp_path / "local.parquet", tmp_path / "w"
+    client = tmp_path / "client.parquet"
     sweep = [str(spec), *VARY]
-    command = [sys.executable, "-m", "fabricplan.cli.app", "sweep", *sweep, "-o", str(joined)]
+    command = [sys.executable, "-m", "fabricplan.cli.app", "sweep", *sweep]
+    # by the head's GCS address, then through Ray Client (the head's client server, port 10001)
+    script = " && ".join(
+        shlex.join([*command, "-o", str(out), "--ray", address])
+        for out, address in ((joined, "{address}"), (client, "ray://127.0.0.1:10001"))
+    )
     done = subprocess.run(
-        [sys.executable, ray_head.__file__, str(work), "--", *command, "--ray", "{address}"],
+        [sys.executable, ray_head.__file__, str(work), "--", "sh", "-c", script],
         capture_output=True,
         text=True,
         timeout=900,
@@ -70,9 +79,10 @@ def test_joining_a_running_cluster_writes_what_a_local_run_writes(tmp_path: Path
     assert report["head_rc"] == 0, report["head_output"]
     assert report["command_rc"] == 0, shown
     # 3 CPUs: the head's, not this machine's 2 cores (the driver joined it, started nothing).
-    cluster = f"the Ray cluster at {report['address']} ({ray_head.HEAD_CPUS} CPUs)"
-    ran = f"12 rows; 6 points, 6 run now on {cluster}, 0 already done, 0 failed"
-    assert ran in report["stdout"], shown
+    for address in (report["address"], "ray://127.0.0.1:10001"):
+        cluster = f"the Ray cluster at {address} ({ray_head.HEAD_CPUS} CPUs)"
+        ran = f"12 rows; 6 points, 6 run now on {cluster}, 0 already done, 0 failed"
+        assert ran in report["stdout"], shown
 
     # It was a real head, reached by its address, and everything it opened was loopback.
     port = report["address"].rsplit(":", 1)[1]
@@ -87,4 +97,6 @@ def test_joining_a_running_cluster_writes_what_a_local_run_writes(tmp_path: Path
 
     result = CliRunner().invoke(create_app(), ["sweep", *sweep, "-o", str(local), "--workers", "1"])
     assert result.exit_code == 0, result.output
-    assert pq.read_table(joined).equals(pq.read_table(local), check_metadata=True)
+    expected = pq.read_table(local)
+    assert pq.read_table(joined).equals(expected, check_metadata=True)
+    assert pq.read_table(client).equals(expected, check_metadata=True)
