@@ -28,8 +28,20 @@ from fabricplan.spec import SPEC_NUMBER_LIMIT, read_spec, resolve
 from hostile_run import run
 
 HOSTILE: dict[str, list[Any]] = {
-    "number": [True, -1, 0, 1e308, float("inf"), float("nan"), 10**30, -SPEC_NUMBER_LIMIT]
-    + ["12", "inf", "1e400", "nan"],
+    "number": [
+        True,
+        -1,
+        0,
+        1e308,
+        float("inf"),
+        float("nan"),
+        10**30,
+        -SPEC_NUMBER_LIMIT,
+        "12",
+        "inf",
+        "1e400",
+        "nan",
+    ],
     "text": ["", "x" * 10_000, "\x00", "no_such_choice", 5, True, None, ["a"], {"a": 1}],
     "flag": [2, "yes", 1.5, None, [], "true"],
     "list": ["infiniband", [], [1], ["infiniband"] * 10_000, {"a": 1}, None],
@@ -100,7 +112,7 @@ def leaf_paths(
             for part in _args(field.annotation):
                 if typing.get_origin(part) is not dict:
                     continue
-                key_type, value_type = typing.get_args(part)
+                _key_type, value_type = typing.get_args(part)
                 key = EXAMPLE_KEY.get(name, "infiniband")
                 found.append(((*path, key), _kind(value_type)))
                 for nested in _models(value_type):

@@ -36,10 +36,14 @@ from fabricplan.model.results import CollectiveName, PerformanceResult, PerfRequ
 from fabricplan.model.scenario import TechnologyName, ValidScenario
 from fabricplan.sim.failure import fail_random_cables, switch_vertex
 from fabricplan.sim.flow.fluid import DEFAULT_TOLERANCE, simulate
-from fabricplan.sim.flow.performance import flow_performance
+from fabricplan.sim.flow.performance import FLOW_MAX_FLOWS, flow_performance
 from fabricplan.sim.flow.transport import transport_for
 from fabricplan.sim.mechanism import CONGESTION_CONTROLS, CongestionControl, RoutingName
-from fabricplan.sim.memory import available_memory_bytes, check_run_memory
+from fabricplan.sim.memory import (
+    available_memory_bytes,
+    check_performance_memory,
+    check_run_memory,
+)
 from fabricplan.sim.pattern import PatternName, scenario_traffic
 from fabricplan.sim.seed import spawn_seeds
 from fabricplan.sim.sense import RunFacts, check_fabric_traffic, check_finished, check_run
@@ -412,6 +416,19 @@ def simulated_backend(
     ...     sizes_bytes=(2**20,), p2p=False, step=False)).backend
     'flow'
     """
+    budget = FLOW_MAX_FLOWS
+    if level == "packet":
+        from fabricplan.sim.packet.performance import PACKET_MAX_FLOWS
+
+        budget = PACKET_MAX_FLOWS
+    check_performance_memory(  # before the graph and the flows are built
+        level,
+        request.gpus or valid.spec.cluster.gpus,
+        request.collectives,
+        valid.spec.nccl.qps_per_connection or 1,
+        budget,
+        available_memory_bytes(),
+    )
     if level == "packet":
         from fabricplan.sim.packet.performance import packet_performance
 
