@@ -439,9 +439,13 @@ def simulated_backend(
     'flow'
     """
     if level == "packet":
-        from fabricplan.sim.packet.performance import PACKET_MAX_FLOWS as budget
+        from fabricplan.sim.packet.performance import PACKET_MAX_FLOWS
+
+        budget = PACKET_MAX_FLOWS
     else:
-        from fabricplan.sim.flow.performance import FLOW_MAX_FLOWS as budget
+        from fabricplan.sim.flow.performance import FLOW_MAX_FLOWS
+
+        budget = FLOW_MAX_FLOWS
     check_performance_memory(  # before the graph and the flows are built
         level,
         request.gpus or valid.spec.cluster.gpus,
