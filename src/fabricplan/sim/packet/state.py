@@ -442,6 +442,44 @@ def event_slots(packet_slots: int, flows: int, links: int, steps: int) -> int:
     return packet_slots + 8 * links + 4 * flows + steps + 1024
 
 
+def run_state_bytes(
+    links: int,
+    flows: int,
+    packets: int,
+    max_hops: int,
+    classes: int,
+    probes: int,
+    max_samples: int,
+    placed_packets: int = 1,
+    selective_packets: int = 1,
+) -> dict[str, int]:
+    """Bytes of a run's largest tables before any is allocated, by table: the queue samples
+        (``max_samples`` x probed links, float32), the packet pool and the event heap at their
+        starting sizes (:func:`packet_pool_slots`, :func:`event_slots`), the flow tables, the link
+        and per-class queue tables, and the receivers' placement bitmap and the senders' per-packet
+    state (``placed_packets`` and ``selective_packets`` slots, one when unused,
+    :func:`~fabricplan.sim.packet.receiver.placement_tables`). An estimate from below:
+        the pool and the heap may grow during the run (:func:`grown`), and the forwarding table and
+        the paths are not counted.
+
+        >>> need = run_state_bytes(links=393_216, flows=65_536, packets=65_536 * 16, max_hops=6,
+        ...     classes=3, probes=393_216, max_samples=4096)
+        >>> round(need["queue samples"] / 2**30, 1), round(sum(need.values()) / 2**30, 1)
+        (6.0, 6.8)
+    """
+    slots = packet_pool_slots(packets, flows, links)
+    events = event_slots(slots, flows, links, 1)
+    word = 8
+    return {
+        "queue samples": max_samples * probes * 4 + max_samples * word,
+        "packet pool": slots * (PI_COLS + PINT_FIELDS * max_hops) * word,
+        "event heap": events * EV_COLS * word,
+        "flow tables": flows * (FI_COLS + FF_COLS + FH_FIELDS * max_hops) * word,
+        "link tables": links * (LI_COLS + LF_COLS + classes * LC_FIELDS) * word,
+        "placement": placed_packets + selective_packets,
+    }
+
+
 def grown(state: SimState, packets: int, events: int) -> SimState:
     """The same run with room for ``packets`` packet slots and ``events`` pending events."""
     out = state
