@@ -60,6 +60,7 @@ from fabricplan.sim.packet.state import (
     L_Q_TOTAL,
     P_FLOW,
     PI_END,
+    PI_FRAME_ERRORS,
     PI_HOSTS,
     PI_SAMPLE,
     PI_STALL_LIMIT,
@@ -97,9 +98,9 @@ def _pacing(s: SimState, now: int) -> bool:
 
 
 @jit
-def _arrive(s: SimState, p: int, link: int) -> None:
+def _arrive(s: SimState, p: int, link: int, hosts: int) -> None:
     """Packet ``p`` is handed to the far end of ``link``: a host or a switch."""
-    if s.li[link, L_DST] < s.prm_i[PI_HOSTS]:
+    if s.li[link, L_DST] < hosts:
         flow = s.pi[p, P_FLOW]
         if on_host_arrive(s, p, link):
             on_flow_received(s, flow)
@@ -112,6 +113,8 @@ def run_events(s: SimState, budget: int) -> int:
     """Handle up to ``budget`` events; returns a RUN_* outcome."""
     heap, hmeta, cnt = s.heap, s.hmeta, s.cnt
     flows = s.fi.shape[0]
+    hosts = s.prm_i[PI_HOSTS]
+    frame_errors = s.prm_i[PI_FRAME_ERRORS] != 0
     handled = 0
     while hmeta[HEAP_SIZE] > 0:
         if cnt[C_DONE] >= flows:
@@ -133,11 +136,19 @@ def run_events(s: SimState, budget: int) -> int:
         if kind == EV_TX_DONE:
             on_tx_done(s, a)
         elif kind == EV_ARRIVE:
-            if frame_arrives(s, a, b):  # not corrupted, nor held behind a link's replay
-                _arrive(s, a, b)
+            # Without frame errors nothing is corrupted or held (the common, fast case).
+            if not frame_errors:
+                if s.li[b, L_DST] < hosts:
+                    flow = s.pi[a, P_FLOW]
+                    if on_host_arrive(s, a, b):
+                        on_flow_received(s, flow)
+                else:
+                    on_switch_arrive(s, a, b)
+            elif frame_arrives(s, a, b):  # not corrupted, nor held behind a link's replay
+                _arrive(s, a, b, hosts)
                 held = next_released(s, b)
                 while held >= 0:
-                    _arrive(s, held, b)
+                    _arrive(s, held, b, hosts)
                     held = next_released(s, b)
         elif kind == EV_NIC_WAKE:
             s.hi[a, H_WAKE_PS] = 0

@@ -211,7 +211,10 @@ def on_switch_arrive(s: SimState, p: int, in_link: int) -> None:
     if voq:
         schedule(s, voq_release_ps(s, p, now), EV_VOQ_RELEASE, p, in_link, ZERO)
         return
-    _to_queue(s, out, cls, p)
+    if s.prm_i[PI_REASSEMBLY] != 0 and cls != CONTROL_CLASS and s.li[out, L_DST] < hosts:
+        reassemble(s, p, out, cls)  # a scheduled fabric's egress hands packets on in order
+    else:
+        enqueue(s, out, cls, p)
     if cls != CONTROL_CLASS and lossless and fc == FC_PFC:
         pfc_after_admit(s, sw, in_link, cls)
     try_send(s, out)
