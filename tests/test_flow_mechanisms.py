@@ -53,6 +53,11 @@ def transfer_us(result: FlowSimResult) -> np.ndarray:
     return result.finish_us - result.latency_us
 
 
+def valid_layout(valid: object) -> GpuLayout:
+    cluster = valid.spec.cluster  # type: ignore[attr-defined]
+    return GpuLayout(cluster.gpus, cluster.gpus_per_node, cluster.nics_per_node)
+
+
 def one_gpu_per_node(hosts: int) -> GpuLayout:
     return GpuLayout(gpus=hosts, gpus_per_node=1, nics_per_node=1)
 
@@ -370,6 +375,14 @@ def test_a_scheduled_fabric_runs_on_its_leaves_and_fabric_elements() -> None:
         nics + cables + 2 * leaf.latency_ns.value + element.latency_ns.value
     )
     assert inside < across
+    # The first cell waits for a grant: request and grant cross the cables and the element.
+    flow = gpu_flows(valid_layout(valid), src[:1], dst[:1], S, StepSpec("one", "one"))
+    t = transport_for(valid.technologies["ddc"], leaf)
+    result = simulate(graph, flow, t)
+    up_cable = graph.link_latency_ns[paths[0][1]] - leaf.latency_ns.value
+    down_cable = graph.link_latency_ns[paths[0][2]] - leaf.latency_ns.value
+    grant_ns = 2 * (up_cable + element.latency_ns.value + down_cable) + VOQ_SCHEDULER_DECISION_NS
+    assert result.latency_us[0] == pytest.approx((across + grant_ns) / 1e3)
     # Speed-up: 40 fabric ports per 36 host ports at 400G carry the cells with room to spare.
     per_leaf = np.bincount(graph.link_src[graph.link_tier == LEAF_TO_SPINE] - graph.hosts)
     assert set(per_leaf.tolist()) == {40} and graph.hosts_per_leaf == 36
