@@ -14,6 +14,7 @@ from fabricplan.analytic.profile import VOQ_SCHEDULER_DECISION_NS
 from fabricplan.catalog.loader import load_catalog
 from fabricplan.errors import ModelError
 from fabricplan.model.hardware import SwitchSpec, TechnologySpec
+from fabricplan.model.scenario import ValidScenario
 from fabricplan.sim.flow.fluid import simulate
 from fabricplan.sim.flow.result import FlowSimResult
 from fabricplan.sim.flow.routing import bytes_per_us, flow_paths
@@ -53,8 +54,8 @@ def transfer_us(result: FlowSimResult) -> np.ndarray:
     return result.finish_us - result.latency_us
 
 
-def valid_layout(valid: object) -> GpuLayout:
-    cluster = valid.spec.cluster  # type: ignore[attr-defined]
+def valid_layout(valid: ValidScenario) -> GpuLayout:
+    cluster = valid.spec.cluster
     return GpuLayout(cluster.gpus, cluster.gpus_per_node, cluster.nics_per_node)
 
 
