@@ -12,7 +12,6 @@ import pytest
 
 from fabricplan.analytic.profile import VOQ_SCHEDULER_DECISION_NS
 from fabricplan.catalog.loader import load_catalog
-from fabricplan.errors import ModelError
 from fabricplan.model.hardware import SwitchSpec, TechnologySpec
 from fabricplan.model.scenario import ValidScenario
 from fabricplan.sim.flow.fluid import simulate
@@ -32,12 +31,18 @@ from fabricplan.sim.flow.transport import (
 )
 from fabricplan.sim.mechanism import adaptive_routing_of
 from fabricplan.sim.packet.spec import packet_spec_for
-from fabricplan.sim.traffic import GpuLayout, StepSpec, Traffic, combine, gpu_flows, permutation
-from fabricplan.topology.graph import LEAF_TO_SPINE, SPINE_TO_LEAF, FabricGraph
-from fabrics import k_ary_fat_tree, leaf_spine_graph
+from fabricplan.sim.traffic import GpuLayout, StepSpec, gpu_flows, permutation
+from fabricplan.topology.graph import LEAF_TO_SPINE, SPINE_TO_LEAF
+from fabrics import (
+    FLOW_BYTES,
+    k_ary_fat_tree,
+    leaf_spine_graph,
+    one_gpu_per_node,
+    victim_beside_incast,
+)
 
 B = float(bytes_per_us(100.0))  # the test fabrics' 100G links, in bytes per microsecond
-S = 1e6  # one flow's bytes
+S = FLOW_BYTES
 
 
 def transport(
@@ -57,10 +62,6 @@ def transfer_us(result: FlowSimResult) -> np.ndarray:
 def valid_layout(valid: ValidScenario) -> GpuLayout:
     cluster = valid.spec.cluster
     return GpuLayout(cluster.gpus, cluster.gpus_per_node, cluster.nics_per_node)
-
-
-def one_gpu_per_node(hosts: int) -> GpuLayout:
-    return GpuLayout(gpus=hosts, gpus_per_node=1, nics_per_node=1)
 
 
 # ----------------------------------------------------------------------------- spraying
@@ -105,20 +106,8 @@ def test_flowlet_routing_of_continuous_flows_takes_the_ecmp_paths() -> None:
 
 
 # ----------------------------------------------------------------------------- VOQ victims
-def _victim_case() -> tuple[FabricGraph, Traffic, int]:
-    """Seven hosts of leaves 1 and 2 send to host 0; host 7 (leaf 1) sends to host 13."""
-    graph, _ = leaf_spine_graph(leaves=4, spines=2, hosts_per_leaf=4)
-    layout = one_gpu_per_node(16)
-    senders = np.array([4, 5, 6, 8, 9, 10, 11])
-    culprits = gpu_flows(
-        layout, senders, np.zeros(7, dtype=np.int64), S, StepSpec("incast", "incast")
-    )
-    victim = gpu_flows(layout, np.array([7]), np.array([13]), S, StepSpec("victim", "victim"))
-    return graph, combine([culprits, victim]), 7
-
-
 def test_a_victim_next_to_an_incast_keeps_its_rate_under_voq_scheduling() -> None:
-    graph, traffic, victim = _victim_case()
+    graph, traffic, victim = victim_beside_incast()
     voq = simulate(graph, traffic, transport("spray", "scheduled", "voq_scheduled"))
     pfc = simulate(graph, traffic, transport("spray", "pfc", "none"))
     dcqcn = simulate(graph, traffic, transport("spray", "pfc", "dcqcn"))
@@ -137,7 +126,7 @@ def test_a_victim_next_to_an_incast_keeps_its_rate_under_voq_scheduling() -> Non
 
 
 def test_a_voq_flow_waits_one_request_grant_round_trip_before_its_first_byte() -> None:
-    graph, traffic, _ = _victim_case()
+    graph, traffic, _ = victim_beside_incast()
     voq = simulate(graph, traffic, transport("spray", "scheduled", "voq_scheduled"))
     lossy = simulate(graph, traffic, transport("spray"))
     # The path's one-way latency, then a request cell to the egress scheduler and its grant
@@ -152,7 +141,7 @@ def test_a_voq_flow_waits_one_request_grant_round_trip_before_its_first_byte() -
 
 # ----------------------------------------------------------------------------- trimming
 def _incast(recovery: LossRecovery, buffer_bytes: float = 0.0) -> FlowSimResult:
-    graph, traffic, _ = _victim_case()
+    graph, traffic, _ = victim_beside_incast()
     t = transport(
         "spray", "none", "uec_nscc", loss_recovery=recovery, port_buffer_bytes=buffer_bytes
     )
@@ -283,11 +272,9 @@ def test_uec_trims_only_where_the_switch_can() -> None:
     assert plain.port_buffer_bytes == pytest.approx(switch.buffer_bytes.value * PORT_BUFFER_SHARE)
 
 
-def test_the_packet_level_refuses_what_it_does_not_model() -> None:
+def test_the_packet_level_models_flowlet_routing_too() -> None:
     tech, switch = _catalog("ddc", "sn5600")
-    with pytest.raises(ModelError) as err:
-        packet_spec_for(tech, switch, routing="flowlet")  # per-flowlet re-hashing: flow only
-    assert err.value.code == "FP538"
+    assert packet_spec_for(tech, switch, routing="flowlet").routing == "flowlet"
 
 
 # ----------------------------------------------------------------------------- adaptive routing

@@ -58,14 +58,12 @@ from fabricplan.sim.flow.transport import (
     request_grant_us,
     settle_time_us,
 )
+from fabricplan.sim.path import base_rtt_ns
+from fabricplan.sim.run_options import DEFAULT_TOLERANCE
 from fabricplan.sim.traffic import Traffic
 from fabricplan.topology.graph import FabricGraph
 from fabricplan.topology.routing import path_latency_ns
 from fabricplan.units import ns_to_us
-
-DEFAULT_TOLERANCE = 0.02
-"""Default epoch stretch (see the module docstring): completions within 2 % of the time since
-the last arrival share one rate computation."""
 
 Progress = Callable[[float], None]
 """Called after every epoch with the share of bytes delivered so far."""
@@ -235,7 +233,7 @@ def simulate(
                     finish_step,
                 )
             active = np.concatenate([active, new[~empty]])
-            rtt_us = 2 * float(latency_us[new].max())
+            rtt_us = unloaded_round_trip_us(graph, link_new)
             if transport.back_pressure:
                 overload = float(_offered_over_capacity(res_paths, active, cap).max(initial=0.0))
                 hol_until = max(
@@ -320,6 +318,43 @@ def simulate(
         epochs=epochs,
         wall_s=time.perf_counter() - wall0,
     )
+
+
+def unloaded_round_trip_us(graph: FabricGraph, link_paths: NDArray[np.int32]) -> float:
+    """Largest unloaded round trip of flows on ``link_paths``: the shared floor's base RTT
+    (:func:`fabricplan.sim.path.base_rtt_ns`, the one the packet level's window starts from)
+    out on each path and back on its cables' other halves, with no packet serialised (the
+    fluid model has none), plus both NICs each way.
+
+    Parameters
+    ----------
+    graph
+        The designed fabric (link latencies and speeds, the NIC latency).
+    link_paths
+        ``(flows, hops)`` link ids, -1 past the last hop.
+
+    Returns
+    -------
+    float
+        Microseconds (the NICs only, without flows).
+
+    Examples
+    --------
+    >>> from fabricplan.spec import parse_spec
+    >>> from fabricplan.topology.designer import design_fabric
+    >>> from fabricplan.topology.graph import fabric_graph
+    >>> from fabricplan.topology.routing import path_latency_ns, route
+    >>> valid = parse_spec({"cluster": {"gpus": 64}, "fabric": {"technologies": ["roce_v2"]}})
+    >>> g = fabric_graph(design_fabric(valid, "roce_v2"), valid)
+    >>> paths = route(g, np.array([0, 0]), np.array([1, 9]), "dmodk")
+    >>> one_way_us = path_latency_ns(g, paths).max() / 1000   # links and both NICs
+    >>> bool(np.isclose(unloaded_round_trip_us(g, paths), 2 * one_way_us))
+    True
+    """
+    forward = np.asarray(link_paths, dtype=np.int64)
+    back = np.where(forward >= 0, graph.link_reverse[np.maximum(forward, 0)], -1)
+    links_ns = base_rtt_ns(graph.link_latency_ns, graph.link_speed_gbps, forward, back, 0, 0)
+    return ns_to_us(links_ns + 4 * graph.nic_latency_ns)
 
 
 def _offered_over_capacity(
