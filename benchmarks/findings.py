@@ -1,6 +1,6 @@
 """What the flow-level model finds: regenerates docs/findings.md, docs/claims.md and the figures.
 
-    .venv/bin/python benchmarks/findings.py            # about ten minutes on 2 shared cores
+    .venv/bin/python benchmarks/findings.py            # about five minutes on 2 shared cores
 
 Four questions (all-to-all and permutation at scale, incast, a victim beside an incast, two
 jobs). Each is asked twice:

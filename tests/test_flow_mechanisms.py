@@ -13,6 +13,7 @@ import pytest
 from fabricplan.analytic.profile import VOQ_SCHEDULER_DECISION_NS
 from fabricplan.catalog.loader import load_catalog
 from fabricplan.model.hardware import SwitchSpec, TechnologySpec
+from fabricplan.model.scenario import ValidScenario
 from fabricplan.sim.flow.fluid import simulate
 from fabricplan.sim.flow.result import FlowSimResult
 from fabricplan.sim.flow.routing import bytes_per_us, flow_paths
@@ -30,7 +31,7 @@ from fabricplan.sim.flow.transport import (
 )
 from fabricplan.sim.mechanism import adaptive_routing_of
 from fabricplan.sim.packet.spec import packet_spec_for
-from fabricplan.sim.traffic import StepSpec, gpu_flows, permutation
+from fabricplan.sim.traffic import GpuLayout, StepSpec, gpu_flows, permutation
 from fabricplan.topology.graph import LEAF_TO_SPINE, SPINE_TO_LEAF
 from fabrics import (
     FLOW_BYTES,
@@ -56,6 +57,11 @@ def transport(
 def transfer_us(result: FlowSimResult) -> np.ndarray:
     """When each flow's last byte left the fluid model (path latency not counted)."""
     return result.finish_us - result.latency_us
+
+
+def valid_layout(valid: ValidScenario) -> GpuLayout:
+    cluster = valid.spec.cluster
+    return GpuLayout(cluster.gpus, cluster.gpus_per_node, cluster.nics_per_node)
 
 
 # ----------------------------------------------------------------------------- spraying
@@ -357,6 +363,14 @@ def test_a_scheduled_fabric_runs_on_its_leaves_and_fabric_elements() -> None:
         nics + cables + 2 * leaf.latency_ns.value + element.latency_ns.value
     )
     assert inside < across
+    # The first cell waits for a grant: request and grant cross the cables and the element.
+    flow = gpu_flows(valid_layout(valid), src[:1], dst[:1], S, StepSpec("one", "one"))
+    t = transport_for(valid.technologies["ddc"], leaf)
+    result = simulate(graph, flow, t)
+    up_cable = graph.link_latency_ns[paths[0][1]] - leaf.latency_ns.value
+    down_cable = graph.link_latency_ns[paths[0][2]] - leaf.latency_ns.value
+    grant_ns = 2 * (up_cable + element.latency_ns.value + down_cable) + VOQ_SCHEDULER_DECISION_NS
+    assert result.latency_us[0] == pytest.approx((across + grant_ns) / 1e3)
     # Speed-up: 40 fabric ports per 36 host ports at 400G carry the cells with room to spare.
     per_leaf = np.bincount(graph.link_src[graph.link_tier == LEAF_TO_SPINE] - graph.hosts)
     assert set(per_leaf.tolist()) == {40} and graph.hosts_per_leaf == 36
