@@ -7,9 +7,9 @@ itself, run in a second process that joins the head by its address, as a driver 
 cluster would. One machine cannot show a cluster of several.
 
 The sweep joins twice: by the head's GCS address (``127.0.0.1:PORT``) and through Ray Client
-(``ray://127.0.0.1:10001``). Slow (1-2 minutes on a 2-core machine: Ray's head start and two
-drivers), hence ``-m "not slow"`` leaves it out; skipped where unprivileged user namespaces are not
-allowed.
+(``ray://127.0.0.1:10001``). Slow (Ray's head start and two drivers: 45 s to 3 minutes on a
+2-core machine), hence ``-m "not slow"`` leaves it out; skipped where unprivileged user
+namespaces are not allowed.
 """
 
 from __future__ import annotations

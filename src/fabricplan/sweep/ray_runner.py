@@ -8,11 +8,11 @@ points are recorded as failed.
 
 A local runtime is started small: the given CPUs, no dashboard, the node on this machine's
 loopback address; it is shut down when the sweep ends. (Ray's own servers may still bind every
-interface; see docs/design.md, Sweeps.) A joined cluster is left running. Before joining, the
-address is probed (one TCP connection, :data:`JOIN_PROBE_TIMEOUT_S`), so a wrong address fails
-at once instead of after Ray's minutes of retries; once joined, one task asks a worker for its
-fabricplan version, so a cluster whose nodes lack fabricplan, or run another version (which could
-give other results), is refused before any point runs.
+interface; see docs/sweep.md, Where points run.) A joined cluster is left running. Before
+joining, the address is probed (one TCP connection, :data:`JOIN_PROBE_TIMEOUT_S`), so a wrong
+address fails at once instead of after Ray's minutes of retries; once joined, one task asks a
+worker for its fabricplan version, so a cluster whose nodes lack fabricplan, or run another
+version (which could give other results), is refused before any point runs.
 """
 
 from __future__ import annotations
