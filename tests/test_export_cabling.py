@@ -132,17 +132,44 @@ def _walk_m(a: tuple[int, int], z: tuple[int, int]) -> float:
     return abs(a[0] - z[0]) * 2.4 + abs(a[1] - z[1]) * 0.6 + 3.0 + 1.0
 
 
+def _orderable_m(walk_m: float) -> float:
+    """Orderable steps: 0.5 m up to 5 m, 1 m up to 30 m, 5 m up to 100 m, then 10 m
+    (topology.layout.LENGTH_STEPS_M)."""
+    step = 0.5 if walk_m <= 5 else 1.0 if walk_m <= 30 else 5.0 if walk_m <= 100 else 10.0
+    return float(-(-round(walk_m / step, 6) // 1) * step)
+
+
 @pytest.mark.parametrize("name", [g[0] for g in GOLDEN])
-def test_every_host_link_is_as_long_as_the_walk_between_its_racks(name: str) -> None:
+def test_every_link_is_as_long_as_the_walk_between_its_named_racks(name: str) -> None:
+    # Every group: node-leaf, management (central block to its own leaf), leaf-spine and
+    # spine-core (to the rack the layout names for the central block, not the hall's middle).
     _, plan = plan_of(name)
     where = {d.name: _hall_index(d.row, d.rack) for d in plan.devices}
+    groups = Counter()
     for cable in plan.cables:
-        if cable.link_group != "node_leaf":
-            continue
         walk = _walk_m(where[cable.a_device], where[cable.z_device])
-        # Orderable steps are 0.5 m up to 5 m, then 1 m (topology.layout.LENGTH_STEPS_M).
-        step = 0.5 if walk <= 5 else 1.0
-        assert cable.length_m == pytest.approx(-(-round(walk / step, 6) // 1) * step), cable
+        assert cable.length_m == pytest.approx(_orderable_m(walk)), cable
+        groups[cable.link_group] += 1
+    assert groups["node_leaf"] > 0
+
+
+def test_management_links_each_take_their_own_leafs_run() -> None:
+    # The 4-SU SuperPOD: 4 UFM links per plane land on rails 0-3 of the last SU's free slot, in
+    # that SU's network rack, far from the first SU's: the runs differ from the first leaf's.
+    _, plan = plan_of("h100-superpod-4su")
+    where = {d.name: _hall_index(d.row, d.rack) for d in plan.devices}
+    management = [c for c in plan.cables if c.link_group == "management"]
+    assert len(management) == 4
+    first_leaf = where["leaf-001"]
+    central = where[management[0].a_device]
+    for cable in management:
+        assert where[cable.z_device] != first_leaf
+        assert cable.length_m == _orderable_m(_walk_m(central, where[cable.z_device]))
+    bom = Counter()
+    for run in plan.design.cable_runs:
+        if run.group == "management":
+            bom[(run.cable_id, run.length_m)] += run.count
+    assert Counter((c.part, c.length_m) for c in management) == bom
 
 
 def test_a_rail_leaf_stands_in_its_units_network_rack() -> None:

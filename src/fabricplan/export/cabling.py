@@ -49,6 +49,7 @@ from fabricplan.topology.layout import (
     HallPlacement,
     IntArray,
     hall_placement,
+    management_leaf_positions,
     orderable_lengths_m,
     rack_name,
 )
@@ -435,7 +436,29 @@ def cabling_plan(
     appliance_model = UFM_APPLIANCE_ITEM if in_band_sm else MANAGEMENT_HOST_MODEL
     managers = device_names(appliance, management * planes, least=2)
     placed = _management_hosts(design, graph, management)
-    for index, (group, cable) in enumerate(cable_of.take("management", len(placed))):
+    at = np.tile(
+        management_leaf_positions(
+            where.placement,
+            design.topology,
+            graph.tiers,
+            graph.nodes,
+            nics // planes,
+            hpl,
+            management,
+        ),
+        planes,
+    )
+    hosted = np.zeros(graph.leaves, dtype=bool)
+    hosted[host_leaf] = True
+    for (_, leaf, _), position in zip(placed, at.tolist(), strict=True):
+        if not hosted[leaf]:  # a leaf that only the management ports reach
+            where.leaf[leaf] = position
+    if where.lengths_follow and placed:
+        # Each management link runs from the central block to its own leaf (as the BOM counts).
+        manager_groups = _by_length(cable_of, "management", where.placement.to_center(at))
+    else:
+        manager_groups = cable_of.take("management", len(placed))
+    for index, (group, cable) in enumerate(manager_groups):
         plane, leaf, slot = placed[index]
         cables.append(
             PlannedCable(
@@ -457,7 +480,7 @@ def cabling_plan(
         up1 = graph.leaf_up_spine.shape[1]
         if where.lengths_follow:
             if graph.tiers == 2:
-                leaf_run = hall.to_center(where.leaf)
+                leaf_run = where.placement.to_center(where.leaf)
             else:
                 leaf_run = hall.between(where.leaf, where.leaf[where.pod_middle_leaf])
             ls = _by_length(cable_of, "leaf_spine", np.repeat(leaf_run, up1))
@@ -488,7 +511,7 @@ def cabling_plan(
         up2 = graph.spine_up_core.shape[1]
         cores_g, parallel2 = graph.cores_per_group, graph.spine_core_parallel
         if where.lengths_follow:
-            spine_run = hall.to_center(_spine_racks(graph, where))
+            spine_run = where.placement.to_center(_spine_racks(graph, where))
             sc = _by_length(cable_of, "spine_core", np.repeat(spine_run, up2))
         else:
             sc = cable_of.take("spine_core", graph.spines * up2)

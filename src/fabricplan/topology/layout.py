@@ -14,8 +14,12 @@ Where the switches stand (the DGX SuperPOD RAs' practice, reference catalog B.2)
 - fat-tree leaves: in the rack of their nodes (top of rack) when those nodes share one rack,
   else in the rack of their middle node;
 - a single switch: a network rack in the middle of the node racks;
-- spines of a two-tier plane and cores of a three-tier plane: a central network block (the middle
-  of the hall); a three-tier pod's aggregation switches: the pod's middle leaf rack.
+- spines of a two-tier plane, cores of a three-tier plane and the management (subnet-manager)
+  hosts: a central network block, the rack nearest the middle of the hall
+  (:attr:`HallPlacement.center_rack`); runs to it are measured to that named rack; a three-tier
+  pod's aggregation switches: the pod's middle leaf rack;
+- management ports take the node slots after the last node (:func:`management_leaf_positions`),
+  so each management link runs from the central block to its own leaf's rack.
 
 Lengths are rounded up to orderable steps (:data:`LENGTH_STEPS_M`).
 
@@ -130,11 +134,6 @@ class _Hall:
         length = self._run(rows, cols)
         return np.where(a == b, self.layout.in_rack_m, length)
 
-    def to_center(self, a: IntArray) -> FloatArray:
-        rows = np.abs(a // self.per_row - self.center_row)
-        cols = np.abs(a % self.per_row - self.center_col)
-        return self._run(rows.astype(np.float64), cols.astype(np.float64))
-
 
 def orderable_lengths_m(lengths_m: FloatArray) -> FloatArray:
     """:func:`orderable_length_m` of every element (vectorised)."""
@@ -240,6 +239,42 @@ class HallPlacement:
         row = math.floor(self.hall.center_row)
         return row * self.hall.per_row + math.floor(self.hall.center_col)
 
+    def to_center(self, a: IntArray) -> FloatArray:
+        """Runs from positions ``a`` to the central block's rack (:attr:`center_rack`)."""
+        return self.hall.between(a, np.full_like(a, self.center_rack))
+
+
+def management_leaf_positions(
+    placed: HallPlacement,
+    topology: TopologyName,
+    tiers: int,
+    nodes: int,
+    rails: int,
+    hosts_per_leaf: int,
+    per_plane: int,
+) -> IntArray:
+    """Hall position of the leaf each management port of a plane lands on, port by port.
+
+    Management ports take the node slots after the last node (the DGX SuperPOD RA keeps the
+    last slot of an SU for UFM): on a rail-optimized fabric port ``k`` is rail ``k % rails`` of
+    slot ``nodes + k // rails``, so it lands on that rail's leaf of that slot's unit; on a fat
+    tree (or one leaf) the ports follow the hosts, ``(nodes x rails + k) // hosts_per_leaf``.
+
+    >>> from fabricplan.topology.fat_tree import rail_optimized
+    >>> plane = rail_optimized(32, 8, 64)                  # 31 nodes + UFM in one SU
+    >>> placed = hall_placement(LayoutSpec(), "rail_optimized", plane.leaves,
+    ...     plane.hosts_per_leaf, 1, 31, 8, 8)
+    >>> management_leaf_positions(placed, "rail_optimized", 2, 31, 8, 32, 4).tolist()
+    [4, 4, 4, 4]
+    """
+    k = np.arange(per_plane, dtype=np.int64)
+    if topology == "rail_optimized" and tiers > 1:
+        index = ((nodes + k // rails) // hosts_per_leaf) * rails + k % rails
+    else:
+        index = (nodes * rails + k) // hosts_per_leaf
+    leaves = placed.leaf_rack
+    return np.asarray(leaves[np.minimum(index, leaves.size - 1)], dtype=np.int64)
+
 
 def hall_placement(
     layout: LayoutSpec,
@@ -318,7 +353,8 @@ def layout_runs(
     nodes, nics_per_node, gpus_per_node
         The cluster.
     management_links
-        Subnet-manager links of all planes (from a central management rack to a leaf).
+        Subnet-manager links of all planes (from the central block to a leaf,
+        :func:`management_leaf_positions`).
     fixed_m
         Per group, one length for every run (``fabric.cable_reach`` set in the spec).
     rack_domain_gpus
@@ -355,21 +391,28 @@ def layout_runs(
         rack_domain_gpus,
     )
     hall, leaf_pos = placed.hall, placed.leaf_rack
+    center = placed.to_center
     runs: Runs = {group: [] for group in counts}
     runs["node_leaf"] = _binned(
         hall.between(placed.node_rack[:, None], placed.nic_leaf_rack),
         np.full(placed.nic_leaf_rack.shape, planes, dtype=np.int64),
     )
     if management_links:
-        first = leaf_pos[:1]
-        runs["management"] = _binned(
-            hall.to_center(first), np.array([management_links], dtype=np.int64)
+        at = management_leaf_positions(
+            placed,
+            topology,
+            plane.tiers,
+            nodes,
+            nics_per_node // planes,
+            plane.hosts_per_leaf,
+            management_links // planes,
         )
+        runs["management"] = _binned(center(at), np.full(at.shape, planes, dtype=np.int64))
     if plane.tiers >= 2 and plane.leaf_up_ports:
         # leaf_fill order is consecutive leaves; each leaf cables leaf_up_ports uplinks.
         ups = np.full(plane.leaves, plane.leaf_up_ports * planes, dtype=np.int64)
         if plane.tiers == 2:
-            runs["leaf_spine"] = _binned(hall.to_center(leaf_pos), ups)
+            runs["leaf_spine"] = _binned(center(leaf_pos), ups)
         else:
             pod = np.arange(plane.leaves, dtype=np.int64) // plane.leaves_per_pod
             pod_first = pod * plane.leaves_per_pod
@@ -380,7 +423,7 @@ def layout_runs(
             per_pod = counts["spine_core"] // plane.pods
             weights = np.full(plane.pods, per_pod, dtype=np.int64)
             weights[-1] += counts["spine_core"] - per_pod * plane.pods
-            runs["spine_core"] = _binned(hall.to_center(leaf_pos[mids]), weights)
+            runs["spine_core"] = _binned(center(leaf_pos[mids]), weights)
     # Rounding of the weights above must not lose or invent links.
     for group, count in counts.items():
         have = sum(n for _, n in runs[group])
