@@ -58,6 +58,9 @@ GOLDEN: list[tuple[str, dict[str, Any], dict[str, Any]]] = [
         {"gpus": 8192},
         {"technologies": ["roce_v2"], "tiers": 2, "switch": {"roce_v2": "ufispace-s9321-64e"}},
     ),
+    # Scheduled fabrics: Jericho3-AI leaves (host and fabric cages) and Ramon3 fabric elements.
+    ("ddc-400g-fat-tree", {"gpus": 4096, "nic_speed_gbps": 400}, {"technologies": ["ddc"]}),
+    ("ddc-800g", {"gpus": 1024, "nic_speed_gbps": 800}, {"technologies": ["ddc"]}),
 ]
 
 
@@ -92,10 +95,16 @@ def test_plan_agrees_with_the_design(name: str) -> None:
     used = Counter(role[device] for device, _ in ends)
     for tier in design.tier_designs:
         assert used[tier.name] == tier.ports_used, tier.name
-    # Every switch port name is a front-panel name of the box.
-    switch_ports = {port for device, port in ends if role[device] in ("leaf", "spine", "core")}
-    assert switch_ports <= set(plan.switch_ports)
-    assert len(plan.switch_ports) == design.radix
+    # Every switch port name is a front-panel name of its box (a scheduled fabric's leaves:
+    # host then fabric cages; its spines are the fabric elements' ports).
+    devices = {d.name: d for d in plan.devices}
+    for device, port in ends:
+        if role[device] in ("leaf", "spine", "core"):
+            assert port in plan.ports_of(devices[device]), (device, port)
+    leaf = design.tier("leaf")
+    assert leaf is not None
+    assert len(plan.switch_ports) == (leaf.radix if plan.scheduled else design.radix)
+    assert plan.scheduled == bool(valid.technologies[design.technology].fabric_element_asics)
     # Devices per role equal the design's switches.
     roles = Counter(d.role for d in plan.devices)
     assert roles["node"] == design.nodes
@@ -241,7 +250,7 @@ def test_ports_per_switch(name: str) -> None:
         tier = design.tier(device.role) if device.role in ("leaf", "spine", "core") else None
         if tier is None:
             continue
-        assert uplinks[device.name] + downlinks[device.name] <= design.radix
+        assert uplinks[device.name] + downlinks[device.name] <= tier.radix
         assert uplinks[device.name] == (tier.up_ports if design.tiers > 1 else 0), device.name
         assert downlinks[device.name] <= tier.down_ports or device.role == "leaf"
         if device.role == "leaf":  # host slots: at most the leaf's host ports
@@ -260,3 +269,26 @@ def test_every_catalog_switch_has_a_front_panel_for_every_port_mode() -> None:
             for os in panel.oses:
                 names = port_names(panel, mode.ports, os)
                 assert len(names) == len(set(names)) == mode.ports, (switch.id, mode, os)
+
+
+def test_a_scheduled_fabric_cables_fabric_cages_to_the_fabric_elements() -> None:
+    # 4,096 GPUs at 400G on the 7700R4C-38PE: 36 host ports on cages 1-18 (2 x 400G), 40
+    # fabric ports on cages 19-38; each leaf reaches every 7720R4-128PE element with 40/F links.
+    valid, plan = plan_of("ddc-400g-fat-tree")
+    element = valid.fabric_elements["ddc"]
+    spines = plan.devices_of("spine")
+    assert {d.model for d in spines} == {element.id}
+    assert {d.model for d in plan.devices_of("leaf")} == {"arista-7700r4c-38pe"}
+    assert plan.switch_ports[:2] == ("Ethernet1/1", "Ethernet1/5")
+    assert plan.switch_ports[36:38] == ("Ethernet19/1", "Ethernet19/5")
+    assert plan.switch_ports[-1] == "Ethernet38/5"
+    assert len(plan.element_ports) == 256 and plan.element_ports[-1] == "Ethernet128/5"
+    per_pair = Counter(
+        (c.a_device, c.z_device) for c in plan.cables if c.link_group == "leaf_spine"
+    )
+    leaves = len(plan.devices_of("leaf"))
+    assert len(per_pair) == leaves * len(spines)  # every leaf reaches every element
+    assert set(per_pair.values()) == {40 // len(spines)}
+    assert all(
+        c.a_port in plan.switch_ports[36:] for c in plan.cables if c.link_group == "leaf_spine"
+    )

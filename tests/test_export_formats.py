@@ -173,7 +173,7 @@ def test_netbox_csvs_have_the_documented_columns_and_agree() -> None:
     assert len(interfaces) - 1 == 2 * len(plan.cables)
 
 
-@pytest.mark.parametrize("name", ["h100-superpod-4su", "roce-th5-400g"])
+@pytest.mark.parametrize("name", ["h100-superpod-4su", "roce-th5-400g", "ddc-400g-fat-tree"])
 def test_bom_csv_agrees_with_the_design_and_the_cost(name: str) -> None:
     from fabricplan.analytic.cost import fabric_cost
 
@@ -185,9 +185,11 @@ def test_bom_csv_agrees_with_the_design_and_the_cost(name: str) -> None:
     assert float(rows[-1][6]) == pytest.approx(capex, abs=0.01)
     assert sum(float(r[6]) for r in body) == pytest.approx(capex, abs=1)
     switch_rows = [r for r in body if r[1] == "switch"]
-    panel = front_panel(design.switch_id)
-    assert panel is not None
-    assert {r[3] for r in switch_rows} == {panel.part_number}
+    for row in switch_rows:  # each switch line (a DDC's leaves and elements) its own part
+        panel = front_panel(row[0])
+        assert panel is not None
+        assert row[3] == panel.part_number
+    assert {r[0] for r in switch_rows} >= {design.switch_id}
 
 
 def test_ip_plan_gives_a_31_per_link_and_rfc7938_asns() -> None:
@@ -206,6 +208,48 @@ def test_ip_plan_gives_a_31_per_link_and_rfc7938_asns() -> None:
     assert min(asn.values()) == PRIVATE_ASN_FIRST
     bgp = [r for r in p2p if r[9] == "yes"]
     assert len(bgp) == 2 * sum(1 for c in plan.cables if c.link_group == "leaf_spine")
+
+
+def test_a_scheduled_fabric_routes_as_one_system() -> None:
+    # DDC: /31s on host links only (leaf-element links carry cells), a loopback per leaf, one
+    # ASN for the plane's leaves, nothing on a fabric element, no BGP inside the fabric.
+    _, plan = plan_of("ddc-400g-fat-tree")
+    rows = ip_plan_rows(plan)[1:]
+    p2p = [r for r in rows if r[0] == "p2p"]
+    hosts = [c for c in plan.cables if c.link_group == "node_leaf"]
+    assert len(p2p) == 2 * len(hosts) < 2 * len(plan.cables)
+    spines = {d.name for d in plan.devices_of("spine")}
+    assert not any(r[1] in spines or r[4] in spines for r in rows)
+    loopbacks = [r for r in rows if r[0] == "loopback"]
+    assert {r[1] for r in loopbacks} == {d.name for d in plan.devices_of("leaf")}
+    assert len({r[7] for r in loopbacks}) == 1
+    assert all(r[9] == "no" for r in rows)
+    addresses = [r[3] for r in rows]
+    assert len(addresses) == len(set(addresses))
+
+
+def test_every_format_that_applies_to_a_scheduled_fabric_exports() -> None:
+    from fabricplan.export.formats import EXPORT_FORMATS
+
+    valid, plan = plan_of("ddc-800g")
+    refused = {}
+    for fmt in EXPORT_FORMATS:
+        try:
+            files = export_files(valid, "ddc", fmt)
+        except InputFileError as error:
+            refused[fmt] = error
+            continue
+        assert files and all(files.values()), fmt
+    # ibnetdiscover is InfiniBand's; roce-config is PFC, which a credit-scheduled fabric lacks.
+    assert set(refused) == {"ibnetdiscover", "roce-config"}
+    assert {e.code for e in refused.values()} == {"FP1203"}
+    assert "credit" in str(refused["roce-config"])
+    devices = _csv(str(export_files(valid, "ddc", "netbox")["netbox-devices.csv"]))
+    models = {row[1]: row[3] for row in devices[1:]}
+    assert models["spine"] == valid.fabric_elements["ddc"].name
+    assert models["leaf"] == valid.switches["ddc"].name
+    sheet = read_cutsheet(str(export_files(valid, "ddc", "cutsheet")["cutsheet.csv"]), "p.csv")
+    assert len(sheet) == len(plan.cables)
 
 
 def _ethernet_switches() -> list[SwitchSpec]:

@@ -36,7 +36,7 @@ from typing import Literal
 
 import numpy as np
 
-from fabricplan.catalog.front_panel import front_panel, port_names
+from fabricplan.catalog.front_panel import fabric_port_names, front_panel, port_names
 from fabricplan.errors import ModelError
 from fabricplan.model.fabric import FabricDesign, LinkGroupName
 from fabricplan.model.front_panel import SwitchOs
@@ -114,7 +114,8 @@ class CablingPlan:
     devices: tuple[PlannedDevice, ...]
     cables: tuple[PlannedCable, ...]
     switch_ports: tuple[str, ...]
-    """Front-panel port names of every switch, in port order."""
+    """Front-panel port names of every switch, in port order (a scheduled fabric's leaves:
+    host ports, then fabric ports)."""
     node_names: tuple[str, ...]
     node_block: tuple[int, ...]
     """Block (scalable unit) of every node."""
@@ -123,6 +124,20 @@ class CablingPlan:
     """Leaves of each block, over every plane."""
     pods: int
     """Pods per plane (1 below 3 tiers)."""
+    element_ports: tuple[str, ...] = ()
+    """A scheduled fabric's fabric elements (its spines): their port names, in port order;
+    empty on other fabrics (every switch is ``switch_ports``)."""
+
+    @property
+    def scheduled(self) -> bool:
+        """True for a scheduled (DDC) fabric: its leaf-spine links carry cells, not packets."""
+        return bool(self.element_ports)
+
+    def ports_of(self, device: PlannedDevice) -> tuple[str, ...]:
+        """Port names of a switch of the plan, in port order."""
+        return (
+            self.element_ports if self.scheduled and device.role == "spine" else self.switch_ports
+        )
 
     def devices_of(self, role: DeviceRole) -> list[PlannedDevice]:
         return [device for device in self.devices if device.role == role]
@@ -375,6 +390,23 @@ def cabling_plan(
     if switch_os is None and panel is not None:
         switch_os = panel.oses[0]
     ports = port_names(panel, design.radix, switch_os)
+    leaf_tier, spine_tier = design.tier("leaf"), design.tier("spine")
+    leaf_ports, spine_ports, spine_model = ports, ports, design.switch_id
+    element = (
+        valid.fabric_elements.get(design.technology)
+        if valid.technologies[design.technology].fabric_element_asics
+        else None
+    )
+    if element is not None and leaf_tier is not None and spine_tier is not None:
+        # A scheduled fabric: leaves cable their fabric cages to the fabric elements' ports.
+        fabric = (
+            fabric_port_names(panel, leaf_tier.up_ports, switch_os)
+            if panel is not None
+            else port_names(None, design.radix + leaf_tier.up_ports)[design.radix :]
+        )
+        leaf_ports = ports + fabric
+        spine_ports = port_names(front_panel(element.id), spine_tier.radix, switch_os)
+        spine_model = element.id
     cable_of = _GroupCables(design, valid.cables)
     nics = graph.nics_per_node
     planes = graph.planes
@@ -383,7 +415,6 @@ def cabling_plan(
     leaves = device_names("leaf", graph.leaves)
     spines = device_names("spine", graph.spines)
     cores = device_names("core", graph.cores)
-    leaf_tier, spine_tier = design.tier("leaf"), design.tier("spine")
     leaf_down = leaf_tier.down_ports if leaf_tier is not None else hpl
     spine_down = spine_tier.down_ports if spine_tier is not None else 0
     domains_per_plane = design.spine_groups
@@ -494,9 +525,9 @@ def cabling_plan(
                 cables.append(
                     PlannedCable(
                         leaves[leaf],
-                        ports[leaf_down + u],
+                        leaf_ports[leaf_down + u],
                         spines[int(spine_of[leaf, u])],
-                        ports[slot * parallel + u // aggs],
+                        spine_ports[slot * parallel + u // aggs],
                         "leaf_spine",
                         group.speed_gbps,
                         group.part,
@@ -560,7 +591,7 @@ def cabling_plan(
         PlannedDevice(
             name,
             "spine",
-            design.switch_id,
+            spine_model,
             spine_plane[i],
             int(graph.spine_pod[i]) % max(graph.pods * domains_per_plane, 1),
             -1,
@@ -584,7 +615,8 @@ def cabling_plan(
         switch_os=switch_os,
         devices=tuple(devices),
         cables=tuple(cables),
-        switch_ports=ports,
+        switch_ports=leaf_ports,
+        element_ports=spine_ports if element is not None else (),
         node_names=tuple(nodes),
         node_block=tuple(node_block),
         node_pod=tuple(node_pod),

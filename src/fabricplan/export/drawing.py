@@ -66,10 +66,11 @@ def _label(tier: str, column: int, plan: CablingPlan, count: int) -> str:
         per_pod = math.ceil(pods / MAX_COLUMNS)
         first, last = column * per_pod + 1, min((column + 1) * per_pod, pods)
         noun = "pod" if plan.design.tiers == 3 else "group"
+        spines = "fabric elements" if plan.scheduled else "spines"
         if pods == 1:
-            return f"{count} spines"
+            return f"{count} {spines}"
         unit = f"{noun} {first}" if first == last else f"{noun}s {first}-{last}"
-        return f"{unit}: {count} spines"
+        return f"{unit}: {count} {spines}"
     return f"cores: {count}"
 
 
