@@ -292,6 +292,111 @@ def test_roce_config_lints_clean_for_every_os_the_box_runs(
         assert plan.switch_ports[0] in config and plan.switch_ports[1] in config
 
 
+def _configured_ports(name: str, text: str) -> list[str]:
+    """The interfaces a generated switch config configures, in its own syntax."""
+    if name.endswith(".cfg"):
+        return [line.split()[1] for line in text.splitlines() if line.startswith("interface ")]
+    if name.endswith(".json"):
+        return list(json.loads(text)["PORT"])
+    document = yaml.safe_load(text)
+    return [port for key in document[1]["set"]["interface"] for port in key.split(",")]
+
+
+BROADCOM_ASICS = ("Tomahawk", "Jericho")
+
+
+@pytest.mark.parametrize("switch", _ethernet_switches(), ids=lambda s: s.id)
+def test_roce_config_fits_the_box_its_os_ports_and_asic_buffer(switch: SwitchSpec) -> None:
+    # For every catalog Ethernet switch: the right OS (SONiC/EOS on Broadcom, NVUE only on
+    # Spectrum, EOS on Arista), the box's own port names at the design's mode and no more ports
+    # than it has, and SONiC headroom from that ASIC (a Broadcom platform profile, sourced or
+    # marked estimate; the Spectrum formula with that Spectrum's ASIC_TABLE row), never the
+    # Spectrum-3 stand-in.
+    from fabricplan.catalog.front_panel import port_names
+    from fabricplan.lint.headroom import (
+        ASIC_BUFFER_BY_ASIC,
+        HeadroomRecord,
+        speed_scaled_headroom,
+    )
+
+    panel = front_panel(switch.id)
+    assert panel is not None and switch.asic is not None
+    broadcom = switch.asic.startswith(BROADCOM_ASICS)
+    if broadcom:
+        assert set(panel.oses) <= {"sonic", "eos"} and panel.oses[0] == "sonic"
+    else:
+        assert switch.asic.startswith("Spectrum")
+        assert panel.oses[0] == "cumulus" and set(panel.oses) <= {"cumulus", "sonic"}
+    speed = 400 if any(m.speed_gbps == 400 for m in switch.port_modes) else 100
+    valid = parse_spec(
+        {
+            "cluster": {"gpus": 512, "nic_speed_gbps": speed},
+            "fabric": {"technologies": ["roce_v2"], "switch": {"roce_v2": switch.id}},
+        }
+    )
+    design = design_fabric(valid, "roce_v2")
+    plan = cabling_plan(design, valid)
+    for os in panel.oses:
+        files = export_files(valid, "roce_v2", "roce-config", _options(os))
+        names = port_names(panel, design.radix, os)
+        assert len(names) == design.radix
+        leaf_config = next(n for n in files if n.split(".")[0].endswith("-leaf"))
+        configured = _configured_ports(leaf_config, str(files[leaf_config]))
+        leaf = design.tier("leaf")
+        assert leaf is not None
+        assert len(configured) == leaf.down_ports + leaf.up_ports <= design.radix
+        assert configured == list(names[: len(configured)])
+        if os == plan.switch_os:  # every leaf port the cut sheet cables is configured
+            cabled = {c.z_port for c in plan.cables if c.z_device == "leaf-001"}
+            assert cabled <= set(configured)
+        summary = str(files["baseline.md"])
+        assert "stand in (an assumption" not in summary
+        if os != "sonic":
+            continue
+        config = json.loads(str(files[leaf_config]))
+        xoffs = {int(p["xoff"]) for p in config.get("BUFFER_PROFILE", {}).values() if "xoff" in p}
+        assert xoffs, switch.id
+        if broadcom:  # the platform's own profile, or the nearest speed's scaled by speed
+            listed = {p.speed_gbps for p in panel.sonic_pg_profiles}
+            assert listed, switch.id
+            nearest = min(listed, key=lambda s: abs(s - speed))
+            expected = {
+                speed_scaled_headroom(HeadroomRecord(0, p.xoff_bytes, 0), nearest, speed).xoff_bytes
+                for p in panel.sonic_pg_profiles
+                if p.speed_gbps == nearest
+            }
+            assert xoffs <= expected, (switch.id, xoffs, expected)
+            basis = [p.basis for p in panel.sonic_pg_profiles]
+            headroom = summary.split("SONiC platform profiles:")[1]
+            assert ("estimate" in headroom) == ("estimate" in basis or nearest != speed)
+        else:
+            assert ASIC_BUFFER_BY_ASIC[switch.asic].name in summary
+
+
+def test_a_broadcom_port_at_a_speed_its_platform_file_lacks_scales_that_profile(
+    tmp_path: Path,
+) -> None:
+    # The Tomahawk 5 platform file lists 400G only; 800G ports take its xoff x 2 (bytes in
+    # flight at twice the rate), say so as an estimate, and still lint clean.
+    valid = parse_spec(
+        {
+            "cluster": {"gpus": 512, "nic_speed_gbps": 800},
+            "fabric": {"technologies": ["roce_v2"], "switch": {"roce_v2": "ufispace-s9321-64e"}},
+        }
+    )
+    files = export_files(valid, "roce_v2", "roce-config", _options("sonic"))
+    config = json.loads(str(files["sonic-leaf.json"]))
+    xoffs = {int(p["xoff"]) for p in config["BUFFER_PROFILE"].values() if "xoff" in p}
+    assert xoffs == {2 * 612_140}
+    assert "800G: estimate, the 400G profile scaled by speed" in str(files["baseline.md"])
+    paths = []
+    for name, text in files.items():
+        if name.endswith(".json") or name == "host-nic-expected.txt":
+            paths.append(tmp_path / name)
+            paths[-1].write_text(str(text))
+    assert not lint_files(paths, "auto").findings
+
+
 def _options(os: str) -> object:
     from fabricplan.export.formats import ExportOptions
 

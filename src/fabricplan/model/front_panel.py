@@ -75,6 +75,12 @@ class FrontPanelSpec(Frozen):
     """The SONiC platform's own lossless profiles, where the box's ASIC has no SONiC headroom
     formula (Broadcom); empty otherwise."""
     note: str = ""
+    sonic_platform: str = ""
+    """The box's SONiC platform name (``DEVICE_METADATA.platform``), where a source names it."""
+    sonic_pool_bytes: int = Field(default=0, ge=0)
+    """The SONiC ingress lossless pool of the platform, for a box whose switch entry has no
+    buffer figure (0: use the switch's ``buffer_bytes``); ``sonic_pool_basis`` says whence."""
+    sonic_pool_basis: str = ""
     fabric_cages: int = Field(default=0, ge=0)
     """Cages of a scheduled-fabric leaf that carry cells to the fabric elements, numbered after
     the host cages (``cages + 1`` ...) and named by the same templates; 0 on other boxes."""
