@@ -54,6 +54,15 @@ GOLDEN: list[tuple[str, dict[str, Any], dict[str, Any]]] = [
     ),
     ("roce-single-switch", {"gpus": 64}, {"technologies": ["roce_v2"]}),
     (
+        "ib-fat-tree-free-spine-ports",
+        {"gpus": 384},
+        {
+            "technologies": ["infiniband"],
+            "topology": "fat_tree",
+            "switch": {"infiniband": "qm9700"},
+        },
+    ),
+    (
         "roce-per-rail-spines",
         {"gpus": 8192},
         {"technologies": ["roce_v2"], "tiers": 2, "switch": {"roce_v2": "ufispace-s9321-64e"}},

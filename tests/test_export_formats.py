@@ -19,7 +19,7 @@ from fabricplan.catalog.front_panel import front_panel
 from fabricplan.catalog.loader import load_catalog
 from fabricplan.cli.app import create_app
 from fabricplan.errors import InputFileError
-from fabricplan.export.cabling import CablingPlan, cabling_plan
+from fabricplan.export.cabling import CablingPlan, PlannedCable, cabling_plan
 from fabricplan.export.cutsheet import CUTSHEET_COLUMNS, SheetLink, cutsheet_csv, read_cutsheet
 from fabricplan.export.formats import export_files
 from fabricplan.export.infiniband import ibnetdiscover_text, read_ibnetdiscover
@@ -770,3 +770,99 @@ def test_cloudai_sol_is_a_cloudai_test_scenario_with_the_predicted_busbw() -> No
         mine = [r for r in rows if f"Tests.{r['collective']}" == test["id"]]
         largest = max(mine, key=lambda r: int(r["size_bytes"]))
         assert test["sol"] == pytest.approx(float(largest["busbw_GBps"]), rel=1e-5)
+
+
+def _planted(plan: CablingPlan) -> tuple[CablingPlan, dict[str, object]]:
+    """The plan as built with three faults: a swapped pair of host cables (at the leaf), a
+    missing host cable, and a leaf uplink moved to a free port of another spine."""
+    import dataclasses
+
+    cables = list(plan.cables)
+    hosts = [i for i, c in enumerate(cables) if c.link_group == "node_leaf"]
+    i = hosts[3]
+    j = next(k for k in hosts if cables[k].z_device != cables[i].z_device)
+    a, b = cables[i], cables[j]
+    cables[i] = dataclasses.replace(a, z_device=b.z_device, z_port=b.z_port)
+    cables[j] = dataclasses.replace(b, z_device=a.z_device, z_port=a.z_port)
+    free = _free_spine_port(plan)
+    assert free is not None, "the fabric needs a free spine port for this fault"
+    k = next(
+        n for n, c in enumerate(cables) if c.link_group == "leaf_spine" and c.z_device != free[0]
+    )
+    moved = cables[k]
+    cables[k] = dataclasses.replace(moved, z_device=free[0], z_port=free[1])
+    missing = cables.pop(hosts[100])
+    return dataclasses.replace(plan, cables=tuple(cables)), {
+        "missing": missing,
+        "moved": moved,
+        "free": free,
+    }
+
+
+def _observed_files(plan: CablingPlan, fmt: str, nic_model: str) -> dict[str, str]:
+    """What the built fabric reports, written in one observed format (files by name)."""
+    if fmt == "ibnetdiscover":
+        return {"fabric.ibnetdiscover": ibnetdiscover_text(plan, nic_model)}
+    if fmt == "csv":
+        rows = ["local_device,local_port,remote_device,remote_port"]
+        rows += [f"{c.z_device},{c.z_port},{c.a_device},{c.a_port}" for c in plan.cables]
+        return {"neighbours.csv": "\n".join(rows) + "\n"}
+    if fmt == "sonic":
+        return {f"{switch}.txt": text for switch, text in _lldp_tables(plan).items()}
+    tables: dict[str, dict[str, object]] = {}
+    for c in plan.cables:
+        ends = [(c.z_device, c.z_port, c.a_device, c.a_port)]
+        if c.link_group not in ("node_leaf", "management"):
+            ends.append((c.a_device, c.a_port, c.z_device, c.z_port))
+        for device, port, peer, peer_port in ends:
+            tables.setdefault(device, {})[port] = {
+                "lldp": {
+                    "neighbor": {
+                        peer: {"chassis": {"system-name": peer}, "port": {"name": peer_port}}
+                    }
+                }
+            }
+    return {f"{switch}.json": json.dumps(table) for switch, table in tables.items()}
+
+
+@pytest.mark.parametrize(
+    ("fmt", "name"),
+    [
+        ("ibnetdiscover", "ib-fat-tree-free-spine-ports"),
+        ("sonic", "roce-fat-tree-free-spine-ports"),
+        ("nvue", "roce-fat-tree-free-spine-ports"),
+        ("csv", "roce-fat-tree-free-spine-ports"),
+    ],
+)
+def test_verify_cabling_round_trip_and_planted_faults_in_every_observed_format(
+    fmt: str, name: str, tmp_path: Path
+) -> None:
+    # The plan written in each format verify-cabling reads: no difference (exit 0); with a
+    # swapped pair, a missing link and a link to the wrong spine each found once (exit 1).
+    valid, plan = plan_of(name)
+    sheet = tmp_path / "plan.csv"
+    sheet.write_text(cutsheet_csv(plan))
+    nic = valid.nics[plan.design.technology].id
+    built, fault = _planted(plan)
+    for label, fabric, code in (("clean", plan, 0), ("faulty", built, 1)):
+        folder = tmp_path / label
+        folder.mkdir()
+        paths = []
+        for file_name, text in _observed_files(fabric, fmt, nic).items():
+            (folder / file_name).write_text(text)
+            paths.append(str(folder / file_name))
+        result = runner.invoke(app, ["verify-cabling", str(sheet), *paths])
+        assert result.exit_code == code, result.output[-800:]
+    assert result.output.count("swapped:") == 1
+    assert result.output.count("missing:") == 1
+    assert result.output.count("miswired:") == 1
+    assert "extra:" not in result.output
+    missing, moved, free = fault["missing"], fault["moved"], fault["free"]
+    assert isinstance(missing, PlannedCable) and isinstance(moved, PlannedCable)
+    assert isinstance(free, tuple)
+    lines = result.output.splitlines()
+    missing_line = next(line for line in lines if line.startswith("missing:"))
+    assert f"{missing.a_device}:{missing.a_port}" in missing_line
+    miswired_line = next(line for line in lines if line.startswith("miswired:"))
+    assert moved.z_device in miswired_line and free[0] in miswired_line
+    assert "by switch:" in result.output
