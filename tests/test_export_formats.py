@@ -866,3 +866,58 @@ def test_verify_cabling_round_trip_and_planted_faults_in_every_observed_format(
     miswired_line = next(line for line in lines if line.startswith("miswired:"))
     assert moved.z_device in miswired_line and free[0] in miswired_line
     assert "by switch:" in result.output
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_export_of_every_golden_design_agrees_with_its_counts(name: str) -> None:
+    # Each file format, written for the design's plan, counts what the design counts: devices,
+    # links (one row or bundle share per cable), nodes once in the scheduler files, and only
+    # the box's own port names.
+    from fabricplan.analytic.cost import fabric_cost
+    from fabricplan.export.drawing import fabric_svg
+    from fabricplan.export.infiniband import cvt_rows
+    from fabricplan.export.inventory import bom_csv, netbox_files
+    from fabricplan.export.scheduler import k8s_labels, slurm_topology_conf, slurm_topology_yaml
+
+    valid, plan = plan_of(name)
+    design = plan.design
+    links = sum(design.links.values())
+    assert len(plan.cables) == links
+    nodes = [d.name for d in plan.devices_of("node")]
+    infiniband = valid.technologies[design.technology].scope == "ib_subnet"
+    # NetBox: one device row per device, two interfaces and one cable per link, box port names.
+    files = netbox_files(valid, plan, "site")
+    assert len(_csv(files["netbox-devices.csv"])) - 1 == len(plan.devices)
+    assert len(_csv(files["netbox-cables.csv"])) - 1 == links
+    interfaces = _csv(files["netbox-interfaces.csv"])[1:]
+    assert len(interfaces) == 2 * links
+    devices = {d.name: d for d in plan.devices}
+    for device, port, *_ in interfaces:
+        if devices[device].role in ("leaf", "spine", "core"):
+            assert port in plan.ports_of(devices[device]), (device, port)
+    # BOM: the design's lines, in order.
+    bom = _csv(bom_csv(valid, plan, fabric_cost(valid, design)))[1:-1]
+    assert [(r[0], int(r[4])) for r in bom] == [(b.item, b.quantity) for b in design.bom]
+    # Slurm tree and block, Kubernetes labels: every node exactly once.
+    tree = read_topology_conf(slurm_topology_conf(plan))
+    listed = Counter(n for kind, names in tree.values() if kind == "nodes" for n in names)
+    assert sorted(listed) == sorted(nodes) and set(listed.values()) == {1}
+    block = yaml.safe_load(slurm_topology_yaml(plan))[1]["block"]
+    in_blocks = [n for b in block["blocks"] for n in expand_hostlist(b["nodes"])]
+    assert sorted(in_blocks) == sorted(nodes)
+    assert sorted(yaml.safe_load(k8s_labels(plan))) == sorted(nodes)
+    # CVT: one row per link; SVG: its bundles hold every cable.
+    assert sum(1 for _ in cvt_rows(plan, infiniband)) - 1 == links
+    svg = fabric_svg(plan)
+    assert f"{links} cables" in svg
+    bundled = sum(int(x.split('"')[1]) for x in svg.split("data-cables=")[1:])
+    assert bundled == sum(1 for c in plan.cables if c.plane == 0)  # plane 0 is drawn
+    # InfiniBand: the expected topology parses back to every link; Ethernet: a /31 per routed
+    # link (a scheduled fabric routes only its host links).
+    if infiniband:
+        text = ibnetdiscover_text(plan, valid.nics[design.technology].id)
+        assert len(read_ibnetdiscover(text, "expected.ibnetdiscover")) == links
+    else:
+        routed = [c for c in plan.cables if not (plan.scheduled and c.link_group == "leaf_spine")]
+        p2p = [r for r in ip_plan_rows(plan)[1:] if r[0] == "p2p"]
+        assert len(p2p) == 2 * len(routed)
