@@ -52,7 +52,9 @@ def _csv(text: str) -> list[list[str]]:
 def test_cutsheet_round_trip_has_no_differences(name: str) -> None:
     _, plan = plan_of(name)
     text = cutsheet_csv(plan)
-    assert text.splitlines()[0].startswith(",".join(CUTSHEET_COLUMNS) + ",")
+    header = "a_device,a_port,z_device,z_port,link_group,speed_gbps,part,reach_class,length_m"
+    assert ",".join(CUTSHEET_COLUMNS) == header  # the header, exactly
+    assert text.splitlines()[0].startswith(header + ",")
     sheet = read_cutsheet(text, "plan.csv")
     assert len(sheet) == len(plan.cables)
     observation = read_observation(text, "built.csv")
@@ -424,6 +426,18 @@ def test_k8s_labels_and_targets_and_svg() -> None:
     assert len(labels) == design.nodes
     first = labels["node-0001"]
     assert set(first) == {f"network.topology.nvidia.com/{k}" for k in ("leaf", "spine", "core")}
+    from fabricplan.export.formats import ExportOptions
+
+    mine = export_files(
+        valid, "infiniband", "k8s-labels", ExportOptions(label_prefix="net.example.org")
+    )
+    relabelled = yaml.safe_load(str(mine["k8s-labels.yaml"]))
+    assert set(relabelled["node-0001"]) == {
+        f"net.example.org/{k}" for k in ("leaf", "spine", "core")
+    }
+    assert [relabelled["node-0001"][f"net.example.org/{k}"] for k in ("leaf", "spine", "core")] == [
+        first[f"network.topology.nvidia.com/{k}"] for k in ("leaf", "spine", "core")
+    ]
     targets = _csv(str(export_files(valid, "infiniband", "targets")["targets.csv"]))
     header, body = targets[0], targets[1:]
     busbw, low = header.index("busbw_GBps"), header.index("busbw_low_GBps")
