@@ -171,6 +171,19 @@ def test_every_link_is_as_long_as_the_walk_between_its_named_racks(name: str) ->
     assert groups["node_leaf"] > 0
 
 
+@pytest.mark.parametrize("name", [g[0] for g in GOLDEN])
+def test_the_central_block_stands_in_a_row_of_its_own(name: str) -> None:
+    # Spines of two tiers, cores and management hosts stand in the central network block: a
+    # row that holds no node and no leaf (a node rack has no room for a spine tier).
+    _, plan = plan_of(name)
+    central = {"core", "management"} | ({"spine"} if plan.design.tiers == 2 else set())
+    if plan.design.tiers == 1:  # one switch: its management hosts share its network rack
+        return
+    rows = {d.row for d in plan.devices if d.role in central}
+    assert len(rows) == 1
+    assert not [d.name for d in plan.devices if d.role in ("node", "leaf") and d.row in rows]
+
+
 def test_management_links_each_take_their_own_leafs_run() -> None:
     # The 4-SU SuperPOD: 4 UFM links per plane land on rails 0-3 of the last SU's free slot, in
     # that SU's network rack, far from the first SU's: the runs differ from the first leaf's.

@@ -15,9 +15,10 @@ Where the switches stand (the DGX SuperPOD RAs' practice, reference catalog B.2)
   else in the rack of their middle node;
 - a single switch: a network rack in the middle of the node racks;
 - spines of a two-tier plane, cores of a three-tier plane and the management (subnet-manager)
-  hosts: a central network block, the rack nearest the middle of the hall
-  (:attr:`HallPlacement.center_rack`); runs to it are measured to that named rack; a three-tier
-  pod's aggregation switches: the pod's middle leaf rack;
+  hosts: a central network block in a row of its own in the middle of the hall (the rows after
+  it move one row back), at its middle column (:attr:`HallPlacement.center_rack`); runs to it
+  are measured to that named rack; a three-tier pod's aggregation switches: the pod's middle
+  leaf rack;
 - management ports take the node slots after the last node (:func:`management_leaf_positions`),
   so each management link runs from the central block to its own leaf's rack.
 
@@ -116,12 +117,9 @@ FloatArray = npt.NDArray[np.float64]
 class _Hall:
     """Rack positions in the hall sequence and the distances between them."""
 
-    def __init__(self, layout: LayoutSpec, racks: int, per_row: int) -> None:
+    def __init__(self, layout: LayoutSpec, per_row: int) -> None:
         self.layout = layout
-        rows = max(1, math.ceil(racks / per_row))
         self.per_row = per_row
-        self.center_row = (rows - 1) / 2
-        self.center_col = (min(racks, per_row) - 1) / 2
 
     def _run(self, d_rows: FloatArray, d_cols: FloatArray) -> FloatArray:
         lay = self.layout
@@ -220,6 +218,8 @@ class HallPlacement:
     row ``i // per_row`` at column ``i % per_row``)."""
 
     hall: _Hall
+    central: int
+    """Position of the central network block's rack (see :attr:`center_rack`)."""
     node_rack: IntArray
     """Position of every node's rack, in node order."""
     nic_leaf_rack: IntArray
@@ -235,9 +235,10 @@ class HallPlacement:
 
     @property
     def center_rack(self) -> int:
-        """The position nearest the middle of the hall: the central network block."""
-        row = math.floor(self.hall.center_row)
-        return row * self.hall.per_row + math.floor(self.hall.center_col)
+        """The central network block's rack: in a row of its own in the middle of the hall (no
+        node or leaf stands in that row), at the column nearest the middle; with one leaf, the
+        leaf's own network rack."""
+        return self.central
 
     def to_center(self, a: IntArray) -> FloatArray:
         """Runs from positions ``a`` to the central block's rack (:attr:`center_rack`)."""
@@ -303,7 +304,19 @@ def hall_placement(
     node_pos, node_leaf_pos, node_count, leaf_pos = _node_positions(
         topology, leaves, hosts_per_leaf, nodes, rails, per_rack, per_row
     )
-    hall = _Hall(layout, int(max(node_pos.max(), leaf_pos.max())) + 1, per_row)
+    hall = _Hall(layout, per_row)
+    racks = int(max(node_pos.max(), leaf_pos.max())) + 1
+    if leaves == 1:
+        central = int(leaf_pos[0])
+    else:
+        # The central block gets a row of its own in the middle of the hall: the rows from
+        # there on move one row back, so no node or leaf shares its racks.
+        rows = math.ceil(racks / per_row)
+        middle_row = rows // 2 if rows > 1 else 1
+        node_pos = node_pos + (node_pos // per_row >= middle_row) * per_row
+        node_leaf_pos = node_leaf_pos + (node_leaf_pos // per_row >= middle_row) * per_row
+        leaf_pos = leaf_pos + (leaf_pos // per_row >= middle_row) * per_row
+        central = middle_row * per_row + (min(racks, per_row) - 1) // 2
     # Racks are listed in node order, each with the nodes it holds.
     node_rack = np.repeat(node_pos, node_count)
     if topology == "rail_optimized" or leaves == 1:
@@ -311,7 +324,7 @@ def hall_placement(
     else:  # fat tree: hosts fill the leaves in order, NIC by NIC
         host = np.arange(nodes, dtype=np.int64)[:, None] * rails + np.arange(rails)[None, :]
         nic_leaf = leaf_pos[np.minimum(host // hosts_per_leaf, leaves - 1)]
-    return HallPlacement(hall, node_rack, nic_leaf, leaf_pos)
+    return HallPlacement(hall, central, node_rack, nic_leaf, leaf_pos)
 
 
 def rack_name(position: int, per_row: int) -> tuple[str, str]:
