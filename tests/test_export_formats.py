@@ -67,7 +67,7 @@ def _free_spine_port(plan: CablingPlan) -> tuple[str, str] | None:
         (c.a_device, c.a_port) for c in plan.cables
     }
     for device in plan.devices_of("spine"):
-        for port in plan.switch_ports:
+        for port in plan.ports_of(device):
             if (device.name, port) not in used:
                 return device.name, port
     return None
@@ -823,6 +823,17 @@ def _observed_files(plan: CablingPlan, fmt: str, nic_model: str) -> dict[str, st
         return {"neighbours.csv": "\n".join(rows) + "\n"}
     if fmt == "sonic":
         return {f"{switch}.txt": text for switch, text in _lldp_tables(plan).items()}
+    if fmt == "eos":  # show lldp neighbors | json, one file per switch
+        eos: dict[str, list[dict[str, object]]] = {}
+        for c in plan.cables:
+            ends = [(c.z_device, c.z_port, c.a_device, c.a_port)]
+            if c.link_group not in ("node_leaf", "management"):
+                ends.append((c.a_device, c.a_port, c.z_device, c.z_port))
+            for device, port, peer, peer_port in ends:
+                eos.setdefault(device, []).append(
+                    {"port": port, "neighborDevice": peer, "neighborPort": peer_port, "ttl": 120}
+                )
+        return {f"{s}.json": json.dumps({"lldpNeighbors": rows}) for s, rows in eos.items()}
     tables: dict[str, dict[str, object]] = {}
     for c in plan.cables:
         ends = [(c.z_device, c.z_port, c.a_device, c.a_port)]
@@ -846,6 +857,7 @@ def _observed_files(plan: CablingPlan, fmt: str, nic_model: str) -> dict[str, st
         ("sonic", "roce-fat-tree-free-spine-ports"),
         ("nvue", "roce-fat-tree-free-spine-ports"),
         ("csv", "roce-fat-tree-free-spine-ports"),
+        ("eos", "ddc-400g-fat-tree"),  # Arista leaves and fabric elements
     ],
 )
 def test_verify_cabling_round_trip_and_planted_faults_in_every_observed_format(
