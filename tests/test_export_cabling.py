@@ -6,6 +6,8 @@ from collections import Counter
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from fabricplan.export.cabling import CablingPlan, cabling_plan
 from fabricplan.model.fabric import FabricDesign
@@ -314,3 +316,38 @@ def test_a_scheduled_fabric_cables_fabric_cages_to_the_fabric_elements() -> None
     assert all(
         c.a_port in plan.switch_ports[36:] for c in plan.cables if c.link_group == "leaf_spine"
     )
+
+
+@settings(max_examples=25, deadline=None, derandomize=True)
+@given(
+    gpus=st.sampled_from([64, 256, 504, 1016, 2048, 4096]),
+    technology=st.sampled_from(["infiniband", "roce_v2", "ddc"]),
+    planes=st.sampled_from([1, 2, 8]),
+    topology=st.sampled_from(["rail_optimized", "fat_tree"]),
+    tiers=st.sampled_from(["auto", 3]),
+)
+def test_cut_sheet_and_bom_agree_run_by_run_over_designs(
+    gpus: int, technology: str, planes: int, topology: str, tiers: object
+) -> None:
+    # Over designs beyond the golden ones (planes, spine groups, three tiers, management ports,
+    # scheduled fabrics): every link is as long as the walk between its named racks, and per
+    # (part, length) the cut sheet counts what the design's cable runs (the BOM) count.
+    from fabricplan.errors import FabricPlanError
+
+    fabric: dict[str, Any] = {"technologies": [technology], "planes": planes, "topology": topology}
+    if tiers == 3:
+        fabric["tiers"] = 3
+    try:
+        valid = parse_spec({"cluster": {"gpus": gpus}, "fabric": fabric})
+        design = design_fabric(valid, technology)  # type: ignore[arg-type]
+    except FabricPlanError:
+        return  # not a buildable design (e.g. a DDC of three stages): nothing to cable
+    plan = cabling_plan(design, valid)
+    where = {d.name: _hall_index(d.row, d.rack) for d in plan.devices}
+    for cable in plan.cables:
+        walk = _walk_m(where[cable.a_device], where[cable.z_device])
+        assert cable.length_m == pytest.approx(_orderable_m(walk)), cable
+    runs: Counter[tuple[str, str, float]] = Counter()
+    for run in design.cable_runs:
+        runs[(run.group, run.cable_id, run.length_m)] += run.count
+    assert Counter((c.link_group, c.part, c.length_m) for c in plan.cables) == runs
