@@ -12,11 +12,17 @@ management links the graph does not model, and names every end:
   host slots first (slot ``s`` on port ``s``), then its uplinks; a spine its downlinks
   (leaf slot ``l``, parallel link ``p`` on port ``l * parallel + p``), then its uplinks; a core
   its downlinks by pod;
-- host ports: ``nic0`` ... in the node's NIC order (NIC ``j`` is plane ``j % P``, rail ``j // P``).
+- host ports: ``nic0`` ... in the node's NIC order (NIC ``j`` is plane ``j % P``, rail ``j // P``);
+- a scheduled (DDC) fabric: a leaf's host ports, then its fabric ports on its fabric cages
+  (:func:`fabricplan.catalog.front_panel.fabric_port_names`), cabled to the fabric elements
+  (the spines), which take their own box's names (:attr:`CablingPlan.element_ports`).
 
 The cable and length of each link come from the design's cable runs (``FabricDesign.cable_runs``:
-per group, orderable length and cable, the lines the bill of materials counts); links of a group
-take its runs in order (a design without runs gives each link its group's cable and reach).
+per group, orderable length and cable, the lines the bill of materials counts): each link takes a
+run of its own walked length between the racks the layout names
+(:mod:`fabricplan.topology.layout`), so per part and length the cut sheet counts what the BOM
+counts; with ``fabric.cable_reach`` set (one length a group) or no runs, links take their
+group's runs in order.
 
 >>> from fabricplan.spec import parse_spec
 >>> from fabricplan.topology.designer import design_fabric
