@@ -475,7 +475,7 @@ def cabling_plan(
     placed = _management_hosts(design, graph, management)
     at = np.tile(
         management_leaf_positions(
-            where.placement,
+            where.placement.leaf_rack,
             design.topology,
             graph.tiers,
             graph.nodes,

@@ -132,6 +132,32 @@ class _Hall:
         length = self._run(rows, cols)
         return np.where(a == b, self.layout.in_rack_m, length)
 
+    def binned_between(
+        self, a: IntArray, b: IntArray, weights: IntArray
+    ) -> list[tuple[float, int]]:
+        """``_binned(self.between(a, b), weights)`` without measuring every run: neighbouring
+        runs between the same two racks (the nodes of a rack, the NICs of a node) are merged
+        first, and a run's length depends only on its row and column distance, so the weights
+        are summed per distance (one ``bincount``) and only the distances that occur are
+        measured and rounded. Speed only: the result is the same list."""
+        a, b, w = (x.ravel() for x in np.broadcast_arrays(a, b, weights))
+        if a.size == 0:
+            return []
+        starts = np.flatnonzero(np.r_[True, (a[1:] != a[:-1]) | (b[1:] != b[:-1])])
+        a, b = a[starts], b[starts]
+        run_weights = np.add.reduceat(w.astype(np.float64), starts)
+        a_row, a_col = np.divmod(a, self.per_row)
+        b_row, b_col = np.divmod(b, self.per_row)
+        key = np.abs(a_row - b_row) * self.per_row + np.abs(a_col - b_col)  # 0: same rack
+        totals = np.bincount(key, weights=run_weights)
+        present = np.flatnonzero(totals)
+        lengths = self._run(
+            (present // self.per_row).astype(np.float64),
+            (present % self.per_row).astype(np.float64),
+        )
+        lengths = np.where(present == 0, self.layout.in_rack_m, lengths)
+        return _binned(lengths, totals[present])
+
 
 def orderable_lengths_m(lengths_m: FloatArray) -> FloatArray:
     """:func:`orderable_length_m` of every element (vectorised)."""
@@ -141,7 +167,7 @@ def orderable_lengths_m(lengths_m: FloatArray) -> FloatArray:
     return np.asarray(out, dtype=np.float64)
 
 
-def _binned(lengths: FloatArray, weights: IntArray) -> list[tuple[float, int]]:
+def _binned(lengths: FloatArray, weights: IntArray | FloatArray) -> list[tuple[float, int]]:
     if lengths.size == 0:
         return []
     bins, inverse = np.unique(orderable_lengths_m(lengths), return_inverse=True)
@@ -246,7 +272,7 @@ class HallPlacement:
 
 
 def management_leaf_positions(
-    placed: HallPlacement,
+    leaf_rack: IntArray,
     topology: TopologyName,
     tiers: int,
     nodes: int,
@@ -254,7 +280,8 @@ def management_leaf_positions(
     hosts_per_leaf: int,
     per_plane: int,
 ) -> IntArray:
-    """Hall position of the leaf each management port of a plane lands on, port by port.
+    """Hall position of the leaf each management port of a plane lands on, port by port
+    (``leaf_rack``: :attr:`HallPlacement.leaf_rack`).
 
     Management ports take the node slots after the last node (the DGX SuperPOD RA keeps the
     last slot of an SU for UFM): on a rail-optimized fabric port ``k`` is rail ``k % rails`` of
@@ -265,7 +292,7 @@ def management_leaf_positions(
     >>> plane = rail_optimized(32, 8, 64)                  # 31 nodes + UFM in one SU
     >>> placed = hall_placement(LayoutSpec(), "rail_optimized", plane.leaves,
     ...     plane.hosts_per_leaf, 1, 31, 8, 8)
-    >>> management_leaf_positions(placed, "rail_optimized", 2, 31, 8, 32, 4).tolist()
+    >>> management_leaf_positions(placed.leaf_rack, "rail_optimized", 2, 31, 8, 32, 4).tolist()
     [4, 4, 4, 4]
     """
     k = np.arange(per_plane, dtype=np.int64)
@@ -273,8 +300,41 @@ def management_leaf_positions(
         index = ((nodes + k // rails) // hosts_per_leaf) * rails + k % rails
     else:
         index = (nodes * rails + k) // hosts_per_leaf
-    leaves = placed.leaf_rack
-    return np.asarray(leaves[np.minimum(index, leaves.size - 1)], dtype=np.int64)
+    return np.asarray(leaf_rack[np.minimum(index, leaf_rack.size - 1)], dtype=np.int64)
+
+
+def _rack_placement(
+    layout: LayoutSpec,
+    topology: TopologyName,
+    leaves: int,
+    hosts_per_leaf: int,
+    rails: int,
+    nodes: int,
+    gpus_per_node: int,
+    rack_domain_gpus: int,
+) -> tuple[_Hall, int, IntArray, IntArray, IntArray, IntArray]:
+    """The hall, the central block's rack and :func:`_node_positions` (racks, or nodes, before
+    the node expansion), the rows after the central row moved one row back."""
+    per_rack = nodes_per_rack(layout, gpus_per_node, rack_domain_gpus)
+    node_racks = math.ceil(nodes / per_rack)
+    per_row = row_length_racks(layout, node_racks + math.ceil(leaves / rails))
+    node_pos, node_leaf_pos, node_count, leaf_pos = _node_positions(
+        topology, leaves, hosts_per_leaf, nodes, rails, per_rack, per_row
+    )
+    hall = _Hall(layout, per_row)
+    racks = int(max(node_pos.max(), leaf_pos.max())) + 1
+    if leaves == 1:
+        central = int(leaf_pos[0])
+    else:
+        # The central block gets a row of its own in the middle of the hall: the rows from
+        # there on move one row back, so no node or leaf shares its racks.
+        rows = math.ceil(racks / per_row)
+        middle_row = rows // 2 if rows > 1 else 1
+        node_pos = node_pos + (node_pos // per_row >= middle_row) * per_row
+        node_leaf_pos = node_leaf_pos + (node_leaf_pos // per_row >= middle_row) * per_row
+        leaf_pos = leaf_pos + (leaf_pos // per_row >= middle_row) * per_row
+        central = middle_row * per_row + (min(racks, per_row) - 1) // 2
+    return hall, central, node_pos, node_leaf_pos, node_count, leaf_pos
 
 
 def hall_placement(
@@ -298,25 +358,9 @@ def hall_placement(
     ([0, 0, 1, 5, 8], [4, 4])
     """
     rails = nics_per_node // planes
-    per_rack = nodes_per_rack(layout, gpus_per_node, rack_domain_gpus)
-    node_racks = math.ceil(nodes / per_rack)
-    per_row = row_length_racks(layout, node_racks + math.ceil(leaves / rails))
-    node_pos, node_leaf_pos, node_count, leaf_pos = _node_positions(
-        topology, leaves, hosts_per_leaf, nodes, rails, per_rack, per_row
+    hall, central, node_pos, node_leaf_pos, node_count, leaf_pos = _rack_placement(
+        layout, topology, leaves, hosts_per_leaf, rails, nodes, gpus_per_node, rack_domain_gpus
     )
-    hall = _Hall(layout, per_row)
-    racks = int(max(node_pos.max(), leaf_pos.max())) + 1
-    if leaves == 1:
-        central = int(leaf_pos[0])
-    else:
-        # The central block gets a row of its own in the middle of the hall: the rows from
-        # there on move one row back, so no node or leaf shares its racks.
-        rows = math.ceil(racks / per_row)
-        middle_row = rows // 2 if rows > 1 else 1
-        node_pos = node_pos + (node_pos // per_row >= middle_row) * per_row
-        node_leaf_pos = node_leaf_pos + (node_leaf_pos // per_row >= middle_row) * per_row
-        leaf_pos = leaf_pos + (leaf_pos // per_row >= middle_row) * per_row
-        central = middle_row * per_row + (min(racks, per_row) - 1) // 2
     # Racks are listed in node order, each with the nodes it holds.
     node_rack = np.repeat(node_pos, node_count)
     if topology == "rail_optimized" or leaves == 1:
@@ -392,27 +436,46 @@ def layout_runs(
             group: [(orderable_length_m(fixed_m[group]), count)] if count else []
             for group, count in counts.items()
         }
-    placed = hall_placement(
-        layout,
-        topology,
-        plane.leaves,
-        plane.hosts_per_leaf,
-        planes,
-        nodes,
-        nics_per_node,
-        gpus_per_node,
-        rack_domain_gpus,
-    )
-    hall, leaf_pos = placed.hall, placed.leaf_rack
-    center = placed.to_center
     runs: Runs = {group: [] for group in counts}
-    runs["node_leaf"] = _binned(
-        hall.between(placed.node_rack[:, None], placed.nic_leaf_rack),
-        np.full(placed.nic_leaf_rack.shape, planes, dtype=np.int64),
-    )
+    if topology == "rail_optimized" or plane.leaves == 1:
+        # Every NIC of a rack's nodes reaches the same leaf rack: one run length per rack.
+        rails = nics_per_node // planes
+        hall, central, node_pos, node_leaf_pos, node_count, leaf_pos = _rack_placement(
+            layout,
+            topology,
+            plane.leaves,
+            plane.hosts_per_leaf,
+            rails,
+            nodes,
+            gpus_per_node,
+            rack_domain_gpus,
+        )
+        runs["node_leaf"] = hall.binned_between(
+            node_pos, node_leaf_pos, node_count * (rails * planes)
+        )
+    else:
+        placed = hall_placement(
+            layout,
+            topology,
+            plane.leaves,
+            plane.hosts_per_leaf,
+            planes,
+            nodes,
+            nics_per_node,
+            gpus_per_node,
+            rack_domain_gpus,
+        )
+        hall, leaf_pos, central = placed.hall, placed.leaf_rack, placed.central
+        runs["node_leaf"] = hall.binned_between(
+            placed.node_rack[:, None], placed.nic_leaf_rack, np.array(planes, dtype=np.int64)
+        )
+
+    def center(a: IntArray) -> FloatArray:
+        return hall.between(a, np.full_like(a, central))
+
     if management_links:
         at = management_leaf_positions(
-            placed,
+            leaf_pos,
             topology,
             plane.tiers,
             nodes,
@@ -430,7 +493,7 @@ def layout_runs(
             pod = np.arange(plane.leaves, dtype=np.int64) // plane.leaves_per_pod
             pod_first = pod * plane.leaves_per_pod
             pod_mid = np.minimum(pod_first + plane.leaves_per_pod // 2, plane.leaves - 1)
-            runs["leaf_spine"] = _binned(hall.between(leaf_pos, leaf_pos[pod_mid]), ups)
+            runs["leaf_spine"] = hall.binned_between(leaf_pos, leaf_pos[pod_mid], ups)
             pods = np.arange(plane.pods, dtype=np.int64) * plane.leaves_per_pod
             mids = np.minimum(pods + plane.leaves_per_pod // 2, plane.leaves - 1)
             per_pod = counts["spine_core"] // plane.pods
