@@ -1,7 +1,8 @@
 """How long each export format takes, and the peak memory of the process, for a 16,384-GPU design.
 
-Two fabrics of 16,384 H100 GPUs (2,048 nodes, 8 x 400G NICs): InfiniBand on QM9700 (64-port NDR)
-and RoCEv2 on the Tomahawk-5 box at 400G. Each format runs in a fresh Python process, so that the
+Three fabrics of 16,384 H100 GPUs (2,048 nodes, 8 x 400G NICs): InfiniBand on QM9700 (64-port
+NDR), RoCEv2 on the Tomahawk-5 box at 400G, and DDC (Jericho3-AI leaves, Ramon3 fabric elements)
+in two planes. Each format runs in a fresh Python process, so that the
 peak RSS it reports is that format's alone: seconds are those of ``export_files`` from the
 validated scenario (design and expansion included); the baseline row is the process after
 imports and the spec alone. Prints a Markdown table; docs/performance.md records it.
@@ -23,6 +24,8 @@ GPUS = 16_384
 FABRICS = {
     "infiniband": {"technologies": ["infiniband"], "switch": {"infiniband": "qm9700"}},
     "roce_v2": {"technologies": ["roce_v2"], "switch": {"roce_v2": "ufispace-s9321-64e"}},
+    # A scheduled fabric: one two-stage plane reaches 9,216 host ports at 400G, so two planes.
+    "ddc": {"technologies": ["ddc"], "planes": 2},
 }
 
 CHILD = """

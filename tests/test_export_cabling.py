@@ -6,6 +6,8 @@ from collections import Counter
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from fabricplan.export.cabling import CablingPlan, cabling_plan
 from fabricplan.model.fabric import FabricDesign
@@ -54,10 +56,22 @@ GOLDEN: list[tuple[str, dict[str, Any], dict[str, Any]]] = [
     ),
     ("roce-single-switch", {"gpus": 64}, {"technologies": ["roce_v2"]}),
     (
+        "ib-fat-tree-free-spine-ports",
+        {"gpus": 384},
+        {
+            "technologies": ["infiniband"],
+            "topology": "fat_tree",
+            "switch": {"infiniband": "qm9700"},
+        },
+    ),
+    (
         "roce-per-rail-spines",
         {"gpus": 8192},
         {"technologies": ["roce_v2"], "tiers": 2, "switch": {"roce_v2": "ufispace-s9321-64e"}},
     ),
+    # Scheduled fabrics: Jericho3-AI leaves (host and fabric cages) and Ramon3 fabric elements.
+    ("ddc-400g-fat-tree", {"gpus": 4096, "nic_speed_gbps": 400}, {"technologies": ["ddc"]}),
+    ("ddc-800g", {"gpus": 1024, "nic_speed_gbps": 800}, {"technologies": ["ddc"]}),
 ]
 
 
@@ -92,10 +106,16 @@ def test_plan_agrees_with_the_design(name: str) -> None:
     used = Counter(role[device] for device, _ in ends)
     for tier in design.tier_designs:
         assert used[tier.name] == tier.ports_used, tier.name
-    # Every switch port name is a front-panel name of the box.
-    switch_ports = {port for device, port in ends if role[device] in ("leaf", "spine", "core")}
-    assert switch_ports <= set(plan.switch_ports)
-    assert len(plan.switch_ports) == design.radix
+    # Every switch port name is a front-panel name of its box (a scheduled fabric's leaves:
+    # host then fabric cages; its spines are the fabric elements' ports).
+    devices = {d.name: d for d in plan.devices}
+    for device, port in ends:
+        if role[device] in ("leaf", "spine", "core"):
+            assert port in plan.ports_of(devices[device]), (device, port)
+    leaf = design.tier("leaf")
+    assert leaf is not None
+    assert len(plan.switch_ports) == (leaf.radix if plan.scheduled else design.radix)
+    assert plan.scheduled == bool(valid.technologies[design.technology].fabric_element_asics)
     # Devices per role equal the design's switches.
     roles = Counter(d.role for d in plan.devices)
     assert roles["node"] == design.nodes
@@ -132,17 +152,57 @@ def _walk_m(a: tuple[int, int], z: tuple[int, int]) -> float:
     return abs(a[0] - z[0]) * 2.4 + abs(a[1] - z[1]) * 0.6 + 3.0 + 1.0
 
 
+def _orderable_m(walk_m: float) -> float:
+    """Orderable steps: 0.5 m up to 5 m, 1 m up to 30 m, 5 m up to 100 m, then 10 m
+    (topology.layout.LENGTH_STEPS_M)."""
+    step = 0.5 if walk_m <= 5 else 1.0 if walk_m <= 30 else 5.0 if walk_m <= 100 else 10.0
+    return float(-(-round(walk_m / step, 6) // 1) * step)
+
+
 @pytest.mark.parametrize("name", [g[0] for g in GOLDEN])
-def test_every_host_link_is_as_long_as_the_walk_between_its_racks(name: str) -> None:
+def test_every_link_is_as_long_as_the_walk_between_its_named_racks(name: str) -> None:
+    # Every group: node-leaf, management (central block to its own leaf), leaf-spine and
+    # spine-core (to the rack the layout names for the central block, not the hall's middle).
     _, plan = plan_of(name)
     where = {d.name: _hall_index(d.row, d.rack) for d in plan.devices}
+    groups = Counter()
     for cable in plan.cables:
-        if cable.link_group != "node_leaf":
-            continue
         walk = _walk_m(where[cable.a_device], where[cable.z_device])
-        # Orderable steps are 0.5 m up to 5 m, then 1 m (topology.layout.LENGTH_STEPS_M).
-        step = 0.5 if walk <= 5 else 1.0
-        assert cable.length_m == pytest.approx(-(-round(walk / step, 6) // 1) * step), cable
+        assert cable.length_m == pytest.approx(_orderable_m(walk)), cable
+        groups[cable.link_group] += 1
+    assert groups["node_leaf"] > 0
+
+
+@pytest.mark.parametrize("name", [g[0] for g in GOLDEN])
+def test_the_central_block_stands_in_a_row_of_its_own(name: str) -> None:
+    # Spines of two tiers, cores and management hosts stand in the central network block: a
+    # row that holds no node and no leaf (a node rack has no room for a spine tier).
+    _, plan = plan_of(name)
+    central = {"core", "management"} | ({"spine"} if plan.design.tiers == 2 else set())
+    if plan.design.tiers == 1:  # one switch: its management hosts share its network rack
+        return
+    rows = {d.row for d in plan.devices if d.role in central}
+    assert len(rows) == 1
+    assert not [d.name for d in plan.devices if d.role in ("node", "leaf") and d.row in rows]
+
+
+def test_management_links_each_take_their_own_leafs_run() -> None:
+    # The 4-SU SuperPOD: 4 UFM links per plane land on rails 0-3 of the last SU's free slot, in
+    # that SU's network rack, far from the first SU's: the runs differ from the first leaf's.
+    _, plan = plan_of("h100-superpod-4su")
+    where = {d.name: _hall_index(d.row, d.rack) for d in plan.devices}
+    management = [c for c in plan.cables if c.link_group == "management"]
+    assert len(management) == 4
+    first_leaf = where["leaf-001"]
+    central = where[management[0].a_device]
+    for cable in management:
+        assert where[cable.z_device] != first_leaf
+        assert cable.length_m == _orderable_m(_walk_m(central, where[cable.z_device]))
+    bom = Counter()
+    for run in plan.design.cable_runs:
+        if run.group == "management":
+            bom[(run.cable_id, run.length_m)] += run.count
+    assert Counter((c.part, c.length_m) for c in management) == bom
 
 
 def test_a_rail_leaf_stands_in_its_units_network_rack() -> None:
@@ -214,7 +274,7 @@ def test_ports_per_switch(name: str) -> None:
         tier = design.tier(device.role) if device.role in ("leaf", "spine", "core") else None
         if tier is None:
             continue
-        assert uplinks[device.name] + downlinks[device.name] <= design.radix
+        assert uplinks[device.name] + downlinks[device.name] <= tier.radix
         assert uplinks[device.name] == (tier.up_ports if design.tiers > 1 else 0), device.name
         assert downlinks[device.name] <= tier.down_ports or device.role == "leaf"
         if device.role == "leaf":  # host slots: at most the leaf's host ports
@@ -233,3 +293,61 @@ def test_every_catalog_switch_has_a_front_panel_for_every_port_mode() -> None:
             for os in panel.oses:
                 names = port_names(panel, mode.ports, os)
                 assert len(names) == len(set(names)) == mode.ports, (switch.id, mode, os)
+
+
+def test_a_scheduled_fabric_cables_fabric_cages_to_the_fabric_elements() -> None:
+    # 4,096 GPUs at 400G on the 7700R4C-38PE: 36 host ports on cages 1-18 (2 x 400G), 40
+    # fabric ports on cages 19-38; each leaf reaches every 7720R4-128PE element with 40/F links.
+    valid, plan = plan_of("ddc-400g-fat-tree")
+    element = valid.fabric_elements["ddc"]
+    spines = plan.devices_of("spine")
+    assert {d.model for d in spines} == {element.id}
+    assert {d.model for d in plan.devices_of("leaf")} == {"arista-7700r4c-38pe"}
+    assert plan.switch_ports[:2] == ("Ethernet1/1", "Ethernet1/5")
+    assert plan.switch_ports[36:38] == ("Ethernet19/1", "Ethernet19/5")
+    assert plan.switch_ports[-1] == "Ethernet38/5"
+    assert len(plan.element_ports) == 256 and plan.element_ports[-1] == "Ethernet128/5"
+    per_pair = Counter(
+        (c.a_device, c.z_device) for c in plan.cables if c.link_group == "leaf_spine"
+    )
+    leaves = len(plan.devices_of("leaf"))
+    assert len(per_pair) == leaves * len(spines)  # every leaf reaches every element
+    assert set(per_pair.values()) == {40 // len(spines)}
+    assert all(
+        c.a_port in plan.switch_ports[36:] for c in plan.cables if c.link_group == "leaf_spine"
+    )
+
+
+@settings(max_examples=25, deadline=None, derandomize=True)
+@given(
+    gpus=st.sampled_from([64, 256, 504, 1016, 2048, 4096]),
+    technology=st.sampled_from(["infiniband", "roce_v2", "ddc"]),
+    planes=st.sampled_from([1, 2, 8]),
+    topology=st.sampled_from(["rail_optimized", "fat_tree"]),
+    tiers=st.sampled_from(["auto", 3]),
+)
+def test_cut_sheet_and_bom_agree_run_by_run_over_designs(
+    gpus: int, technology: str, planes: int, topology: str, tiers: object
+) -> None:
+    # Over designs beyond the golden ones (planes, spine groups, three tiers, management ports,
+    # scheduled fabrics): every link is as long as the walk between its named racks, and per
+    # (part, length) the cut sheet counts what the design's cable runs (the BOM) count.
+    from fabricplan.errors import FabricPlanError
+
+    fabric: dict[str, Any] = {"technologies": [technology], "planes": planes, "topology": topology}
+    if tiers == 3:
+        fabric["tiers"] = 3
+    try:
+        valid = parse_spec({"cluster": {"gpus": gpus}, "fabric": fabric})
+        design = design_fabric(valid, technology)  # type: ignore[arg-type]
+    except FabricPlanError:
+        return  # not a buildable design (e.g. a DDC of three stages): nothing to cable
+    plan = cabling_plan(design, valid)
+    where = {d.name: _hall_index(d.row, d.rack) for d in plan.devices}
+    for cable in plan.cables:
+        walk = _walk_m(where[cable.a_device], where[cable.z_device])
+        assert cable.length_m == pytest.approx(_orderable_m(walk)), cable
+    runs: Counter[tuple[str, str, float]] = Counter()
+    for run in design.cable_runs:
+        runs[(run.group, run.cable_id, run.length_m)] += run.count
+    assert Counter((c.link_group, c.part, c.length_m) for c in plan.cables) == runs

@@ -19,7 +19,7 @@ from fabricplan.catalog.front_panel import front_panel
 from fabricplan.catalog.loader import load_catalog
 from fabricplan.cli.app import create_app
 from fabricplan.errors import InputFileError
-from fabricplan.export.cabling import CablingPlan, cabling_plan
+from fabricplan.export.cabling import CablingPlan, PlannedCable, cabling_plan
 from fabricplan.export.cutsheet import CUTSHEET_COLUMNS, SheetLink, cutsheet_csv, read_cutsheet
 from fabricplan.export.formats import export_files
 from fabricplan.export.infiniband import ibnetdiscover_text, read_ibnetdiscover
@@ -52,7 +52,9 @@ def _csv(text: str) -> list[list[str]]:
 def test_cutsheet_round_trip_has_no_differences(name: str) -> None:
     _, plan = plan_of(name)
     text = cutsheet_csv(plan)
-    assert text.splitlines()[0].startswith(",".join(CUTSHEET_COLUMNS) + ",")
+    header = "a_device,a_port,z_device,z_port,link_group,speed_gbps,part,reach_class,length_m"
+    assert ",".join(CUTSHEET_COLUMNS) == header  # the issue's header, exactly
+    assert text.splitlines()[0].startswith(header + ",")
     sheet = read_cutsheet(text, "plan.csv")
     assert len(sheet) == len(plan.cables)
     observation = read_observation(text, "built.csv")
@@ -65,7 +67,7 @@ def _free_spine_port(plan: CablingPlan) -> tuple[str, str] | None:
         (c.a_device, c.a_port) for c in plan.cables
     }
     for device in plan.devices_of("spine"):
-        for port in plan.switch_ports:
+        for port in plan.ports_of(device):
             if (device.name, port) not in used:
                 return device.name, port
     return None
@@ -173,7 +175,7 @@ def test_netbox_csvs_have_the_documented_columns_and_agree() -> None:
     assert len(interfaces) - 1 == 2 * len(plan.cables)
 
 
-@pytest.mark.parametrize("name", ["h100-superpod-4su", "roce-th5-400g"])
+@pytest.mark.parametrize("name", ["h100-superpod-4su", "roce-th5-400g", "ddc-400g-fat-tree"])
 def test_bom_csv_agrees_with_the_design_and_the_cost(name: str) -> None:
     from fabricplan.analytic.cost import fabric_cost
 
@@ -185,9 +187,11 @@ def test_bom_csv_agrees_with_the_design_and_the_cost(name: str) -> None:
     assert float(rows[-1][6]) == pytest.approx(capex, abs=0.01)
     assert sum(float(r[6]) for r in body) == pytest.approx(capex, abs=1)
     switch_rows = [r for r in body if r[1] == "switch"]
-    panel = front_panel(design.switch_id)
-    assert panel is not None
-    assert {r[3] for r in switch_rows} == {panel.part_number}
+    for row in switch_rows:  # each switch line (a DDC's leaves and elements) its own part
+        panel = front_panel(row[0])
+        assert panel is not None
+        assert row[3] == panel.part_number
+    assert {r[0] for r in switch_rows} >= {design.switch_id}
 
 
 def test_ip_plan_gives_a_31_per_link_and_rfc7938_asns() -> None:
@@ -206,6 +210,48 @@ def test_ip_plan_gives_a_31_per_link_and_rfc7938_asns() -> None:
     assert min(asn.values()) == PRIVATE_ASN_FIRST
     bgp = [r for r in p2p if r[9] == "yes"]
     assert len(bgp) == 2 * sum(1 for c in plan.cables if c.link_group == "leaf_spine")
+
+
+def test_a_scheduled_fabric_routes_as_one_system() -> None:
+    # DDC: /31s on host links only (leaf-element links carry cells), a loopback per leaf, one
+    # ASN for the plane's leaves, nothing on a fabric element, no BGP inside the fabric.
+    _, plan = plan_of("ddc-400g-fat-tree")
+    rows = ip_plan_rows(plan)[1:]
+    p2p = [r for r in rows if r[0] == "p2p"]
+    hosts = [c for c in plan.cables if c.link_group == "node_leaf"]
+    assert len(p2p) == 2 * len(hosts) < 2 * len(plan.cables)
+    spines = {d.name for d in plan.devices_of("spine")}
+    assert not any(r[1] in spines or r[4] in spines for r in rows)
+    loopbacks = [r for r in rows if r[0] == "loopback"]
+    assert {r[1] for r in loopbacks} == {d.name for d in plan.devices_of("leaf")}
+    assert len({r[7] for r in loopbacks}) == 1
+    assert all(r[9] == "no" for r in rows)
+    addresses = [r[3] for r in rows]
+    assert len(addresses) == len(set(addresses))
+
+
+def test_every_format_that_applies_to_a_scheduled_fabric_exports() -> None:
+    from fabricplan.export.formats import EXPORT_FORMATS
+
+    valid, plan = plan_of("ddc-800g")
+    refused = {}
+    for fmt in EXPORT_FORMATS:
+        try:
+            files = export_files(valid, "ddc", fmt)
+        except InputFileError as error:
+            refused[fmt] = error
+            continue
+        assert files and all(files.values()), fmt
+    # ibnetdiscover is InfiniBand's; roce-config is PFC, which a credit-scheduled fabric lacks.
+    assert set(refused) == {"ibnetdiscover", "roce-config"}
+    assert {e.code for e in refused.values()} == {"FP1203"}
+    assert "credit" in str(refused["roce-config"])
+    devices = _csv(str(export_files(valid, "ddc", "netbox")["netbox-devices.csv"]))
+    models = {row[1]: row[3] for row in devices[1:]}
+    assert models["spine"] == valid.fabric_elements["ddc"].name
+    assert models["leaf"] == valid.switches["ddc"].name
+    sheet = read_cutsheet(str(export_files(valid, "ddc", "cutsheet")["cutsheet.csv"]), "p.csv")
+    assert len(sheet) == len(plan.cables)
 
 
 def _ethernet_switches() -> list[SwitchSpec]:
@@ -248,6 +294,111 @@ def test_roce_config_lints_clean_for_every_os_the_box_runs(
         assert plan.switch_ports[0] in config and plan.switch_ports[1] in config
 
 
+def _configured_ports(name: str, text: str) -> list[str]:
+    """The interfaces a generated switch config configures, in its own syntax."""
+    if name.endswith(".cfg"):
+        return [line.split()[1] for line in text.splitlines() if line.startswith("interface ")]
+    if name.endswith(".json"):
+        return list(json.loads(text)["PORT"])
+    document = yaml.safe_load(text)
+    return [port for key in document[1]["set"]["interface"] for port in key.split(",")]
+
+
+BROADCOM_ASICS = ("Tomahawk", "Jericho")
+
+
+@pytest.mark.parametrize("switch", _ethernet_switches(), ids=lambda s: s.id)
+def test_roce_config_fits_the_box_its_os_ports_and_asic_buffer(switch: SwitchSpec) -> None:
+    # For every catalog Ethernet switch: the right OS (SONiC/EOS on Broadcom, NVUE only on
+    # Spectrum, EOS on Arista), the box's own port names at the design's mode and no more ports
+    # than it has, and SONiC headroom from that ASIC (a Broadcom platform profile, sourced or
+    # marked estimate; the Spectrum formula with that Spectrum's ASIC_TABLE row), never the
+    # Spectrum-3 stand-in.
+    from fabricplan.catalog.front_panel import port_names
+    from fabricplan.lint.headroom import (
+        ASIC_BUFFER_BY_ASIC,
+        HeadroomRecord,
+        speed_scaled_headroom,
+    )
+
+    panel = front_panel(switch.id)
+    assert panel is not None and switch.asic is not None
+    broadcom = switch.asic.startswith(BROADCOM_ASICS)
+    if broadcom:
+        assert set(panel.oses) <= {"sonic", "eos"} and panel.oses[0] == "sonic"
+    else:
+        assert switch.asic.startswith("Spectrum")
+        assert panel.oses[0] == "cumulus" and set(panel.oses) <= {"cumulus", "sonic"}
+    speed = 400 if any(m.speed_gbps == 400 for m in switch.port_modes) else 100
+    valid = parse_spec(
+        {
+            "cluster": {"gpus": 512, "nic_speed_gbps": speed},
+            "fabric": {"technologies": ["roce_v2"], "switch": {"roce_v2": switch.id}},
+        }
+    )
+    design = design_fabric(valid, "roce_v2")
+    plan = cabling_plan(design, valid)
+    for os in panel.oses:
+        files = export_files(valid, "roce_v2", "roce-config", _options(os))
+        names = port_names(panel, design.radix, os)
+        assert len(names) == design.radix
+        leaf_config = next(n for n in files if n.split(".")[0].endswith("-leaf"))
+        configured = _configured_ports(leaf_config, str(files[leaf_config]))
+        leaf = design.tier("leaf")
+        assert leaf is not None
+        assert len(configured) == leaf.down_ports + leaf.up_ports <= design.radix
+        assert configured == list(names[: len(configured)])
+        if os == plan.switch_os:  # every leaf port the cut sheet cables is configured
+            cabled = {c.z_port for c in plan.cables if c.z_device == "leaf-001"}
+            assert cabled <= set(configured)
+        summary = str(files["baseline.md"])
+        assert "stand in (an assumption" not in summary
+        if os != "sonic":
+            continue
+        config = json.loads(str(files[leaf_config]))
+        xoffs = {int(p["xoff"]) for p in config.get("BUFFER_PROFILE", {}).values() if "xoff" in p}
+        assert xoffs, switch.id
+        if broadcom:  # the platform's own profile, or the nearest speed's scaled by speed
+            listed = {p.speed_gbps for p in panel.sonic_pg_profiles}
+            assert listed, switch.id
+            nearest = min(listed, key=lambda s: abs(s - speed))
+            expected = {
+                speed_scaled_headroom(HeadroomRecord(0, p.xoff_bytes, 0), nearest, speed).xoff_bytes
+                for p in panel.sonic_pg_profiles
+                if p.speed_gbps == nearest
+            }
+            assert xoffs <= expected, (switch.id, xoffs, expected)
+            basis = [p.basis for p in panel.sonic_pg_profiles]
+            headroom = summary.split("SONiC platform profiles:")[1]
+            assert ("estimate" in headroom) == ("estimate" in basis or nearest != speed)
+        else:
+            assert ASIC_BUFFER_BY_ASIC[switch.asic].name in summary
+
+
+def test_a_broadcom_port_at_a_speed_its_platform_file_lacks_scales_that_profile(
+    tmp_path: Path,
+) -> None:
+    # The Tomahawk 5 platform file lists 400G only; 800G ports take its xoff x 2 (bytes in
+    # flight at twice the rate), say so as an estimate, and still lint clean.
+    valid = parse_spec(
+        {
+            "cluster": {"gpus": 512, "nic_speed_gbps": 800},
+            "fabric": {"technologies": ["roce_v2"], "switch": {"roce_v2": "ufispace-s9321-64e"}},
+        }
+    )
+    files = export_files(valid, "roce_v2", "roce-config", _options("sonic"))
+    config = json.loads(str(files["sonic-leaf.json"]))
+    xoffs = {int(p["xoff"]) for p in config["BUFFER_PROFILE"].values() if "xoff" in p}
+    assert xoffs == {2 * 612_140}
+    assert "800G: estimate, the 400G profile scaled by speed" in str(files["baseline.md"])
+    paths = []
+    for name, text in files.items():
+        if name.endswith(".json") or name == "host-nic-expected.txt":
+            paths.append(tmp_path / name)
+            paths[-1].write_text(str(text))
+    assert not lint_files(paths, "auto").findings
+
+
 def _options(os: str) -> object:
     from fabricplan.export.formats import ExportOptions
 
@@ -275,6 +426,18 @@ def test_k8s_labels_and_targets_and_svg() -> None:
     assert len(labels) == design.nodes
     first = labels["node-0001"]
     assert set(first) == {f"network.topology.nvidia.com/{k}" for k in ("leaf", "spine", "core")}
+    from fabricplan.export.formats import ExportOptions
+
+    mine = export_files(
+        valid, "infiniband", "k8s-labels", ExportOptions(label_prefix="net.example.org")
+    )
+    relabelled = yaml.safe_load(str(mine["k8s-labels.yaml"]))
+    assert set(relabelled["node-0001"]) == {
+        f"net.example.org/{k}" for k in ("leaf", "spine", "core")
+    }
+    assert [relabelled["node-0001"][f"net.example.org/{k}"] for k in ("leaf", "spine", "core")] == [
+        first[f"network.topology.nvidia.com/{k}"] for k in ("leaf", "spine", "core")
+    ]
     targets = _csv(str(export_files(valid, "infiniband", "targets")["targets.csv"]))
     header, body = targets[0], targets[1:]
     busbw, low = header.index("busbw_GBps"), header.index("busbw_low_GBps")
@@ -621,3 +784,166 @@ def test_cloudai_sol_is_a_cloudai_test_scenario_with_the_predicted_busbw() -> No
         mine = [r for r in rows if f"Tests.{r['collective']}" == test["id"]]
         largest = max(mine, key=lambda r: int(r["size_bytes"]))
         assert test["sol"] == pytest.approx(float(largest["busbw_GBps"]), rel=1e-5)
+
+
+def _planted(plan: CablingPlan) -> tuple[CablingPlan, dict[str, object]]:
+    """The plan as built with three faults: a swapped pair of host cables (at the leaf), a
+    missing host cable, and a leaf uplink moved to a free port of another spine."""
+    import dataclasses
+
+    cables = list(plan.cables)
+    hosts = [i for i, c in enumerate(cables) if c.link_group == "node_leaf"]
+    i = hosts[3]
+    j = next(k for k in hosts if cables[k].z_device != cables[i].z_device)
+    a, b = cables[i], cables[j]
+    cables[i] = dataclasses.replace(a, z_device=b.z_device, z_port=b.z_port)
+    cables[j] = dataclasses.replace(b, z_device=a.z_device, z_port=a.z_port)
+    free = _free_spine_port(plan)
+    assert free is not None, "the fabric needs a free spine port for this fault"
+    k = next(
+        n for n, c in enumerate(cables) if c.link_group == "leaf_spine" and c.z_device != free[0]
+    )
+    moved = cables[k]
+    cables[k] = dataclasses.replace(moved, z_device=free[0], z_port=free[1])
+    missing = cables.pop(hosts[100])
+    return dataclasses.replace(plan, cables=tuple(cables)), {
+        "missing": missing,
+        "moved": moved,
+        "free": free,
+    }
+
+
+def _observed_files(plan: CablingPlan, fmt: str, nic_model: str) -> dict[str, str]:
+    """What the built fabric reports, written in one observed format (files by name)."""
+    if fmt == "ibnetdiscover":
+        return {"fabric.ibnetdiscover": ibnetdiscover_text(plan, nic_model)}
+    if fmt == "csv":
+        rows = ["local_device,local_port,remote_device,remote_port"]
+        rows += [f"{c.z_device},{c.z_port},{c.a_device},{c.a_port}" for c in plan.cables]
+        return {"neighbours.csv": "\n".join(rows) + "\n"}
+    if fmt == "sonic":
+        return {f"{switch}.txt": text for switch, text in _lldp_tables(plan).items()}
+    if fmt == "eos":  # show lldp neighbors | json, one file per switch
+        eos: dict[str, list[dict[str, object]]] = {}
+        for c in plan.cables:
+            ends = [(c.z_device, c.z_port, c.a_device, c.a_port)]
+            if c.link_group not in ("node_leaf", "management"):
+                ends.append((c.a_device, c.a_port, c.z_device, c.z_port))
+            for device, port, peer, peer_port in ends:
+                eos.setdefault(device, []).append(
+                    {"port": port, "neighborDevice": peer, "neighborPort": peer_port, "ttl": 120}
+                )
+        return {f"{s}.json": json.dumps({"lldpNeighbors": rows}) for s, rows in eos.items()}
+    tables: dict[str, dict[str, object]] = {}
+    for c in plan.cables:
+        ends = [(c.z_device, c.z_port, c.a_device, c.a_port)]
+        if c.link_group not in ("node_leaf", "management"):
+            ends.append((c.a_device, c.a_port, c.z_device, c.z_port))
+        for device, port, peer, peer_port in ends:
+            tables.setdefault(device, {})[port] = {
+                "lldp": {
+                    "neighbor": {
+                        peer: {"chassis": {"system-name": peer}, "port": {"name": peer_port}}
+                    }
+                }
+            }
+    return {f"{switch}.json": json.dumps(table) for switch, table in tables.items()}
+
+
+@pytest.mark.parametrize(
+    ("fmt", "name"),
+    [
+        ("ibnetdiscover", "ib-fat-tree-free-spine-ports"),
+        ("sonic", "roce-fat-tree-free-spine-ports"),
+        ("nvue", "roce-fat-tree-free-spine-ports"),
+        ("csv", "roce-fat-tree-free-spine-ports"),
+        ("eos", "ddc-400g-fat-tree"),  # Arista leaves and fabric elements
+    ],
+)
+def test_verify_cabling_round_trip_and_planted_faults_in_every_observed_format(
+    fmt: str, name: str, tmp_path: Path
+) -> None:
+    # The plan written in each format verify-cabling reads: no difference (exit 0); with a
+    # swapped pair, a missing link and a link to the wrong spine each found once (exit 1).
+    valid, plan = plan_of(name)
+    sheet = tmp_path / "plan.csv"
+    sheet.write_text(cutsheet_csv(plan))
+    nic = valid.nics[plan.design.technology].id
+    built, fault = _planted(plan)
+    for label, fabric, code in (("clean", plan, 0), ("faulty", built, 1)):
+        folder = tmp_path / label
+        folder.mkdir()
+        paths = []
+        for file_name, text in _observed_files(fabric, fmt, nic).items():
+            (folder / file_name).write_text(text)
+            paths.append(str(folder / file_name))
+        result = runner.invoke(app, ["verify-cabling", str(sheet), *paths])
+        assert result.exit_code == code, result.output[-800:]
+    assert result.output.count("swapped:") == 1
+    assert result.output.count("missing:") == 1
+    assert result.output.count("miswired:") == 1
+    assert "extra:" not in result.output
+    missing, moved, free = fault["missing"], fault["moved"], fault["free"]
+    assert isinstance(missing, PlannedCable) and isinstance(moved, PlannedCable)
+    assert isinstance(free, tuple)
+    lines = result.output.splitlines()
+    missing_line = next(line for line in lines if line.startswith("missing:"))
+    assert f"{missing.a_device}:{missing.a_port}" in missing_line
+    miswired_line = next(line for line in lines if line.startswith("miswired:"))
+    assert moved.z_device in miswired_line and free[0] in miswired_line
+    assert "by switch:" in result.output
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_export_of_every_golden_design_agrees_with_its_counts(name: str) -> None:
+    # Each file format, written for the design's plan, counts what the design counts: devices,
+    # links (one row or bundle share per cable), nodes once in the scheduler files, and only
+    # the box's own port names.
+    from fabricplan.analytic.cost import fabric_cost
+    from fabricplan.export.drawing import fabric_svg
+    from fabricplan.export.infiniband import cvt_rows
+    from fabricplan.export.inventory import bom_csv, netbox_files
+    from fabricplan.export.scheduler import k8s_labels, slurm_topology_conf, slurm_topology_yaml
+
+    valid, plan = plan_of(name)
+    design = plan.design
+    links = sum(design.links.values())
+    assert len(plan.cables) == links
+    nodes = [d.name for d in plan.devices_of("node")]
+    infiniband = valid.technologies[design.technology].scope == "ib_subnet"
+    # NetBox: one device row per device, two interfaces and one cable per link, box port names.
+    files = netbox_files(valid, plan, "site")
+    assert len(_csv(files["netbox-devices.csv"])) - 1 == len(plan.devices)
+    assert len(_csv(files["netbox-cables.csv"])) - 1 == links
+    interfaces = _csv(files["netbox-interfaces.csv"])[1:]
+    assert len(interfaces) == 2 * links
+    devices = {d.name: d for d in plan.devices}
+    for device, port, *_ in interfaces:
+        if devices[device].role in ("leaf", "spine", "core"):
+            assert port in plan.ports_of(devices[device]), (device, port)
+    # BOM: the design's lines, in order.
+    bom = _csv(bom_csv(valid, plan, fabric_cost(valid, design)))[1:-1]
+    assert [(r[0], int(r[4])) for r in bom] == [(b.item, b.quantity) for b in design.bom]
+    # Slurm tree and block, Kubernetes labels: every node exactly once.
+    tree = read_topology_conf(slurm_topology_conf(plan))
+    listed = Counter(n for kind, names in tree.values() if kind == "nodes" for n in names)
+    assert sorted(listed) == sorted(nodes) and set(listed.values()) == {1}
+    block = yaml.safe_load(slurm_topology_yaml(plan))[1]["block"]
+    in_blocks = [n for b in block["blocks"] for n in expand_hostlist(b["nodes"])]
+    assert sorted(in_blocks) == sorted(nodes)
+    assert sorted(yaml.safe_load(k8s_labels(plan))) == sorted(nodes)
+    # CVT: one row per link; SVG: its bundles hold every cable.
+    assert sum(1 for _ in cvt_rows(plan, infiniband)) - 1 == links
+    svg = fabric_svg(plan)
+    assert f"{links} cables" in svg
+    bundled = sum(int(x.split('"')[1]) for x in svg.split("data-cables=")[1:])
+    assert bundled == sum(1 for c in plan.cables if c.plane == 0)  # plane 0 is drawn
+    # InfiniBand: the expected topology parses back to every link; Ethernet: a /31 per routed
+    # link (a scheduled fabric routes only its host links).
+    if infiniband:
+        text = ibnetdiscover_text(plan, valid.nics[design.technology].id)
+        assert len(read_ibnetdiscover(text, "expected.ibnetdiscover")) == links
+    else:
+        routed = [c for c in plan.cables if not (plan.scheduled and c.link_group == "leaf_spine")]
+        p2p = [r for r in ip_plan_rows(plan)[1:] if r[0] == "p2p"]
+        assert len(p2p) == 2 * len(routed)

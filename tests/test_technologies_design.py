@@ -301,14 +301,17 @@ def test_a_two_port_nic_is_bought_per_card() -> None:
     assert design.endpoints == 1024
 
 
-def test_exporting_a_scheduled_fabric_is_one_clear_refusal() -> None:
+def test_a_scheduled_fabric_exports_its_bom_and_refuses_pfc_config() -> None:
+    # export of DDC: the BOM and cut sheet work (tests/test_export_*.py check them); the PFC/ECN
+    # baseline is one clear refusal (a credit-scheduled fabric has no PFC to configure).
     from fabricplan.errors import InputFileError
     from fabricplan.export.formats import ExportOptions, export_files
 
     valid = scenario(256, "ddc")
+    assert "bom.csv" in export_files(valid, "ddc", "bom", ExportOptions())
     with pytest.raises(InputFileError) as err:
-        export_files(valid, "ddc", "bom", ExportOptions())
-    assert err.value.code == "FP629" and "design" in str(err.value)
+        export_files(valid, "ddc", "roce-config", ExportOptions())
+    assert err.value.code == "FP1203" and "credit" in str(err.value)
 
 
 # ---------------------------------------------------------------- properties

@@ -22,7 +22,7 @@ from importlib import resources
 
 from fabricplan.catalog.loader import parse_entries
 from fabricplan.errors import CatalogError
-from fabricplan.model.front_panel import FrontPanelSpec, SwitchOs
+from fabricplan.model.front_panel import FrontPanelSpec, PortNamingSpec, SwitchOs
 
 FRONT_PANEL_FILE = "front_panels.yaml"
 
@@ -92,12 +92,52 @@ def port_names(
             ports,
             "use a port mode of the switch",
         )
+    return _named(panel, naming, ports, per_cage, 0)
+
+
+def fabric_port_names(
+    panel: FrontPanelSpec, ports: int, os: SwitchOs | None = None
+) -> tuple[str, ...]:
+    """The names of a scheduled-fabric leaf's ``ports`` fabric ports, on its fabric cages.
+
+    The fabric cages follow the host cages (``panel.fabric_cages``, see
+    :attr:`~fabricplan.model.front_panel.FrontPanelSpec.fabric_naming_basis`).
+
+    >>> panel = front_panel("arista-7700r4c-38pe")
+    >>> fabric_port_names(panel, 20)[:2], fabric_port_names(panel, 40)[-1]
+    (('Ethernet19/1', 'Ethernet20/1'), 'Ethernet38/5')
+
+    Raises
+    ------
+    CatalogError
+        FP1230 when the box has no fabric cages, the mode does not divide over them, or the OS
+        has no naming for the box.
+    """
+    naming = next((n for n in panel.namings if os is None or n.os == os), None)
+    per_cage, rest = divmod(ports, panel.fabric_cages) if panel.fabric_cages else (0, 1)
+    if naming is None or rest or per_cage < panel.native_ports_per_cage:
+        raise CatalogError(
+            "FP1230",
+            f"front panel {panel.switch}",
+            f"no names for {ports} fabric ports on {panel.fabric_cages} fabric cages in {os}",
+            ports,
+            "use a scheduled-fabric leaf's fabric port mode",
+        )
+    return _named(panel, naming, ports, per_cage, panel.cages)
+
+
+def _named(
+    panel: FrontPanelSpec, naming: PortNamingSpec, ports: int, per_cage: int, first_cage0: int
+) -> tuple[str, ...]:
+    """``ports`` names, ``per_cage`` to a cage, from cage ``first_cage0 + 1`` on."""
+    native = panel.native_ports_per_cage
     template = naming.native if per_cage == native else naming.split
     lanes_per_port = max(panel.lanes_per_cage // per_cage, 1)
     splits = per_cage // native
     names = []
     for index in range(ports):
         cage0, sub = divmod(index, per_cage)
+        cage0 += first_cage0
         native_sub, split_sub = divmod(sub, splits)
         names.append(
             template.format(

@@ -12,11 +12,17 @@ management links the graph does not model, and names every end:
   host slots first (slot ``s`` on port ``s``), then its uplinks; a spine its downlinks
   (leaf slot ``l``, parallel link ``p`` on port ``l * parallel + p``), then its uplinks; a core
   its downlinks by pod;
-- host ports: ``nic0`` ... in the node's NIC order (NIC ``j`` is plane ``j % P``, rail ``j // P``).
+- host ports: ``nic0`` ... in the node's NIC order (NIC ``j`` is plane ``j % P``, rail ``j // P``);
+- a scheduled (DDC) fabric: a leaf's host ports, then its fabric ports on its fabric cages
+  (:func:`fabricplan.catalog.front_panel.fabric_port_names`), cabled to the fabric elements
+  (the spines), which take their own box's names (:attr:`CablingPlan.element_ports`).
 
 The cable and length of each link come from the design's cable runs (``FabricDesign.cable_runs``:
-per group, orderable length and cable, the lines the bill of materials counts); links of a group
-take its runs in order (a design without runs gives each link its group's cable and reach).
+per group, orderable length and cable, the lines the bill of materials counts): each link takes a
+run of its own walked length between the racks the layout names
+(:mod:`fabricplan.topology.layout`), so per part and length the cut sheet counts what the BOM
+counts; with ``fabric.cable_reach`` set (one length a group) or no runs, links take their
+group's runs in order.
 
 >>> from fabricplan.spec import parse_spec
 >>> from fabricplan.topology.designer import design_fabric
@@ -36,7 +42,7 @@ from typing import Literal
 
 import numpy as np
 
-from fabricplan.catalog.front_panel import front_panel, port_names
+from fabricplan.catalog.front_panel import fabric_port_names, front_panel, port_names
 from fabricplan.errors import ModelError
 from fabricplan.model.fabric import FabricDesign, LinkGroupName
 from fabricplan.model.front_panel import SwitchOs
@@ -49,6 +55,7 @@ from fabricplan.topology.layout import (
     HallPlacement,
     IntArray,
     hall_placement,
+    management_leaf_positions,
     orderable_lengths_m,
     rack_name,
 )
@@ -113,7 +120,8 @@ class CablingPlan:
     devices: tuple[PlannedDevice, ...]
     cables: tuple[PlannedCable, ...]
     switch_ports: tuple[str, ...]
-    """Front-panel port names of every switch, in port order."""
+    """Front-panel port names of every switch, in port order (a scheduled fabric's leaves:
+    host ports, then fabric ports)."""
     node_names: tuple[str, ...]
     node_block: tuple[int, ...]
     """Block (scalable unit) of every node."""
@@ -122,6 +130,20 @@ class CablingPlan:
     """Leaves of each block, over every plane."""
     pods: int
     """Pods per plane (1 below 3 tiers)."""
+    element_ports: tuple[str, ...] = ()
+    """A scheduled fabric's fabric elements (its spines): their port names, in port order;
+    empty on other fabrics (every switch is ``switch_ports``)."""
+
+    @property
+    def scheduled(self) -> bool:
+        """True for a scheduled (DDC) fabric: its leaf-spine links carry cells, not packets."""
+        return bool(self.element_ports)
+
+    def ports_of(self, device: PlannedDevice) -> tuple[str, ...]:
+        """Port names of a switch of the plan, in port order."""
+        return (
+            self.element_ports if self.scheduled and device.role == "spine" else self.switch_ports
+        )
 
     def devices_of(self, role: DeviceRole) -> list[PlannedDevice]:
         return [device for device in self.devices if device.role == role]
@@ -374,6 +396,23 @@ def cabling_plan(
     if switch_os is None and panel is not None:
         switch_os = panel.oses[0]
     ports = port_names(panel, design.radix, switch_os)
+    leaf_tier, spine_tier = design.tier("leaf"), design.tier("spine")
+    leaf_ports, spine_ports, spine_model = ports, ports, design.switch_id
+    element = (
+        valid.fabric_elements.get(design.technology)
+        if valid.technologies[design.technology].fabric_element_asics
+        else None
+    )
+    if element is not None and leaf_tier is not None and spine_tier is not None:
+        # A scheduled fabric: leaves cable their fabric cages to the fabric elements' ports.
+        fabric = (
+            fabric_port_names(panel, leaf_tier.up_ports, switch_os)
+            if panel is not None
+            else port_names(None, design.radix + leaf_tier.up_ports)[design.radix :]
+        )
+        leaf_ports = ports + fabric
+        spine_ports = port_names(front_panel(element.id), spine_tier.radix, switch_os)
+        spine_model = element.id
     cable_of = _GroupCables(design, valid.cables)
     nics = graph.nics_per_node
     planes = graph.planes
@@ -382,7 +421,6 @@ def cabling_plan(
     leaves = device_names("leaf", graph.leaves)
     spines = device_names("spine", graph.spines)
     cores = device_names("core", graph.cores)
-    leaf_tier, spine_tier = design.tier("leaf"), design.tier("spine")
     leaf_down = leaf_tier.down_ports if leaf_tier is not None else hpl
     spine_down = spine_tier.down_ports if spine_tier is not None else 0
     domains_per_plane = design.spine_groups
@@ -435,7 +473,29 @@ def cabling_plan(
     appliance_model = UFM_APPLIANCE_ITEM if in_band_sm else MANAGEMENT_HOST_MODEL
     managers = device_names(appliance, management * planes, least=2)
     placed = _management_hosts(design, graph, management)
-    for index, (group, cable) in enumerate(cable_of.take("management", len(placed))):
+    at = np.tile(
+        management_leaf_positions(
+            where.placement.leaf_rack,
+            design.topology,
+            graph.tiers,
+            graph.nodes,
+            nics // planes,
+            hpl,
+            management,
+        ),
+        planes,
+    )
+    hosted = np.zeros(graph.leaves, dtype=bool)
+    hosted[host_leaf] = True
+    for (_, leaf, _), position in zip(placed, at.tolist(), strict=True):
+        if not hosted[leaf]:  # a leaf that only the management ports reach
+            where.leaf[leaf] = position
+    if where.lengths_follow and placed:
+        # Each management link runs from the central block to its own leaf (as the BOM counts).
+        manager_groups = _by_length(cable_of, "management", where.placement.to_center(at))
+    else:
+        manager_groups = cable_of.take("management", len(placed))
+    for index, (group, cable) in enumerate(manager_groups):
         plane, leaf, slot = placed[index]
         cables.append(
             PlannedCable(
@@ -457,7 +517,7 @@ def cabling_plan(
         up1 = graph.leaf_up_spine.shape[1]
         if where.lengths_follow:
             if graph.tiers == 2:
-                leaf_run = hall.to_center(where.leaf)
+                leaf_run = where.placement.to_center(where.leaf)
             else:
                 leaf_run = hall.between(where.leaf, where.leaf[where.pod_middle_leaf])
             ls = _by_length(cable_of, "leaf_spine", np.repeat(leaf_run, up1))
@@ -471,9 +531,9 @@ def cabling_plan(
                 cables.append(
                     PlannedCable(
                         leaves[leaf],
-                        ports[leaf_down + u],
+                        leaf_ports[leaf_down + u],
                         spines[int(spine_of[leaf, u])],
-                        ports[slot * parallel + u // aggs],
+                        spine_ports[slot * parallel + u // aggs],
                         "leaf_spine",
                         group.speed_gbps,
                         group.part,
@@ -488,7 +548,7 @@ def cabling_plan(
         up2 = graph.spine_up_core.shape[1]
         cores_g, parallel2 = graph.cores_per_group, graph.spine_core_parallel
         if where.lengths_follow:
-            spine_run = hall.to_center(_spine_racks(graph, where))
+            spine_run = where.placement.to_center(_spine_racks(graph, where))
             sc = _by_length(cable_of, "spine_core", np.repeat(spine_run, up2))
         else:
             sc = cable_of.take("spine_core", graph.spines * up2)
@@ -537,7 +597,7 @@ def cabling_plan(
         PlannedDevice(
             name,
             "spine",
-            design.switch_id,
+            spine_model,
             spine_plane[i],
             int(graph.spine_pod[i]) % max(graph.pods * domains_per_plane, 1),
             -1,
@@ -561,7 +621,8 @@ def cabling_plan(
         switch_os=switch_os,
         devices=tuple(devices),
         cables=tuple(cables),
-        switch_ports=ports,
+        switch_ports=leaf_ports,
+        element_ports=spine_ports if element is not None else (),
         node_names=tuple(nodes),
         node_block=tuple(node_block),
         node_pod=tuple(node_pod),

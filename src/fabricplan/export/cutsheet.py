@@ -65,14 +65,18 @@ def cable_label(index: int) -> str:
     return f"C{index + 1:05d}"
 
 
-def _port_numbers(plan: CablingPlan) -> dict[str, int]:
-    return {name: i + 1 for i, name in enumerate(plan.switch_ports)}
+def _port_numbers(plan: CablingPlan) -> tuple[dict[str, int], dict[str, int]]:
+    """Logical port numbers by name: of the leaves (and every switch), and of a scheduled
+    fabric's elements (the Z end of its leaf-spine links)."""
+    numbers = {name: i + 1 for i, name in enumerate(plan.switch_ports)}
+    elements = {name: i + 1 for i, name in enumerate(plan.element_ports)}
+    return numbers, elements or numbers
 
 
 def cutsheet_rows(plan: CablingPlan, layout: Layout | None = None) -> Iterator[list[str]]:
     """The header, then one row per cable (strings, ready for CSV or a sheet); rows and racks
     from the design's layout, or from ``layout`` where it lists the device."""
-    numbers = _port_numbers(plan)
+    numbers, element_numbers = _port_numbers(plan)
     place = placed_layout(plan, layout)
     yield [*CUTSHEET_COLUMNS, *EXTRA_COLUMNS]
     for index, cable in enumerate(plan.cables):
@@ -93,7 +97,7 @@ def cutsheet_rows(plan: CablingPlan, layout: Layout | None = None) -> Iterator[l
             str(cable.plane),
             str(cable.rail) if cable.rail >= 0 else "",
             str(a_number),
-            str(numbers[cable.z_port]),
+            str((element_numbers if cable.link_group == "leaf_spine" else numbers)[cable.z_port]),
             place.get(cable.a_device, NOWHERE).row,
             place.get(cable.a_device, NOWHERE).rack,
             place.get(cable.z_device, NOWHERE).row,

@@ -1,10 +1,10 @@
 """A drawing of the fabric as bundles: tiers, planes, pods, scalable units and link counts.
 
-One box per group -- node blocks (scalable units), their leaves, the spines of each pod (or spine
-group), the cores -- and one line per bundle of cables between two groups, labelled with its
-cable count. Plane 0 is drawn (every plane has the same shape; the title says how many). When a
-tier has more groups than :data:`MAX_COLUMNS`, neighbouring groups merge into one box
-(``SU 1-16``), so a 16k-GPU fabric stays one readable page.
+One box per group -- node blocks (scalable units), the management hosts, their leaves, the spines
+of each pod (or spine group), the cores -- and one line per bundle of cables between two groups,
+labelled with its cable count. Plane 0 is drawn (every plane has the same shape; the title says
+how many). When a tier has more groups than :data:`MAX_COLUMNS`, neighbouring groups merge into
+one box (``SU 1-16``), so a 16k-GPU fabric stays one readable page.
 """
 
 from __future__ import annotations
@@ -25,6 +25,9 @@ ROW_GAP_PX = 110
 MAX_LABELLED_BUNDLES = 16
 """Above this many bundles of one size between two rows, one caption replaces their labels."""
 MARGIN_PX = 30
+
+MANAGEMENT_COLUMN = MAX_COLUMNS
+"""Column of the management (subnet-manager) hosts: after the node blocks, in the node row."""
 
 TIER_ROWS = ("core", "spine", "leaf", "node")
 _COLOURS = {"core": "#6a3d9a", "spine": "#1f78b4", "leaf": "#33a02c", "node": "#b15928"}
@@ -49,6 +52,8 @@ def _groups(plan: CablingPlan) -> tuple[dict[str, tuple[str, int]], dict[tuple[s
             where[device.name] = ("spine", max(device.pod, 0) // per_pod)
         elif device.role == "core":
             where[device.name] = ("core", 0)
+        elif device.role == "management":
+            where[device.name] = ("node", MANAGEMENT_COLUMN)
     sizes = Counter(where.values())
     return where, dict(sizes)
 
@@ -56,6 +61,8 @@ def _groups(plan: CablingPlan) -> tuple[dict[str, tuple[str, int]], dict[tuple[s
 def _label(tier: str, column: int, plan: CablingPlan, count: int) -> str:
     blocks = max(plan.node_block) + 1 if plan.node_block else 1
     per_block = math.ceil(blocks / MAX_COLUMNS)
+    if tier == "node" and column == MANAGEMENT_COLUMN:
+        return f"management: {count}"
     if tier in ("node", "leaf"):
         first, last = column * per_block + 1, min((column + 1) * per_block, blocks)
         unit = f"SU {first}" if first == last else f"SU {first}-{last}"
@@ -66,10 +73,11 @@ def _label(tier: str, column: int, plan: CablingPlan, count: int) -> str:
         per_pod = math.ceil(pods / MAX_COLUMNS)
         first, last = column * per_pod + 1, min((column + 1) * per_pod, pods)
         noun = "pod" if plan.design.tiers == 3 else "group"
+        spines = "fabric elements" if plan.scheduled else "spines"
         if pods == 1:
-            return f"{count} spines"
+            return f"{count} {spines}"
         unit = f"{noun} {first}" if first == last else f"{noun}s {first}-{last}"
-        return f"{unit}: {count} spines"
+        return f"{unit}: {count} {spines}"
     return f"cores: {count}"
 
 

@@ -44,6 +44,8 @@ EXPORT_FORMATS: tuple[ExportFormat, ...] = get_args(ExportFormat)
 
 IB_ONLY: frozenset[str] = frozenset({"ibnetdiscover"})
 ROUTED_ONLY: frozenset[str] = frozenset({"ip-plan", "roce-config"})
+NOT_SCHEDULED: frozenset[str] = frozenset({"roce-config"})
+"""Formats that do not apply to a scheduled (DDC) fabric (the reason is in the refusal)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,14 +73,15 @@ def _check_format(fmt: str, technology: TechnologyName, valid: ValidScenario) ->
             f"use one of {', '.join(EXPORT_FORMATS)}",
         )
     tech = valid.technologies[technology]
-    if tech.fabric_element_asics:
+    if fmt in NOT_SCHEDULED and tech.fabric_element_asics:
         raise InputFileError(
-            "FP629",
-            "--technology",
-            "a scheduled fabric's leaves have fabric ports and its spine is fabric elements, which"
-            " the export's cabling plan does not lay out yet",
+            "FP1203",
+            "--format",
+            f"{fmt} is the PFC/ECN lossless baseline of a packet-switched Ethernet fabric; a"
+            " scheduled fabric is lossless by its credit grants (virtual output queues), has no"
+            " PFC to configure, and its fabric ports carry cells",
             technology,
-            "use `fabricplan design` for its bill of materials, or export another technology",
+            "export cutsheet, bom, netbox, ip-plan, slurm-*, k8s-labels, targets or svg for it",
         )
     if fmt in IB_ONLY and tech.scope != "ib_subnet":
         raise InputFileError(

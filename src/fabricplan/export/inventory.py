@@ -144,9 +144,13 @@ def netbox_files(valid: ValidScenario, plan: CablingPlan, site: str) -> dict[str
     if panel is not None and panel.netbox_model:
         manufacturer, switch_model = panel.netbox_manufacturer or manufacturer, panel.netbox_model
     nic = valid.nics[design.technology]
+    element = valid.fabric_elements.get(design.technology) if plan.scheduled else None
     devices: list[list[str]] = [list(NETBOX_DEVICE_COLUMNS)]
     for device in plan.devices:
-        if device.role in ("leaf", "spine", "core"):
+        if element is not None and device.role == "spine":
+            model, maker = element.name, element.name.split()[0]
+            text = f"fabric element (cell switch), plane {device.plane}"
+        elif device.role in ("leaf", "spine", "core"):
             model, maker = switch_model, manufacturer
             text = f"{device.role} switch, plane {device.plane}"
         elif device.role == "node":

@@ -8,7 +8,11 @@ Rules:
 - ASNs as RFC 7938 section 5.2 lays out a Clos fabric with eBGP: each leaf (Tier-3) its own ASN,
   the spines (Tier-2) of one cluster -- a pod at 3 tiers, the plane at 2 -- one shared ASN, the
   cores (Tier-1) of a plane one shared ASN; private 4-byte ASNs from 4200000000 (RFC 6996);
-- BGP neighbours: both ends of every switch-to-switch link (hosts are connected routes).
+- BGP neighbours: both ends of every switch-to-switch link (hosts are connected routes);
+- a scheduled (DDC) fabric routes as one system (OCP DDC: the leaves and fabric elements form
+  one distributed router; its leaf-element links carry cells, not IP): /31s on the host links
+  only, a loopback per leaf, one ASN per plane shared by its leaves, no loopback or address on
+  a fabric element, and no BGP inside the fabric.
 
 >>> from fabricplan.spec import parse_spec
 >>> from fabricplan.topology.designer import design_fabric
@@ -64,6 +68,14 @@ def switch_asns(plan: CablingPlan) -> dict[str, int]:
     asns: dict[str, int] = {}
     next_asn = PRIVATE_ASN_FIRST
     shared: dict[tuple[str, int, int], int] = {}
+    if plan.scheduled:  # one distributed router per plane
+        for device in plan.devices_of("leaf"):
+            key = ("leaf", device.plane, -1)
+            if key not in shared:
+                shared[key] = next_asn
+                next_asn += 1
+            asns[device.name] = shared[key]
+        return asns
     for device in plan.devices:
         if device.role == "leaf":
             asns[device.name] = next_asn
@@ -98,7 +110,9 @@ def ip_plan_rows(
     """
     loopbacks = _network(loopback_pool, "--loopback-pool")
     p2p = _network(p2p_pool, "--p2p-pool")
-    switches = [d for d in plan.devices if d.role in ("leaf", "spine", "core")]
+    routed = ("leaf",) if plan.scheduled else ("leaf", "spine", "core")
+    switches = [d for d in plan.devices if d.role in routed]
+    links = [c for c in plan.cables if not (plan.scheduled and c.link_group == "leaf_spine")]
     if len(switches) + 1 > loopbacks.num_addresses:
         raise InputFileError(
             "FP1223",
@@ -107,18 +121,18 @@ def ip_plan_rows(
             loopback_pool,
             "give a larger network",
         )
-    if 2 * len(plan.cables) > p2p.num_addresses:
+    if 2 * len(links) > p2p.num_addresses:
         raise InputFileError(
             "FP1223",
             "--p2p-pool",
-            f"too small for {len(plan.cables)} /31 links",
+            f"too small for {len(links)} /31 links",
             p2p_pool,
-            f"give at least a /{32 - (2 * len(plan.cables) - 1).bit_length()}",
+            f"give at least a /{32 - (2 * len(links) - 1).bit_length()}",
         )
     asns = switch_asns(plan)
     rows: list[list[str]] = [list(IP_PLAN_COLUMNS)]
     base = int(p2p.network_address)
-    for index, cable in enumerate(plan.cables):
+    for index, cable in enumerate(links):
         low = ipaddress.IPv4Address(base + 2 * index)
         high = ipaddress.IPv4Address(base + 2 * index + 1)
         a_asn = asns.get(cable.a_device)

@@ -11,6 +11,8 @@ plan that was observed.
   {<name>: {...}}}}}``) and lldpd's JSON (``lldpcli show neighbors -f json``: ``{"lldp":
   {"interface": {<interface>: {"chassis": {<name>: ...}, "port": {"id": {"value": ...}}}}}}``);
   the neighbour's port is its ``port.name`` / ``port.id`` / ``port.description``, in that order;
+- EOS JSON (``show lldp neighbors | json``: ``{"lldpNeighbors": [{"port": ..., "neighborDevice":
+  ..., "neighborPort": ...}]}``), for Arista boxes (a DDC's leaves and fabric elements);
 - CSV: a cut sheet (``a_device,a_port,z_device,z_port,...``) or a neighbour list
   ``local_device,local_port,remote_device,remote_port``;
 - ibnetdiscover output (:func:`fabricplan.export.infiniband.read_ibnetdiscover`).
@@ -129,9 +131,12 @@ def read_lldp_json(text: str, where: str) -> list[SheetLink]:
             f"{where}:{exc.lineno}",
             "not valid JSON",
             exc.msg,
-            "pass `nv show interface lldp -o json` or `lldpcli show neighbors -f json`",
+            "pass `nv show interface lldp -o json`, `lldpcli show neighbors -f json` or EOS"
+            " `show lldp neighbors | json`",
         ) from None
     device = _local_name(where)
+    if isinstance(data, dict) and isinstance(data.get("lldpNeighbors"), list):
+        return _eos_lldp(data["lldpNeighbors"], device)
     interfaces: Any = data
     if isinstance(data, dict) and isinstance(data.get("lldp"), dict):
         interfaces = data["lldp"].get("interface", {})
@@ -165,6 +170,19 @@ def read_lldp_json(text: str, where: str) -> list[SheetLink]:
         if isinstance(chassis, dict) and chassis and port:
             name = next(iter(chassis))
             links.append(SheetLink(device, interface, name, port))
+    return links
+
+
+def _eos_lldp(rows: list[Any], device: str) -> list[SheetLink]:
+    """EOS ``show lldp neighbors | json``: ``lldpNeighbors`` rows of ``port``,
+    ``neighborDevice``, ``neighborPort``."""
+    links = []
+    for row in rows:
+        if not isinstance(row, dict):
+            continue
+        port, peer, peer_port = (row.get(k) for k in ("port", "neighborDevice", "neighborPort"))
+        if isinstance(port, str) and isinstance(peer, str) and isinstance(peer_port, str):
+            links.append(SheetLink(device, port, peer, peer_port))
     return links
 
 
@@ -212,7 +230,7 @@ def detect_format(text: str, where: str) -> ObservedFormat:
         "FP1216",
         where,
         "not a known cabling observation (cut sheet CSV, neighbour CSV, SONiC `show lldp"
-        " table`, NVUE/lldpd LLDP JSON or ibnetdiscover output)",
+        " table`, NVUE, lldpd or EOS LLDP JSON or ibnetdiscover output)",
         first[:40],
         "pass one of those",
     )

@@ -13,13 +13,14 @@ shared buffer is the switch's catalog figure
 from __future__ import annotations
 
 import dataclasses
+import math
 
 from fabricplan.catalog.front_panel import front_panel, port_names
 from fabricplan.errors import InputFileError
 from fabricplan.lint.baselines.generator import Vendor, baseline_spec, roce_baseline
-from fabricplan.lint.headroom import HeadroomRecord
+from fabricplan.lint.headroom import HeadroomRecord, asic_buffer_spec, speed_scaled_headroom
 from fabricplan.model.fabric import FabricDesign
-from fabricplan.model.front_panel import SwitchOs
+from fabricplan.model.front_panel import FrontPanelSpec, SwitchOs
 from fabricplan.model.scenario import ValidScenario
 
 VENDOR_BY_OS: dict[SwitchOs, Vendor] = {"sonic": "sonic", "cumulus": "nvue", "eos": "eos"}
@@ -60,6 +61,34 @@ def config_os(design: FabricDesign, wanted: SwitchOs | None) -> SwitchOs:
     return wanted
 
 
+def _platform_headroom(
+    panel: FrontPanelSpec | None, speeds: list[float]
+) -> tuple[tuple[tuple[float, float, HeadroomRecord], ...], list[str]]:
+    """The SONiC platform profiles of a Broadcom box for every port speed of the design, and
+    where each comes from: a listed speed takes its profile (the platform's own, or another
+    platform's marked as an estimate), another speed the nearest listed speed's profile scaled
+    by speed (:func:`~fabricplan.lint.headroom.speed_scaled_headroom`, an estimate)."""
+    profiles = panel.sonic_pg_profiles if panel is not None else ()
+    if not profiles:
+        return (), []
+    static: list[tuple[float, float, HeadroomRecord]] = []
+    notes: dict[str, None] = {}
+    listed = sorted({p.speed_gbps for p in profiles})
+    for speed in speeds:
+        nearest = min(listed, key=lambda s: (abs(math.log(s / speed)), s))
+        for profile in profiles:
+            if profile.speed_gbps != nearest:
+                continue
+            record = HeadroomRecord(profile.xon_bytes, profile.xoff_bytes, profile.size_bytes)
+            basis = profile.source if profile.basis == "vendor" else f"estimate, {profile.note}"
+            if nearest != speed:
+                record = speed_scaled_headroom(record, nearest, speed)
+                basis = f"{speed:g}G: estimate, the {nearest:g}G profile scaled by speed ({basis})"
+            static.append((speed, profile.cable_length_m, record))
+            notes[basis] = None
+    return tuple(static), list(notes)
+
+
 def roce_config_files(
     valid: ValidScenario, design: FabricDesign, wanted: SwitchOs | None = None
 ) -> dict[str, str]:
@@ -84,38 +113,50 @@ def roce_config_files(
     lanes = None
     if panel is not None:
         lanes = max(panel.lanes_per_cage * panel.cages // design.radix, 1)
-    static = tuple(
-        (
-            profile.speed_gbps,
-            profile.cable_length_m,
-            HeadroomRecord(profile.xon_bytes, profile.xoff_bytes, profile.size_bytes),
-        )
-        for profile in (panel.sonic_pg_profiles if panel is not None else ())
-    )
+    switch = valid.switches[design.technology]
+    asic = switch.asic or "unknown ASIC"
+    speeds = sorted({g.speed_gbps for role in roles for g in role.port_groups})
+    static, static_notes = _platform_headroom(panel, speeds)
+    buffer, buffer_note = spec.buffer_bytes, "the switch catalog's buffer"
+    if switch.buffer_bytes is not None:
+        buffer_note += f" ({switch.buffer_bytes.basis})"
+    elif panel is not None and panel.sonic_pool_bytes:
+        buffer, buffer_note = float(panel.sonic_pool_bytes), panel.sonic_pool_basis
+    else:
+        buffer_note = "no buffer figure for the box: the generator's SN5600 pool stands in"
+    formula_asic = asic_buffer_spec(switch.asic)
     spec = dataclasses.replace(
-        spec, switch_roles=tuple(roles), lanes_per_port=lanes, static_headroom=static
+        spec,
+        switch_roles=tuple(roles),
+        lanes_per_port=lanes,
+        static_headroom=static,
+        buffer_bytes=buffer,
+        asic=formula_asic or spec.asic,
+        sonic_platform=panel.sonic_platform if panel is not None else "",
     )
     files = roce_baseline(spec, VENDOR_BY_OS[os])
-    asic = valid.switches[design.technology].asic or "unknown ASIC"
-    if os == "sonic" and static:
-        sources = dict.fromkeys(p.source for p in panel.sonic_pg_profiles) if panel else {}
+    if os != "sonic":
+        headroom = f"{os} sizes the headroom of {asic} ports itself from the cable length"
+    elif static:
         headroom = (
-            f"headroom of {asic} ports from the platform's own SONiC profiles"
-            f" ({'; '.join(sources)}),"
-            " the Mellanox formula only for speeds they do not list"
+            f"headroom of {asic} ports from SONiC platform profiles: {'; '.join(static_notes)}"
         )
-    elif os == "sonic" and not asic.startswith("Spectrum"):
+    elif formula_asic is not None:
         headroom = (
-            f"no SONiC headroom profile of {asic} is in the catalog: the Spectrum-3 formula's"
+            f"headroom of {asic} ports from SONiC's Mellanox formula with the {formula_asic.name}"
+            " ASIC_TABLE figures"
+        )
+    else:
+        headroom = (
+            f"no SONiC headroom figures of {asic} are in the catalog: the Spectrum-3 formula's"
             " figures stand in (an assumption; replace them with the platform's"
             " pg_profile_lookup.ini)"
         )
-    else:
-        headroom = f"headroom as the {os} section above says for {asic}"
     files["baseline.md"] += (
         f"\nBox: {design.switch_id} ({asic}, {os}), {design.radix} ports at"
         f" {design.port_speed_gbps:g}G named as its front panel ({names[0]} ... {names[-1]}),"
-        f" {lanes or 'default'} lanes per port; shared buffer from the catalog; {headroom}.\n"
+        f" {lanes or 'default'} lanes per port; shared buffer"
+        f" {f'{buffer:,.0f} B' if buffer else 'default'} from {buffer_note}; {headroom}.\n"
     )
     return files
 

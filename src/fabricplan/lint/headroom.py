@@ -102,6 +102,70 @@ stephenxs/sonic-buildimage @761bdf3e224b. No Spectrum-4 row was found; these fig
 it and are named as an assumption wherever they are used."""
 
 
+SPECTRUM_1 = AsicBufferSpec(
+    name="MELLANOX-SPECTRUM",
+    cell_bytes=96,
+    pipeline_latency_bytes=18 * KIB_BYTES,
+    mac_phy_delay_bytes=0.8 * KIB_BYTES,
+    peer_response_time_bytes=3.8 * KIB_BYTES,
+)
+"""sonic-buildimage ``files/build_templates/asic_table.j2`` (MELLANOX-SPECTRUM: cell 96,
+pipeline_latency 18, mac_phy_delay 0.8, peer_response_time 3.8 KiB), stephenxs/sonic-buildimage
+@761bdf3e224b."""
+
+SPECTRUM_4_ESTIMATE = AsicBufferSpec(
+    name="MELLANOX-SPECTRUM-4 (estimate: the Spectrum-3 row)",
+    cell_bytes=SPECTRUM_3.cell_bytes,
+    pipeline_latency_bytes=SPECTRUM_3.pipeline_latency_bytes,
+    mac_phy_delay_bytes=SPECTRUM_3.mac_phy_delay_bytes,
+    peer_response_time_bytes=SPECTRUM_3.peer_response_time_bytes,
+)
+"""Estimate: the retrieved asic_table.j2 (@761bdf3e224b) has no Spectrum-4 row; Spectrum-2 and
+Spectrum-3 share one set of figures, which is taken for Spectrum-4 too."""
+
+ASIC_BUFFER_BY_ASIC: dict[str, AsicBufferSpec] = {
+    "Spectrum": SPECTRUM_1,
+    "Spectrum-2": SPECTRUM_3,
+    "Spectrum-3": SPECTRUM_3,
+    "Spectrum-4": SPECTRUM_4_ESTIMATE,
+}
+"""The SONiC ASIC_TABLE figures of each NVIDIA Spectrum ASIC (catalog ``asic`` names), for the
+Mellanox headroom formula. Broadcom ASICs have no row: SONiC does not compute their headroom, it
+ships static profiles per platform (``FrontPanelSpec.sonic_pg_profiles``)."""
+
+
+SONIC_PLATFORM_ASIC: dict[str, str] = {
+    "x86_64-mlnx_msn2700-r0": "Spectrum",
+    "x86_64-mlnx_msn2410-r0": "Spectrum",
+    "x86_64-mlnx_msn2100-r0": "Spectrum",
+    "x86_64-mlnx_msn3700-r0": "Spectrum-2",
+    "x86_64-mlnx_msn3800-r0": "Spectrum-2",
+    "x86_64-mlnx_msn4700-r0": "Spectrum-3",
+    "x86_64-nvidia_sn5600-r0": "Spectrum-4",
+}
+"""SONiC ``DEVICE_METADATA.platform`` -> Spectrum ASIC: asic_table.j2's ``platform2asic``
+(@761bdf3e224b) and the SN5600 platform directory of sonic-buildimage
+(``device/mellanox/x86_64-nvidia_sn5600-r0``)."""
+
+
+def platform_buffer_spec(platform: str | None) -> AsicBufferSpec | None:
+    """The ASIC_TABLE figures of a SONiC platform's ASIC, or ``None`` when it is not listed.
+
+    >>> platform_buffer_spec("x86_64-mlnx_msn2700-r0").cell_bytes, platform_buffer_spec("x")
+    (96, None)
+    """
+    return asic_buffer_spec(SONIC_PLATFORM_ASIC.get(platform or ""))
+
+
+def asic_buffer_spec(asic: str | None) -> AsicBufferSpec | None:
+    """The ASIC_TABLE figures of a Spectrum ASIC, or ``None`` for another ASIC.
+
+    >>> asic_buffer_spec("Spectrum").cell_bytes, asic_buffer_spec("Tomahawk 5") is None
+    (96, True)
+    """
+    return ASIC_BUFFER_BY_ASIC.get(asic or "")
+
+
 @dataclass(frozen=True, slots=True)
 class HeadroomRecord:
     """Headroom of one lossless priority group (bytes, rounded as the formula rounds)."""
@@ -109,6 +173,25 @@ class HeadroomRecord:
     xon_bytes: int
     xoff_bytes: int
     size_bytes: int
+
+
+def speed_scaled_headroom(
+    record: HeadroomRecord, from_gbps: float, to_gbps: float
+) -> HeadroomRecord:
+    """A platform profile at ``from_gbps`` carried to a port at ``to_gbps`` (an estimate).
+
+    The xoff of a lossless PG is the bytes that still arrive while the pause takes effect: the
+    cable and the peer's response at line rate (every term of :func:`sonic_mellanox_headroom`
+    but the MTUs grows with speed), so it is scaled by ``to / from``; xon and size are the
+    platform's fixed reserve and are kept. Used for Broadcom ports at a speed their platform
+    file does not list.
+
+    >>> speed_scaled_headroom(HeadroomRecord(0, 612140, 18796), 400, 800)
+    HeadroomRecord(xon_bytes=0, xoff_bytes=1224280, size_bytes=18796)
+    """
+    return HeadroomRecord(
+        record.xon_bytes, math.ceil(record.xoff_bytes * to_gbps / from_gbps), record.size_bytes
+    )
 
 
 def pause_quanta(speed_gbps: float) -> int | None:

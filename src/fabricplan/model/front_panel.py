@@ -46,6 +46,10 @@ class SonicPgProfileSpec(Frozen):
     xoff_bytes: int = Field(gt=0)
     xon_offset_bytes: int = Field(ge=0)
     source: str = Field(min_length=3)
+    basis: Literal["vendor", "estimate"] = "vendor"
+    """``vendor``: the platform's own file; ``estimate``: another platform's profile stands in
+    (``note`` says which and why)."""
+    note: str = ""
 
 
 class FrontPanelSpec(Frozen):
@@ -71,6 +75,17 @@ class FrontPanelSpec(Frozen):
     """The SONiC platform's own lossless profiles, where the box's ASIC has no SONiC headroom
     formula (Broadcom); empty otherwise."""
     note: str = ""
+    sonic_platform: str = ""
+    """The box's SONiC platform name (``DEVICE_METADATA.platform``), where a source names it."""
+    sonic_pool_bytes: int = Field(default=0, ge=0)
+    """The SONiC ingress lossless pool of the platform, for a box whose switch entry has no
+    buffer figure (0: use the switch's ``buffer_bytes``); ``sonic_pool_basis`` says whence."""
+    sonic_pool_basis: str = ""
+    fabric_cages: int = Field(default=0, ge=0)
+    """Cages of a scheduled-fabric leaf that carry cells to the fabric elements, numbered after
+    the host cages (``cages + 1`` ...) and named by the same templates; 0 on other boxes."""
+    fabric_naming_basis: str = ""
+    """Why the fabric cages are named as they are (a source, or an estimate and its basis)."""
 
     @property
     def oses(self) -> tuple[SwitchOs, ...]:

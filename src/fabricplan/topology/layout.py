@@ -14,8 +14,13 @@ Where the switches stand (the DGX SuperPOD RAs' practice, reference catalog B.2)
 - fat-tree leaves: in the rack of their nodes (top of rack) when those nodes share one rack,
   else in the rack of their middle node;
 - a single switch: a network rack in the middle of the node racks;
-- spines of a two-tier plane and cores of a three-tier plane: a central network block (the middle
-  of the hall); a three-tier pod's aggregation switches: the pod's middle leaf rack.
+- spines of a two-tier plane, cores of a three-tier plane and the management (subnet-manager)
+  hosts: a central network block in a row of its own in the middle of the hall (the rows after
+  it move one row back), at its middle column (:attr:`HallPlacement.center_rack`); runs to it
+  are measured to that named rack; a three-tier pod's aggregation switches: the pod's middle
+  leaf rack;
+- management ports take the node slots after the last node (:func:`management_leaf_positions`),
+  so each management link runs from the central block to its own leaf's rack.
 
 Lengths are rounded up to orderable steps (:data:`LENGTH_STEPS_M`).
 
@@ -112,12 +117,9 @@ FloatArray = npt.NDArray[np.float64]
 class _Hall:
     """Rack positions in the hall sequence and the distances between them."""
 
-    def __init__(self, layout: LayoutSpec, racks: int, per_row: int) -> None:
+    def __init__(self, layout: LayoutSpec, per_row: int) -> None:
         self.layout = layout
-        rows = max(1, math.ceil(racks / per_row))
         self.per_row = per_row
-        self.center_row = (rows - 1) / 2
-        self.center_col = (min(racks, per_row) - 1) / 2
 
     def _run(self, d_rows: FloatArray, d_cols: FloatArray) -> FloatArray:
         lay = self.layout
@@ -155,11 +157,6 @@ class _Hall:
         )
         lengths = np.where(present == 0, self.layout.in_rack_m, lengths)
         return _binned(lengths, totals[present])
-
-    def to_center(self, a: IntArray) -> FloatArray:
-        rows = np.abs(a // self.per_row - self.center_row)
-        cols = np.abs(a % self.per_row - self.center_col)
-        return self._run(rows.astype(np.float64), cols.astype(np.float64))
 
 
 def orderable_lengths_m(lengths_m: FloatArray) -> FloatArray:
@@ -247,6 +244,8 @@ class HallPlacement:
     row ``i // per_row`` at column ``i % per_row``)."""
 
     hall: _Hall
+    central: int
+    """Position of the central network block's rack (see :attr:`center_rack`)."""
     node_rack: IntArray
     """Position of every node's rack, in node order."""
     nic_leaf_rack: IntArray
@@ -262,9 +261,46 @@ class HallPlacement:
 
     @property
     def center_rack(self) -> int:
-        """The position nearest the middle of the hall: the central network block."""
-        row = math.floor(self.hall.center_row)
-        return row * self.hall.per_row + math.floor(self.hall.center_col)
+        """The central network block's rack: in a row of its own in the middle of the hall (no
+        node or leaf stands in that row), at the column nearest the middle; with one leaf, the
+        leaf's own network rack."""
+        return self.central
+
+    def to_center(self, a: IntArray) -> FloatArray:
+        """Runs from positions ``a`` to the central block's rack (:attr:`center_rack`)."""
+        return self.hall.between(a, np.full_like(a, self.center_rack))
+
+
+def management_leaf_positions(
+    leaf_rack: IntArray,
+    topology: TopologyName,
+    tiers: int,
+    nodes: int,
+    rails: int,
+    hosts_per_leaf: int,
+    per_plane: int,
+) -> IntArray:
+    """Hall position of the leaf each management port of a plane lands on, port by port
+    (``leaf_rack``: :attr:`HallPlacement.leaf_rack`).
+
+    Management ports take the node slots after the last node (the DGX SuperPOD RA keeps the
+    last slot of an SU for UFM): on a rail-optimized fabric port ``k`` is rail ``k % rails`` of
+    slot ``nodes + k // rails``, so it lands on that rail's leaf of that slot's unit; on a fat
+    tree (or one leaf) the ports follow the hosts, ``(nodes x rails + k) // hosts_per_leaf``.
+
+    >>> from fabricplan.topology.fat_tree import rail_optimized
+    >>> plane = rail_optimized(32, 8, 64)                  # 31 nodes + UFM in one SU
+    >>> placed = hall_placement(LayoutSpec(), "rail_optimized", plane.leaves,
+    ...     plane.hosts_per_leaf, 1, 31, 8, 8)
+    >>> management_leaf_positions(placed.leaf_rack, "rail_optimized", 2, 31, 8, 32, 4).tolist()
+    [4, 4, 4, 4]
+    """
+    k = np.arange(per_plane, dtype=np.int64)
+    if topology == "rail_optimized" and tiers > 1:
+        index = ((nodes + k // rails) // hosts_per_leaf) * rails + k % rails
+    else:
+        index = (nodes * rails + k) // hosts_per_leaf
+    return np.asarray(leaf_rack[np.minimum(index, leaf_rack.size - 1)], dtype=np.int64)
 
 
 def _rack_placement(
@@ -276,16 +312,29 @@ def _rack_placement(
     nodes: int,
     gpus_per_node: int,
     rack_domain_gpus: int,
-) -> tuple[_Hall, IntArray, IntArray, IntArray, IntArray]:
-    """The hall and :func:`_node_positions` (racks, or nodes, before the node expansion)."""
+) -> tuple[_Hall, int, IntArray, IntArray, IntArray, IntArray]:
+    """The hall, the central block's rack and :func:`_node_positions` (racks, or nodes, before
+    the node expansion), the rows after the central row moved one row back."""
     per_rack = nodes_per_rack(layout, gpus_per_node, rack_domain_gpus)
     node_racks = math.ceil(nodes / per_rack)
     per_row = row_length_racks(layout, node_racks + math.ceil(leaves / rails))
     node_pos, node_leaf_pos, node_count, leaf_pos = _node_positions(
         topology, leaves, hosts_per_leaf, nodes, rails, per_rack, per_row
     )
-    hall = _Hall(layout, int(max(node_pos.max(), leaf_pos.max())) + 1, per_row)
-    return hall, node_pos, node_leaf_pos, node_count, leaf_pos
+    hall = _Hall(layout, per_row)
+    racks = int(max(node_pos.max(), leaf_pos.max())) + 1
+    if leaves == 1:
+        central = int(leaf_pos[0])
+    else:
+        # The central block gets a row of its own in the middle of the hall: the rows from
+        # there on move one row back, so no node or leaf shares its racks.
+        rows = math.ceil(racks / per_row)
+        middle_row = rows // 2 if rows > 1 else 1
+        node_pos = node_pos + (node_pos // per_row >= middle_row) * per_row
+        node_leaf_pos = node_leaf_pos + (node_leaf_pos // per_row >= middle_row) * per_row
+        leaf_pos = leaf_pos + (leaf_pos // per_row >= middle_row) * per_row
+        central = middle_row * per_row + (min(racks, per_row) - 1) // 2
+    return hall, central, node_pos, node_leaf_pos, node_count, leaf_pos
 
 
 def hall_placement(
@@ -309,7 +358,7 @@ def hall_placement(
     ([0, 0, 1, 5, 8], [4, 4])
     """
     rails = nics_per_node // planes
-    hall, node_pos, node_leaf_pos, node_count, leaf_pos = _rack_placement(
+    hall, central, node_pos, node_leaf_pos, node_count, leaf_pos = _rack_placement(
         layout, topology, leaves, hosts_per_leaf, rails, nodes, gpus_per_node, rack_domain_gpus
     )
     # Racks are listed in node order, each with the nodes it holds.
@@ -319,7 +368,7 @@ def hall_placement(
     else:  # fat tree: hosts fill the leaves in order, NIC by NIC
         host = np.arange(nodes, dtype=np.int64)[:, None] * rails + np.arange(rails)[None, :]
         nic_leaf = leaf_pos[np.minimum(host // hosts_per_leaf, leaves - 1)]
-    return HallPlacement(hall, node_rack, nic_leaf, leaf_pos)
+    return HallPlacement(hall, central, node_rack, nic_leaf, leaf_pos)
 
 
 def rack_name(position: int, per_row: int) -> tuple[str, str]:
@@ -361,7 +410,8 @@ def layout_runs(
     nodes, nics_per_node, gpus_per_node
         The cluster.
     management_links
-        Subnet-manager links of all planes (from a central management rack to a leaf).
+        Subnet-manager links of all planes (from the central block to a leaf,
+        :func:`management_leaf_positions`).
     fixed_m
         Per group, one length for every run (``fabric.cable_reach`` set in the spec).
     rack_domain_gpus
@@ -390,7 +440,7 @@ def layout_runs(
     if topology == "rail_optimized" or plane.leaves == 1:
         # Every NIC of a rack's nodes reaches the same leaf rack: one run length per rack.
         rails = nics_per_node // planes
-        hall, node_pos, node_leaf_pos, node_count, leaf_pos = _rack_placement(
+        hall, central, node_pos, node_leaf_pos, node_count, leaf_pos = _rack_placement(
             layout,
             topology,
             plane.leaves,
@@ -415,20 +465,30 @@ def layout_runs(
             gpus_per_node,
             rack_domain_gpus,
         )
-        hall, leaf_pos = placed.hall, placed.leaf_rack
+        hall, leaf_pos, central = placed.hall, placed.leaf_rack, placed.central
         runs["node_leaf"] = hall.binned_between(
             placed.node_rack[:, None], placed.nic_leaf_rack, np.array(planes, dtype=np.int64)
         )
+
+    def center(a: IntArray) -> FloatArray:
+        return hall.between(a, np.full_like(a, central))
+
     if management_links:
-        first = leaf_pos[:1]
-        runs["management"] = _binned(
-            hall.to_center(first), np.array([management_links], dtype=np.int64)
+        at = management_leaf_positions(
+            leaf_pos,
+            topology,
+            plane.tiers,
+            nodes,
+            nics_per_node // planes,
+            plane.hosts_per_leaf,
+            management_links // planes,
         )
+        runs["management"] = _binned(center(at), np.full(at.shape, planes, dtype=np.int64))
     if plane.tiers >= 2 and plane.leaf_up_ports:
         # leaf_fill order is consecutive leaves; each leaf cables leaf_up_ports uplinks.
         ups = np.full(plane.leaves, plane.leaf_up_ports * planes, dtype=np.int64)
         if plane.tiers == 2:
-            runs["leaf_spine"] = _binned(hall.to_center(leaf_pos), ups)
+            runs["leaf_spine"] = _binned(center(leaf_pos), ups)
         else:
             pod = np.arange(plane.leaves, dtype=np.int64) // plane.leaves_per_pod
             pod_first = pod * plane.leaves_per_pod
@@ -439,7 +499,7 @@ def layout_runs(
             per_pod = counts["spine_core"] // plane.pods
             weights = np.full(plane.pods, per_pod, dtype=np.int64)
             weights[-1] += counts["spine_core"] - per_pod * plane.pods
-            runs["spine_core"] = _binned(hall.to_center(leaf_pos[mids]), weights)
+            runs["spine_core"] = _binned(center(leaf_pos[mids]), weights)
     # Rounding of the weights above must not lose or invent links.
     for group, count in counts.items():
         have = sum(n for _, n in runs[group])

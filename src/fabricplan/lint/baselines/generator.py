@@ -142,6 +142,9 @@ class BaselineSpec:
     asic: AsicBufferSpec = SPECTRUM_3
     lanes_per_port: int | None = None
     """SerDes lanes of one port on the box (None: 100G lanes assumed, :func:`lanes_for`)."""
+    sonic_platform: str = ""
+    """SONiC ``DEVICE_METADATA.platform`` of the box (empty: not written), so that a linter
+    reads which ASIC's figures the headroom was sized with."""
     static_headroom: tuple[tuple[float, float, HeadroomRecord], ...] = ()
     """``(speed_gbps, longest cable_m, headroom)`` of the platform's own lossless profiles
     (SONiC ``pg_profile_lookup.ini`` of a Broadcom platform): used instead of the Mellanox formula
@@ -281,6 +284,7 @@ def sonic_config(spec: BaselineSpec, role: SwitchRoleSpec) -> dict[str, Any]:
                 "type": f"{role.name.capitalize()}Router",
                 "buffer_model": "traditional",
                 "default_pfcwd_status": "enable",
+                **({"platform": spec.sonic_platform} if spec.sonic_platform else {}),
             }
         },
         "PORT": {},

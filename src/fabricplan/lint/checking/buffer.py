@@ -30,7 +30,9 @@ from fabricplan.lint.headroom import (
     MLX5_MAX_CABLE_LENGTH_M,
     SONIC_DEFAULT_LOSSLESS_MTU_BYTES,
     SONIC_DEFAULT_SMALL_PACKET_PCT,
+    SPECTRUM_3,
     mlx5_min_lossless_buffer_bytes,
+    platform_buffer_spec,
     sonic_mellanox_headroom,
 )
 from fabricplan.lint.model import DeviceConfig, PortConfig
@@ -55,6 +57,8 @@ def _required_switch_xoff(device: DeviceConfig, port: PortConfig) -> int | None:
             else SONIC_DEFAULT_SMALL_PACKET_PCT
         ),
         lanes=port.lanes or 4,
+        # The platform's ASIC row when the config names it (DEVICE_METADATA.platform).
+        asic=platform_buffer_spec(device.asic) or SPECTRUM_3,
     ).xoff_bytes
 
 
