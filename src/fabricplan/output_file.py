@@ -215,7 +215,8 @@ def write_atomic(path: str | os.PathLike[str], content: str | bytes) -> None:
         if handle is not None:
             handle.close()
         if tmp is not None:
-            Path(tmp).unlink(missing_ok=True)
+            with _signals_held():  # a second Ctrl-C must not stop the clean-up
+                Path(tmp).unlink(missing_ok=True)
         if isinstance(exc, OSError):
             raise _write_error(target, exc) from None
         raise
@@ -254,7 +255,8 @@ def write_atomic_set(folder: str | os.PathLike[str], files: Mapping[str, str | b
         raise _write_error(target, exc) from None
     finally:
         if tmp is not None:
-            shutil.rmtree(tmp, ignore_errors=True)
+            with _signals_held():  # a Ctrl-C now would leave half the temporary folder
+                shutil.rmtree(tmp, ignore_errors=True)
 
 
 __all__ = [
