@@ -25,15 +25,14 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+from fat_tree_fabric import fat_tree_graph
 
 import fabricplan.sim.flow.fluid as fluid
 from fabricplan.sim.flow.routing import flow_paths
 from fabricplan.sim.flow.transport import transport_for
 from fabricplan.sim.pattern import pattern_traffic
 from fabricplan.sim.traffic import GpuLayout, StepSpec, Traffic
-from fabricplan.spec import parse_spec
-from fabricplan.topology.designer import design_fabric
-from fabricplan.topology.graph import FabricGraph, fabric_graph
+from fabricplan.topology.graph import FabricGraph
 
 SIZE_BYTES = 2**24
 """Bytes per rank (all_to_all) or per flow (permutation, random peers)."""
@@ -42,25 +41,7 @@ SPEED_GBPS = 100
 
 def k16(hosts: int) -> tuple[FabricGraph, Any]:
     """The k=16 fat tree (2 tiers up to 128 hosts, 3 beyond) with RoCEv2 and ECMP."""
-    valid = parse_spec(
-        {
-            "cluster": {
-                "gpus": hosts,
-                "gpus_per_node": 1,
-                "nics_per_node": 1,
-                "nic_speed_gbps": SPEED_GBPS,
-                "nic": {"speed_gbps": SPEED_GBPS},
-            },
-            "fabric": {
-                "technologies": ["roce_v2"],
-                "topology": "fat_tree",
-                "management_ports": 0,
-                "tiers": 2 if hosts <= 128 else 3,
-                "switch": {"roce_v2": {"ports": 16, "port_speed_gbps": SPEED_GBPS}},
-            },
-        }
-    )
-    graph = fabric_graph(design_fabric(valid, "roce_v2"), valid)
+    graph, valid = fat_tree_graph(hosts, 16, SPEED_GBPS)
     return graph, transport_for(valid.technologies["roce_v2"], valid.switches["roce_v2"])
 
 

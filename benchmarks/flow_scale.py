@@ -43,7 +43,8 @@ def run_case(case: str) -> dict[str, float | int | str]:
     from fabricplan.sim.flow.fluid import simulate
     from fabricplan.sim.flow.routing import flow_paths
     from fabricplan.sim.flow.transport import TransportSpec, transport_for
-    from fabricplan.sim.pattern import PATTERNS, pattern_traffic
+    from fabricplan.sim.pattern import pattern_traffic
+    from fabricplan.sim.run_options import PATTERNS
     from fabricplan.sim.traffic import GpuLayout
     from fabricplan.spec import parse_spec
     from fabricplan.topology.designer import design_fabric

@@ -5,11 +5,12 @@ the switches and leaves; the forwarding table per (switch, destination leaf) wit
 next-hop groups (build time, bytes held, peak memory while building); the table a per-(switch,
 host) layout would hold (counted, and built for the sizes given with ``--per-host``); and the
 tables of a whole per-packet (spray) run with one 64 KiB flow per host (``build_state``: time,
-peak memory traced by Python's allocator). Times are CPU seconds of this process (wall time on
-a shared machine counts the other jobs).
+peak memory traced by Python's allocator), or its refusal (FP660) when the tables, estimated
+before any is allocated, would take more than ``--max-memory-gib``. Times are CPU seconds of
+this process (wall time on a shared machine counts the other jobs).
 
     .venv/bin/python benchmarks/forwarding_scale.py [--hosts 1024 4096 16384 65536]
-        [--per-host 1024 4096] [--no-state 65536]
+        [--per-host 1024 4096] [--no-state] [--max-memory-gib 4]
 """
 
 from __future__ import annotations
@@ -21,18 +22,17 @@ import time
 import tracemalloc
 
 import numpy as np
+from fat_tree_fabric import fat_tree_network
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import shortest_path
 
+from fabricplan.errors import ModelError
 from fabricplan.sim.packet.compiled import drop_stale_cache
 from fabricplan.sim.packet.forwarding import forwarding_table
-from fabricplan.sim.packet.network import PacketNetwork, network_from_graph
+from fabricplan.sim.packet.network import PacketNetwork
 from fabricplan.sim.packet.simulation import build_state
 from fabricplan.sim.packet.spec import packet_spec
 from fabricplan.sim.traffic import StepSpec, Traffic
-from fabricplan.spec import parse_spec
-from fabricplan.topology.designer import design_fabric
-from fabricplan.topology.graph import fabric_graph
 
 PORTS = 64
 SPEED_GBPS = 100.0
@@ -42,25 +42,7 @@ MIB = 2**20
 
 def fat_tree(hosts: int) -> PacketNetwork:
     """A fat tree of 64-port 100G switches for ``hosts`` hosts."""
-    valid = parse_spec(
-        {
-            "cluster": {
-                "gpus": hosts,
-                "gpus_per_node": 1,
-                "nics_per_node": 1,
-                "nic_speed_gbps": SPEED_GBPS,
-                "nic": {"speed_gbps": SPEED_GBPS},
-            },
-            "fabric": {
-                "technologies": ["roce_v2"],
-                "topology": "fat_tree",
-                "tiers": 2 if hosts <= PORTS * PORTS // 2 else 3,
-                "management_ports": 0,
-                "switch": {"roce_v2": {"ports": PORTS, "port_speed_gbps": SPEED_GBPS}},
-            },
-        }
-    )
-    return network_from_graph(fabric_graph(design_fabric(valid, "roce_v2"), valid), 32 * MIB)
+    return fat_tree_network(hosts, PORTS, SWITCH_BUFFER_BYTES, speed_gbps=SPEED_GBPS)
 
 
 def per_host_table(net: PacketNetwork) -> tuple[int, float]:
@@ -109,7 +91,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--hosts", type=int, nargs="+", default=[1024, 4096, 16384, 65536])
     parser.add_argument("--per-host", type=int, nargs="*", default=[1024, 4096])
-    parser.add_argument("--no-state", type=int, nargs="*", default=[65536])
+    parser.add_argument("--no-state", type=int, nargs="*", default=[])
+    parser.add_argument("--max-memory-gib", type=float, default=4.0)
     args = parser.parse_args(argv)
     print(
         f"machine: {platform.machine()}, {platform.processor()}, Python {platform.python_version()}"
@@ -140,9 +123,18 @@ def main(argv: list[str] | None = None) -> int:
         if hosts not in args.no_state:
             tracemalloc.start()
             start = time.process_time()
-            build_state(net, one_flow_per_host(hosts), spec, seed=1)
+            try:
+                build_state(
+                    net,
+                    one_flow_per_host(hosts),
+                    spec,
+                    seed=1,
+                    max_memory_bytes=int(args.max_memory_gib * 2**30),
+                )
+                state_peak = f"{tracemalloc.get_traced_memory()[1] / MIB:,.0f}"
+            except ModelError as refused:
+                state_peak = f"refused: {refused.what} [{refused.code}]"
             state_s = f"{time.process_time() - start:.2f}"
-            state_peak = f"{tracemalloc.get_traced_memory()[1] / MIB:,.0f}"
             tracemalloc.stop()
         print(
             f"| {hosts:,} | {net.switches:,} | {leaves:,} | {net.links:,} | {table_s:.2f}"

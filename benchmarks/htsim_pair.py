@@ -34,16 +34,14 @@ import time
 from pathlib import Path
 
 import numpy as np
+from fat_tree_fabric import fat_tree_network
 
 from fabricplan.sim.packet.compiled import drop_stale_cache
-from fabricplan.sim.packet.network import PacketNetwork, network_from_graph
+from fabricplan.sim.packet.network import PacketNetwork
 from fabricplan.sim.packet.result import PacketSimResult
 from fabricplan.sim.packet.simulation import build_state, run_state, simulate_packet
 from fabricplan.sim.packet.spec import PacketSpec, packet_spec
 from fabricplan.sim.traffic import StepSpec, Traffic
-from fabricplan.spec import parse_spec
-from fabricplan.topology.designer import design_fabric
-from fabricplan.topology.graph import fabric_graph
 
 K = 8
 HOSTS = K**3 // 4
@@ -61,26 +59,7 @@ FINISHED = re.compile(r"Flow \S+ \d+ finished at ([0-9.e+]+)")
 
 def network(buffer_bytes: float) -> PacketNetwork:
     """The k = 8 fat tree, 1 µs on every link, no NIC or switch latency."""
-    valid = parse_spec(
-        {
-            "cluster": {
-                "gpus": HOSTS,
-                "gpus_per_node": 1,
-                "nics_per_node": 1,
-                "nic_speed_gbps": SPEED_GBPS,
-                "nic": {"speed_gbps": SPEED_GBPS},
-            },
-            "fabric": {
-                "technologies": ["roce_v2"],
-                "topology": "fat_tree",
-                "tiers": 3,
-                "management_ports": 0,
-                "switch": {"roce_v2": {"ports": K, "port_speed_gbps": SPEED_GBPS}},
-            },
-        }
-    )
-    net = network_from_graph(fabric_graph(design_fabric(valid, "roce_v2"), valid), buffer_bytes)
-    return dataclasses.replace(net, link_delay_ns=np.full(net.links, LINK_DELAY_NS), _cache={})
+    return fat_tree_network(HOSTS, K, buffer_bytes, LINK_DELAY_NS, SPEED_GBPS, tiers=3)
 
 
 def permutation_traffic(flow_bytes: float, seed: int) -> Traffic:

@@ -13,22 +13,19 @@ transport counters (timeouts, retransmits, drops, pause frames).
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import platform
 import sys
 import time
 
 import numpy as np
+from fat_tree_fabric import fat_tree_network
 
 from fabricplan.sim.packet.compiled import drop_stale_cache
-from fabricplan.sim.packet.network import PacketNetwork, network_from_graph
+from fabricplan.sim.packet.network import PacketNetwork
 from fabricplan.sim.packet.simulation import build_state, run_state
 from fabricplan.sim.packet.spec import packet_spec
 from fabricplan.sim.packet.state import C_DROPS, C_EVENTS, C_PAUSES, C_RETX, C_TIMEOUTS
 from fabricplan.sim.traffic import StepSpec, Traffic
-from fabricplan.spec import parse_spec
-from fabricplan.topology.designer import design_fabric
-from fabricplan.topology.graph import fabric_graph
 
 SPEED_GBPS = 100.0
 LINK_DELAY_NS = 1000.0
@@ -36,33 +33,11 @@ PAYLOAD_BYTES = 4000
 ROCE_HEADER_BYTES = 82
 SWITCH_BUFFER_BYTES = 32 * 2**20
 PORTS = 16
-TWO_TIER_HOSTS = PORTS * PORTS // 2
-"""Hosts a two-tier fat tree of PORTS-port switches holds."""
 
 
 def fat_tree(hosts: int) -> PacketNetwork:
     """A fat tree of 16-port 100G switches for ``hosts`` hosts, 1 µs on every link."""
-    valid = parse_spec(
-        {
-            "cluster": {
-                "gpus": hosts,
-                "gpus_per_node": 1,
-                "nics_per_node": 1,
-                "nic_speed_gbps": SPEED_GBPS,
-                "nic": {"speed_gbps": SPEED_GBPS},
-            },
-            "fabric": {
-                "technologies": ["roce_v2"],
-                "topology": "fat_tree",
-                "tiers": 2 if hosts <= TWO_TIER_HOSTS else 3,
-                "management_ports": 0,
-                "switch": {"roce_v2": {"ports": PORTS, "port_speed_gbps": SPEED_GBPS}},
-            },
-        }
-    )
-    graph = fabric_graph(design_fabric(valid, "roce_v2"), valid)
-    net = network_from_graph(graph, SWITCH_BUFFER_BYTES)
-    return dataclasses.replace(net, link_delay_ns=np.full(net.links, LINK_DELAY_NS), _cache={})
+    return fat_tree_network(hosts, PORTS, SWITCH_BUFFER_BYTES, LINK_DELAY_NS, SPEED_GBPS)
 
 
 def random_peers(hosts: int, per_host: int, size_bytes: float, seed: int) -> Traffic:

@@ -26,15 +26,13 @@ import time
 from pathlib import Path
 
 import numpy as np
+from fat_tree_fabric import fat_tree_network
 
 from fabricplan.sim.packet.compiled import drop_stale_cache
-from fabricplan.sim.packet.network import PacketNetwork, network_from_graph
+from fabricplan.sim.packet.network import PacketNetwork
 from fabricplan.sim.packet.simulation import simulate_packet
 from fabricplan.sim.packet.spec import packet_spec
 from fabricplan.sim.traffic import GpuLayout, StepSpec, Traffic, permutation
-from fabricplan.spec import parse_spec
-from fabricplan.topology.designer import design_fabric
-from fabricplan.topology.graph import fabric_graph
 
 HOSTS = 1024
 SPEED_GBPS = 100.0
@@ -53,27 +51,7 @@ ISSUE_P50_TOLERANCE, ISSUE_P99_TOLERANCE = 0.05, 0.10
 
 def yardstick_network() -> PacketNetwork:
     """The k=16 fat tree of 16-port 100G switches, 1 µs on every link, no NIC latency."""
-    valid = parse_spec(
-        {
-            "cluster": {
-                "gpus": HOSTS,
-                "gpus_per_node": 1,
-                "nics_per_node": 1,
-                "nic_speed_gbps": SPEED_GBPS,
-                "nic": {"speed_gbps": SPEED_GBPS},
-            },
-            "fabric": {
-                "technologies": ["roce_v2"],
-                "topology": "fat_tree",
-                "tiers": 3,
-                "management_ports": 0,
-                "switch": {"roce_v2": {"ports": 16, "port_speed_gbps": SPEED_GBPS}},
-            },
-        }
-    )
-    graph = fabric_graph(design_fabric(valid, "roce_v2"), valid)
-    net = network_from_graph(graph, SWITCH_BUFFER_BYTES)
-    return dataclasses.replace(net, link_delay_ns=np.full(net.links, LINK_DELAY_NS), _cache={})
+    return fat_tree_network(HOSTS, 16, SWITCH_BUFFER_BYTES, LINK_DELAY_NS, SPEED_GBPS, tiers=3)
 
 
 def matrix_traffic(path: Path) -> Traffic:

@@ -6,15 +6,20 @@ Two families:
 - designed fabrics of H100 nodes with 8 x 400G NICs for the analytic models:
   :func:`cluster_scenario`, :func:`designed_leaf_spine`, :func:`designed_three_tier`;
 - small graphs of single-NIC hosts on generic 100G switches for the graph and the simulators:
-  :func:`port_scenario`, :func:`leaf_spine_graph`, :func:`k_ary_fat_tree`.
+  :func:`port_scenario`, :func:`leaf_spine_graph`, :func:`k_ary_fat_tree`, with the traffic
+  cases both simulation levels' tests share (:func:`one_gpu_per_node`,
+  :func:`victim_beside_incast`).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from fabricplan.model.fabric import FabricDesign, LinkGroup, TierDesign
 from fabricplan.model.scenario import TechnologyName, TopologyName, ValidScenario
+from fabricplan.sim.traffic import GpuLayout, StepSpec, Traffic, combine, gpu_flows
 from fabricplan.spec import parse_spec
 from fabricplan.topology.graph import FabricGraph, fabric_graph
 
@@ -255,3 +260,31 @@ def k_ary_fat_tree(
     )
     design = _design(valid, tiers, hosts_per_leaf=half, leaves_per_pod=half)
     return fabric_graph(design, valid), valid
+
+
+# --- traffic cases on the small graphs -----------------------------------------------------
+
+FLOW_BYTES = 1e6
+"""One flow's bytes in the shared cases (1 MB: 80 µs at 100 Gb/s)."""
+
+
+def one_gpu_per_node(hosts: int) -> GpuLayout:
+    """GPU ``i`` is host port ``i``: the small graphs' single-NIC hosts."""
+    return GpuLayout(gpus=hosts, gpus_per_node=1, nics_per_node=1)
+
+
+def victim_beside_incast() -> tuple[FabricGraph, Traffic, int]:
+    """Four leaves of four hosts, two spines: seven hosts of leaves 1 and 2 send
+    :data:`FLOW_BYTES` each to host 0, and host 7 (leaf 1, beside three culprits) sends to
+    host 13 (leaf 3, away from the incast); returns the graph, the traffic and the victim's
+    flow index (7)."""
+    graph, _ = leaf_spine_graph(leaves=4, spines=2, hosts_per_leaf=4)
+    layout = one_gpu_per_node(16)
+    senders = np.array([4, 5, 6, 8, 9, 10, 11])
+    culprits = gpu_flows(
+        layout, senders, np.zeros(7, dtype=np.int64), FLOW_BYTES, StepSpec("incast", "incast")
+    )
+    victim = gpu_flows(
+        layout, np.array([7]), np.array([13]), FLOW_BYTES, StepSpec("victim", "victim")
+    )
+    return graph, combine([culprits, victim]), 7

@@ -18,22 +18,26 @@ from fabricplan.sim.flow.transport import (
     settle_time_us,
 )
 from fabricplan.sim.traffic import (
-    GpuLayout,
     StepSpec,
     Traffic,
     all_to_all,
     background,
-    combine,
     gpu_flows,
     incast,
     permutation,
     random_pairs,
 )
 from fabricplan.topology.graph import LINK_TIERS, FabricGraph
-from fabrics import k_ary_fat_tree, leaf_spine_graph
+from fabrics import (
+    FLOW_BYTES,
+    k_ary_fat_tree,
+    leaf_spine_graph,
+    one_gpu_per_node,
+    victim_beside_incast,
+)
 
 B = float(bytes_per_us(100.0))  # the test fabrics' 100G links, in bytes per microsecond
-S = 1e6  # one flow's bytes
+S = FLOW_BYTES
 ROUTINGS: tuple[RoutingName, ...] = ("static", "ecmp", "adaptive", "spray")
 
 
@@ -49,10 +53,6 @@ def run(
     return simulate(
         graph, traffic, TransportSpec(routing, lfc, cc, 1.0), seed=seed, tolerance=tolerance
     )
-
-
-def one_gpu_per_node(hosts: int) -> GpuLayout:
-    return GpuLayout(gpus=hosts, gpus_per_node=1, nics_per_node=1)
 
 
 def finish_transfer(result: FlowSimResult) -> np.ndarray:
@@ -162,20 +162,8 @@ def test_same_seed_same_result_and_ecmp_collisions_vary_with_the_seed() -> None:
     assert min(completions) >= S / B * (1 - 1e-9)
 
 
-def _victim_case() -> tuple[FabricGraph, Traffic, int]:
-    """Seven hosts of leaves 1 and 2 send to host 0; host 7 (leaf 1) sends to host 13."""
-    graph, _ = leaf_spine_graph(leaves=4, spines=2, hosts_per_leaf=4)
-    layout = one_gpu_per_node(16)
-    senders = np.array([4, 5, 6, 8, 9, 10, 11])
-    culprits = gpu_flows(
-        layout, senders, np.zeros(7, dtype=np.int64), S, StepSpec("incast", "incast")
-    )
-    victim = gpu_flows(layout, np.array([7]), np.array([13]), S, StepSpec("victim", "victim"))
-    return graph, combine([culprits, victim]), 7
-
-
 def test_a_victim_of_pause_slows_to_the_incast_rate_without_congestion_control() -> None:
-    graph, traffic, victim = _victim_case()
+    graph, traffic, victim = victim_beside_incast()
     lossy = run(graph, traffic, "adaptive", lfc="none")
     lossless = run(graph, traffic, "adaptive", lfc="pfc", cc="none")
     # Lossy: the victim only shares uplinks with spare capacity, so it runs at B.
@@ -193,7 +181,7 @@ def test_a_victim_of_pause_slows_to_the_incast_rate_without_congestion_control()
 def test_congestion_control_limits_the_victims_loss_to_its_settling_time(
     cc: CongestionControl,
 ) -> None:
-    graph, traffic, victim = _victim_case()
+    graph, traffic, victim = victim_beside_incast()
     result = run(graph, traffic, "adaptive", lfc="credit", cc=cc)
     rtt = 2 * float(result.latency_us.max())
     settle = settle_time_us(cc, 7.0, rtt)

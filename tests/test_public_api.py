@@ -63,6 +63,7 @@ PUBLIC: dict[str, set[str]] = {
         "RunOptions",
         "RunProgress",
         "SimLevel",
+        "compile_kernels",
         "run_pattern",
         "simulated_backend",
     },

@@ -6,14 +6,15 @@ from __future__ import annotations
 import json
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.console import Console
-from rich.table import Table
 
 from fabricplan.cli.guard import check_output_path, guarded, write_atomic
 from fabricplan.errors import InputFileError
+
+if TYPE_CHECKING:  # rich is imported when a table is printed (fast --help)
+    from rich.console import Console
 
 EXIT_BELOW_THRESHOLD = 1
 MAX_WARNINGS_SHOWN = 8
@@ -117,6 +118,8 @@ def _run_line(key: str, run: Any) -> str:
 
 
 def _print_check(console: Console, result: Any) -> None:
+    from rich.table import Table
+
     from fabricplan.units import format_size
 
     keys: dict[tuple[str, int], str] = {}
@@ -275,6 +278,8 @@ def check_bench(
     if fmt is Format.json:
         typer.echo(json.dumps(check_document(result), indent=2))
     else:
+        from rich.console import Console
+
         _print_check(Console(), result)
         if plot is not None:
             typer.echo(f"wrote {plot}")
@@ -318,6 +323,9 @@ def calibrate(
             json.dumps({"technology": tech, "output": str(output), **fit.model_dump()}, indent=2)
         )
         return
+    from rich.console import Console
+    from rich.table import Table
+
     start = model_start(valid, tech)
     console = Console()
     table = Table(title=f"calibration on {tech} ({fit.points} measurements)")

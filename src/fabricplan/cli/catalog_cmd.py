@@ -8,16 +8,14 @@ from __future__ import annotations
 
 import json
 from enum import StrEnum
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.console import Console
-from rich.table import Table
 
-from fabricplan.catalog.listing import figure_number, figure_text, list_records, show_record
-from fabricplan.catalog.loader import load_catalog
 from fabricplan.cli.guard import guarded
-from fabricplan.model.hardware import Figure, PriceEntry, SwitchSpec
+
+if TYPE_CHECKING:  # the catalog, its models and rich are imported when a command runs
+    from fabricplan.model.hardware import PriceEntry
 
 
 class Kind(StrEnum):
@@ -58,6 +56,12 @@ def _price_text(price: PriceEntry | None) -> str:
 @guarded
 def list_entries(kind: KindOpt = None, fmt: FormatOpt = Format.table) -> None:
     """List catalog entries with their key figures, default price and date (JSON adds sources)."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from fabricplan.catalog.listing import list_records
+    from fabricplan.catalog.loader import load_catalog
+
     rows = list_records(load_catalog(), kind.value if kind else None)
     if fmt is Format.json:
         typer.echo(json.dumps({"items": rows}, indent=2))
@@ -86,6 +90,13 @@ def show_entry(
     fmt: FormatOpt = Format.table,
 ) -> None:
     """Show one entry: every figure with its basis, its source, date and default price."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from fabricplan.catalog.listing import figure_number, figure_text, show_record
+    from fabricplan.catalog.loader import load_catalog
+    from fabricplan.model.hardware import Figure, SwitchSpec
+
     catalog = load_catalog()
     item = catalog.get(item_id, "catalog show")
     price = catalog.price(item.id)
@@ -118,6 +129,11 @@ def show_entry(
 @guarded
 def list_prices(fmt: FormatOpt = Format.table) -> None:
     """List the default price book: every price is an estimate with its basis."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from fabricplan.catalog.loader import load_catalog
+
     catalog = load_catalog()
     entries = [entry.model_dump(mode="json") for entry in catalog.prices.values()]
     if fmt is Format.json:

@@ -1,10 +1,11 @@
 """The command table, and the group that imports a command's module only when it runs.
 
 ``fabricplan --help`` lists every command from :data:`COMMANDS` (name, module, the first
-paragraph of its help) without importing any command module: those modules import the models,
-numpy and numba, which took about a second before the first line appeared. A command's module is
-imported when the command runs or its own ``--help`` is asked for; each module keeps a
-``register(app)`` function, called on a fresh application per module.
+paragraph of its help) without importing any command module. A command's module is imported
+when the command runs or its own ``--help`` is asked for; each module keeps a ``register(app)``
+function, called on a fresh application per module, and imports the models, rich and the
+simulators inside its commands' functions, so that its ``--help`` stays as fast as the root's.
+Every help is click's plain layout: typer's rich layout alone imports about 0.3 s of modules.
 ``tests/test_cli_startup.py`` checks that the table says what the modules register.
 """
 
@@ -109,7 +110,7 @@ COMMANDS: tuple[CommandEntry, ...] = (
 def load_command(entry: CommandEntry) -> typer.main.click.Command:  # type: ignore[name-defined]
     """The command ``entry`` names, built by its module's ``register`` on a fresh application."""
     module = importlib.import_module(f"fabricplan.cli.{entry.module}")
-    app = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
+    app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None)
 
     @app.callback()
     def _group() -> None:
@@ -121,6 +122,20 @@ def load_command(entry: CommandEntry) -> typer.main.click.Command:  # type: igno
     if command is None:
         raise LookupError(f"fabricplan.cli.{entry.module} registers no command {entry.name!r}")
     return command
+
+
+def _help_flag_false_when_absent(command: Any, ctx: Any) -> None:
+    """Give the ``--help`` flag of ``command`` and of its subcommands the default ``False``.
+
+    typer coerces a parameter whose value is not a ``bool`` through a pydantic adapter, and an
+    absent ``--help`` is ``None``: the group above a command's own ``--help`` built one and so
+    imported pydantic (about 0.1 s) before the help appeared.
+    """
+    option = command.get_help_option(ctx)
+    if option is not None:
+        option.default = False
+    for sub in getattr(command, "commands", {}).values():
+        _help_flag_false_when_absent(sub, ctx)
 
 
 class LazyCommands(TyperGroup):
@@ -142,9 +157,16 @@ class LazyCommands(TyperGroup):
         if entry is None or ctx.meta.get(LISTING):
             return self.commands.get(cmd_name)
         command = load_command(entry)
+        _help_flag_false_when_absent(command, ctx)
         self.commands[cmd_name] = command
         del self._entries[cmd_name]
         return command
+
+    def get_help_option(self, ctx: Any) -> Any:
+        option = super().get_help_option(ctx)
+        if option is not None:
+            option.default = False  # see _help_flag_false_when_absent
+        return option
 
     def format_help(self, ctx: Any, formatter: Any) -> None:
         """The command list in plain text (a command's own help keeps the rich layout): the rich

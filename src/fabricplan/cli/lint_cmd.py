@@ -9,8 +9,6 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
-from rich.table import Table
 
 from fabricplan.cli.guard import check_output_folder, guarded, write_atomic_set
 from fabricplan.errors import InputFileError
@@ -111,6 +109,9 @@ def lint(
 
 
 def _print_table(result: object) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
     from fabricplan.lint.checking.linter import LintResult
 
     assert isinstance(result, LintResult)

@@ -16,33 +16,21 @@ import json
 from collections.abc import Callable
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, get_args
+from typing import TYPE_CHECKING, Annotated, get_args
 
 import typer
 
 from fabricplan.cli.guard import guarded
-from fabricplan.cli.notice import announce_compilation
-from fabricplan.cli.plan_cmd import with_configs
+from fabricplan.cli.plan_cmd import SeedOpt, SeedsOpt
 from fabricplan.errors import ModelError
-from fabricplan.evaluate import perform_each
-from fabricplan.model.results import (
-    DEFAULT_SIZES_BYTES,
-    P2P_DEFAULT_SIZES_BYTES,
-    AlgorithmName,
-    CollectiveName,
-    PerformanceResult,
-    PerfRequest,
-    RoutingName,
-)
-from fabricplan.model.scenario import TechnologyName
-from fabricplan.report.document import perf_document
-from fabricplan.spec import load_spec
+from fabricplan.model.collective_name import ALGORITHMS, COLLECTIVES, AlgorithmName, CollectiveName
 from fabricplan.units import parse_size
 
-COLLECTIVES: tuple[str, ...] = get_args(CollectiveName)
-ROUTINGS: tuple[str, ...] = get_args(RoutingName)
-ALGORITHMS: tuple[str, ...] = get_args(AlgorithmName)
-TECHNOLOGIES: tuple[str, ...] = get_args(TechnologyName)
+# The models, the spec and the evaluation are imported when the command runs, so that
+# `fabricplan perf --help` imports none of them (tests/test_cli_startup.py).
+if TYPE_CHECKING:
+    from fabricplan.model.results import PerformanceResult, RoutingName
+    from fabricplan.model.scenario import TechnologyName
 
 
 class Format(StrEnum):
@@ -104,16 +92,21 @@ def parse_routing(items: list[str]) -> dict[TechnologyName, RoutingName]:
     >>> parse_routing(["roce_v2=adaptive"])
     {'roce_v2': 'adaptive'}
     """
+    from fabricplan.model.results import RoutingName
+    from fabricplan.model.scenario import TechnologyName
+
+    technologies: tuple[str, ...] = get_args(TechnologyName)
+    routings: tuple[str, ...] = get_args(RoutingName)
     routing: dict[TechnologyName, RoutingName] = {}
     for item in items:
         tech, _, mode = item.partition("=")
-        if tech not in TECHNOLOGIES or mode not in ROUTINGS:
+        if tech not in technologies or mode not in routings:
             raise ModelError(
                 "FP512",
                 "--routing",
                 "expected TECHNOLOGY=MODE",
                 item,
-                f"technology in {', '.join(TECHNOLOGIES)}; mode in {', '.join(ROUTINGS)}",
+                f"technology in {', '.join(technologies)}; mode in {', '.join(routings)}",
             )
         routing[tech] = mode  # type: ignore[index,assignment]  # both checked above
     return routing
@@ -136,7 +129,7 @@ def parse_algorithm(name: str | None) -> AlgorithmName | None:
             name,
             f"use one of {', '.join(ALGORITHMS)}",
         )
-    return lowered  # type: ignore[return-value]  # checked against AlgorithmName above
+    return lowered  # checked against ALGORITHMS above
 
 
 def _time_text(time_us: float) -> str:
@@ -250,8 +243,17 @@ def perf(
         list[Path] | None,
         typer.Option("--config", help="Real switch/NIC configuration files (repeatable)."),
     ] = None,
+    seed: SeedOpt = 0,
+    seeds: SeedsOpt = None,
 ) -> None:
     """Predicted nccl-tests (or perftest) tables for every technology of SPEC."""
+    from fabricplan.cli.notice import announce_compilation
+    from fabricplan.cli.plan_cmd import with_configs
+    from fabricplan.evaluate import perform_each
+    from fabricplan.model.results import DEFAULT_SIZES_BYTES, P2P_DEFAULT_SIZES_BYTES, PerfRequest
+    from fabricplan.report.document import perf_document
+    from fabricplan.spec import load_spec
+
     default_sizes = P2P_DEFAULT_SIZES_BYTES if p2p else DEFAULT_SIZES_BYTES
     request = PerfRequest(
         collectives=() if p2p else parse_collectives(collective or ["all_reduce"]),
@@ -263,6 +265,8 @@ def perf(
         algorithm=parse_algorithm(algorithm),
         in_network_reduction=sharp,
         p2p_switch_hops=hops,
+        seed=seed,
+        seeds=seeds,
     )
     valid = with_configs(load_spec(spec), config)
     announce_compilation(backend)

@@ -10,11 +10,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.console import Console
 
 from fabricplan.cli.guard import check_output_format, check_output_path, guarded, write_atomic
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # rich and the models are imported when a command runs (fast --help)
+    from rich.console import Console
     from rich.progress import Progress
 
     from fabricplan.backends import Backend
@@ -55,6 +55,20 @@ ConfigOpt = Annotated[
 ]
 NoCacheOpt = Annotated[
     bool, typer.Option("--no-cache", help="Recompute simulated results instead of reusing them.")
+]
+SeedOpt = Annotated[
+    int, typer.Option("--seed", help="Flow/packet levels: seed of the first run (ECMP hashing).")
+]
+SeedsOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--seeds",
+        min=1,
+        max=16,
+        help="Flow/packet levels: runs per point, children of --seed; the value is the first"
+        " run's, the seed spread widens its band (default: 3 at the flow level under ECMP, 1"
+        " otherwise). The analytic model ignores it.",
+    ),
 ]
 
 
@@ -134,6 +148,8 @@ def _run(
     decide: bool = False,
     configs: list[Path] | None = None,
     use_cache: bool = True,
+    seed: int = 0,
+    seeds: int | None = None,
 ) -> None:
     from fabricplan.evaluate import evaluate_feasible
     from fabricplan.model.results import PerfRequest
@@ -148,7 +164,9 @@ def _run(
         from fabricplan.measure.calibration import load_profile
 
         profile = load_profile(calibration)
-    request = PerfRequest(calibration=profile)
+    from rich.console import Console
+
+    request = PerfRequest(calibration=profile, seed=seed, seeds=seeds)
     status = Console(stderr=True)
     chosen, progress = _backend(backend, use_cache, status)
     with progress if progress is not None else nullcontext():
@@ -209,12 +227,16 @@ def compare(
     calibration: CalibrationOpt = None,
     config: ConfigOpt = None,
     no_cache: NoCacheOpt = False,
+    seed: SeedOpt = 0,
+    seeds: SeedsOpt = None,
 ) -> None:
     """The main job: design, price, model and decide, with reasons and flip points.
 
     ``--backend flow|packet`` puts the simulated collective times into the step time; results
     are cached in the user cache directory (``$FABRICPLAN_CACHE_DIR``) and reused for an
-    unchanged spec. ``--config`` reads real switch/NIC configurations into the lossless settings.
+    unchanged spec. ``--seeds N`` runs each simulated point under N ECMP seeds and widens its
+    band by their spread. ``--config`` reads real switch/NIC configurations into the lossless
+    settings.
     """
     _run(
         spec,
@@ -226,4 +248,6 @@ def compare(
         True,
         config,
         not no_cache,
+        seed,
+        seeds,
     )

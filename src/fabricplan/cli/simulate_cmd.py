@@ -17,14 +17,19 @@ from typing import Annotated, Any, cast
 import typer
 
 from fabricplan.cli.guard import guarded
-from fabricplan.cli.notice import announce_compilation
 from fabricplan.errors import ModelError
-from fabricplan.sim.flow.fluid import DEFAULT_TOLERANCE
 from fabricplan.sim.mechanism import CONGESTION_CONTROLS, ROUTING_NAMES, RoutingName
-from fabricplan.sim.pattern import PATTERNS, PatternName
-from fabricplan.sim.run import RunCongestionControl, RunOptions, SimLevel, run_pattern
-from fabricplan.spec import load_spec
-from fabricplan.units import parse_size
+from fabricplan.sim.run_options import (
+    DEFAULT_TOLERANCE,
+    PATTERNS,
+    PatternName,
+    RunCongestionControl,
+    RunOptions,
+    SimLevel,
+)
+
+# The spec, the models and the simulators are imported when the command runs, so that
+# `fabricplan simulate --help` imports none of them (tests/test_cli_startup.py).
 
 PROGRESS_AFTER_S = 2.0
 """A progress bar appears once a run has taken this long."""
@@ -216,6 +221,11 @@ def simulate_command(
     ] = None,
 ) -> None:
     """Simulate one traffic pattern on every technology of SPEC."""
+    from fabricplan.cli.notice import announce_compilation
+    from fabricplan.sim.run import run_pattern
+    from fabricplan.spec import load_spec
+    from fabricplan.units import parse_size
+
     chosen = cast(PatternName, _choice(pattern, PATTERNS, "--pattern") or "training_step")
     mode = cast(RoutingName | None, _choice(routing, ROUTING_NAMES, "--routing"))
     allowed_cc: tuple[str, ...] = CONGESTION_CONTROLS

@@ -7,17 +7,14 @@ from typing import Literal
 from pydantic import Field
 
 from fabricplan.model.base import Frozen
+from fabricplan.model.collective_name import AlgorithmName as AlgorithmName
+from fabricplan.model.collective_name import CollectiveName as CollectiveName
 from fabricplan.model.fabric import FabricDesign, Finding
 from fabricplan.model.scenario import TechnologyName
 
 BackendName = Literal["analytic", "flow", "packet", "fake"]
-CollectiveName = Literal[
-    "all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast", "sendrecv"
-]
 P2PTest = Literal["write_lat", "read_lat", "send_lat", "write_bw", "read_bw", "send_bw"]
 RoutingName = Literal["static", "ecmp", "adaptive"]
-AlgorithmName = Literal["ring", "tree", "nvls", "nvlstree", "collnet_direct", "collnet_chain"]
-"""A collective algorithm as ``NCCL_ALGO`` names it (lower case)."""
 
 
 DEFAULT_SIZES_BYTES: tuple[int, ...] = tuple(2**k for k in range(3, 34))

@@ -16,11 +16,13 @@ not model one of these names refuses it with FP538 (:func:`refuse_unmodelled`).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal, get_args
+from typing import TYPE_CHECKING, Literal, get_args
 
 from fabricplan.errors import ModelError
-from fabricplan.model.hardware import SwitchSpec, TechnologySpec
-from fabricplan.model.load_balancing import AdaptiveRouting, adaptive_routing_for_asic
+
+if TYPE_CHECKING:  # the names below are read by `simulate --help`, which imports no model
+    from fabricplan.model.hardware import SwitchSpec, TechnologySpec
+    from fabricplan.model.load_balancing import AdaptiveRouting
 
 RoutingName = Literal["static", "ecmp", "adaptive", "spray", "flowlet"]
 CongestionControl = Literal["none", "dcqcn", "ib_cc", "spectrum_x_cc", "uec_nscc", "voq_scheduled"]
@@ -54,6 +56,8 @@ def adaptive_routing_of(switch: SwitchSpec) -> AdaptiveRouting:
     >>> [adaptive_routing_of(valid.switches[t]).efficiency for t in valid.technologies]
     [0.77, 0.77]
     """
+    from fabricplan.model.load_balancing import adaptive_routing_for_asic
+
     return adaptive_routing_for_asic(switch.asic)
 
 

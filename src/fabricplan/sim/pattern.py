@@ -7,8 +7,6 @@
 
 from __future__ import annotations
 
-from typing import Literal, get_args
-
 import numpy as np
 
 from fabricplan.analytic.traffic import NCCL_CHANNELS_PER_NIC
@@ -16,6 +14,7 @@ from fabricplan.analytic.workload import resolve_workload
 from fabricplan.errors import ModelError
 from fabricplan.model.results import CollectiveName
 from fabricplan.model.scenario import WorkloadSpec
+from fabricplan.sim.run_options import PATTERNS, PatternName
 from fabricplan.sim.seed import spawn_seeds
 from fabricplan.sim.traffic import (
     GpuLayout,
@@ -36,19 +35,6 @@ from fabricplan.sim.traffic import (
     training_step,
     tree_all_reduce,
 )
-
-PatternName = Literal[
-    "all_to_all",
-    "permutation",
-    "incast",
-    "ring_all_reduce",
-    "tree_all_reduce",
-    "all_gather",
-    "reduce_scatter",
-    "random",
-    "training_step",
-]
-PATTERNS: tuple[PatternName, ...] = get_args(PatternName)
 
 DEFAULT_INCAST_SENDERS = 32
 """Senders of ``--pattern incast`` when not given (fewer when the cluster has fewer nodes)."""

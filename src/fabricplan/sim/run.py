@@ -10,7 +10,9 @@ or answers a collective pattern from the ``analytic`` model, and returns a
 :func:`simulated_backend` gives the flow or packet level's answer to the performance seam
 (:mod:`fabricplan.sim.performance`), for :mod:`fabricplan.backends`.
 
-The packet level (numba kernels) is imported only when a packet run is asked for.
+Both levels (numba kernels) are imported only when a run at that level is asked for; what a
+run is asked for (:class:`RunOptions`, the names) is :mod:`fabricplan.sim.run_options`, which
+imports neither.
 
 >>> from fabricplan.spec import parse_spec
 >>> valid = parse_spec({"cluster": {"gpus": 32}, "fabric": {"technologies": ["roce_v2"]}})
@@ -24,8 +26,8 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any, Literal, get_args
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
@@ -35,28 +37,27 @@ from fabricplan.model.fabric import FabricDesign
 from fabricplan.model.results import CollectiveName, PerformanceResult, PerfRequest
 from fabricplan.model.scenario import TechnologyName, ValidScenario
 from fabricplan.sim.failure import fail_random_cables, switch_vertex
-from fabricplan.sim.flow.fluid import DEFAULT_TOLERANCE, simulate
-from fabricplan.sim.flow.performance import FLOW_MAX_FLOWS, flow_performance
-from fabricplan.sim.flow.transport import transport_for
-from fabricplan.sim.mechanism import CONGESTION_CONTROLS, CongestionControl, RoutingName
+from fabricplan.sim.mechanism import CONGESTION_CONTROLS, CongestionControl
 from fabricplan.sim.memory import (
     available_memory_bytes,
     check_performance_memory,
     check_run_memory,
 )
-from fabricplan.sim.pattern import PatternName, scenario_traffic
+from fabricplan.sim.pattern import scenario_traffic
+from fabricplan.sim.run_options import (
+    LEVELS,
+    RunOptions,
+    SimLevel,
+)
 from fabricplan.sim.seed import spawn_seeds
 from fabricplan.sim.sense import RunFacts, check_fabric_traffic, check_finished, check_run
-from fabricplan.sim.traffic import GpuLayout, Placement, Traffic
+from fabricplan.sim.traffic import GpuLayout, Traffic
 from fabricplan.topology.designer import design_fabric
 from fabricplan.topology.graph import FabricGraph, fabric_graph, with_failures
 from fabricplan.units import gbps_to_bytes_per_us
 
-SimLevel = Literal["flow", "packet", "analytic"]
-LEVELS: tuple[SimLevel, ...] = get_args(SimLevel)
-
-RunCongestionControl = Literal["none", "dcqcn", "ib_cc", "hpcc"]
-"""Congestion controls a run may ask for; ``hpcc`` only at the packet level."""
+if TYPE_CHECKING:
+    from fabricplan.sim.flow.transport import TransportSpec
 
 ANALYTIC_PATTERNS: dict[str, CollectiveName] = {
     "all_to_all": "all_to_all",
@@ -69,36 +70,6 @@ ANALYTIC_PATTERNS: dict[str, CollectiveName] = {
 
 RunProgress = Callable[[str, float], None]
 """Called with a run's label and the share of its bytes delivered so far."""
-
-
-@dataclass(frozen=True)
-class RunOptions:
-    """What to run: the pattern and its parameters, seeds, jobs and failures."""
-
-    pattern: PatternName = "training_step"
-    size_bytes: int | None = None
-    """Per rank for collectives, per flow for permutation/incast/random, gradient bytes per
-    rank for ``training_step`` (``None``: the workload's own)."""
-    seed: int = 0
-    """Parent of the runs' seeds."""
-    seeds: int = 1
-    """Runs, each with its own child seed; the record gives the spread."""
-    routing: RoutingName | None = None
-    congestion_control: RunCongestionControl | None = None
-    senders: int | None = None
-    jobs: int = 1
-    placement: Placement = "packed"
-    qps: int = 1
-    background_load: float = 0.0
-    background_us: float = 1000.0
-    fail_links: int = 0
-    """Random leaf-spine cables down in each run (drawn from that run's seed)."""
-    fail_switches: tuple[str, ...] = field(default_factory=tuple)
-    tolerance: float = DEFAULT_TOLERANCE
-    """Completion batching of the flow level (0 = exact)."""
-    max_memory_bytes: int | None = None
-    """Largest estimated memory a run may take (:mod:`fabricplan.sim.memory`); ``None``: the
-    memory this machine has available when the run starts."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -322,9 +293,9 @@ def run_pattern(
     ModelError
         FP533/FP535/FP537 for options the level cannot run; FP544 for a fabric too large
         for the packet level; FP1403 for a run whose estimated memory exceeds the limit
-        (:mod:`fabricplan.sim.memory`); FP1400 for traffic that never leaves the NVLink
-        domain, FP1401 for a packet run that did not finish, FP1402 for an answer that fails
-        a sense check (:mod:`fabricplan.sim.sense`).
+        (:mod:`fabricplan.sim.memory`), FP660 for a packet run whose tables would; FP1400
+        for traffic that never leaves the NVLink domain, FP1401 for a packet run that did not
+        finish, FP1402 for an answer that fails a sense check (:mod:`fabricplan.sim.sense`).
 
     Examples
     --------
@@ -356,7 +327,10 @@ def run_pattern(
         )
         share = spec.mtu_bytes / (spec.mtu_bytes + spec.header_bytes)
     else:
-        transport = transport_for(
+        from fabricplan.sim.flow.fluid import simulate
+        from fabricplan.sim.flow.transport import transport_for
+
+        transport: TransportSpec = transport_for(
             valid.technologies[technology],
             valid.switches[technology],
             routing=options.routing,
@@ -379,12 +353,60 @@ def run_pattern(
         check_fabric_traffic(level, traffic.flows, options.pattern, valid.spec.cluster.gpus)
         if level == "packet":
             network = network_for_graph(fabric, valid, technology)
-            run: Any = simulate_packet(network, traffic, spec, seed=seed, progress=told)
+            run: Any = simulate_packet(
+                network,
+                traffic,
+                spec,
+                seed=seed,
+                progress=told,
+                max_memory_bytes=options.max_memory_bytes,
+            )
         else:
             run = simulate(fabric, traffic, transport, seed, options.tolerance, progress=told)
         results.append(checked(level, run))
     wall = time.perf_counter() - started
     return PatternRun(level, technology, options, seeds, tuple(results), None, wall)
+
+
+def compile_kernels(level: Literal["flow", "packet"]) -> float:
+    """Compile ``level``'s numba kernels (or load them from the disk cache) by running them once
+    on a case too small to take time of its own, so that a command can show the compilation's
+    progress before the real run (:func:`fabricplan.sim.kernel_cache.watching_compilation`).
+
+    Parameters
+    ----------
+    level
+        ``flow`` (the max-min solver) or ``packet`` (the event loop and its components: a
+        100 kB transfer between the two hosts of a one-switch star).
+
+    Returns
+    -------
+    float
+        Seconds it took (about 40 for the packet level the first time, well under one later).
+
+    Examples
+    --------
+    >>> compile_kernels("flow") >= 0.0
+    True
+    """
+    started = time.perf_counter()
+    if level == "packet":
+        from fabricplan.sim.packet.network import star
+        from fabricplan.sim.packet.simulation import simulate_packet
+        from fabricplan.sim.packet.spec import packet_spec
+        from fabricplan.sim.traffic import incast
+
+        simulate_packet(
+            star(2), incast(GpuLayout(2, 1, 1), 1, 100_000), packet_spec("pfc", "dcqcn", "ecmp")
+        )
+    else:
+        from fabricplan.sim.flow.solver import add_along_paths, maxmin_rates
+
+        paths = np.array([[0, 1], [1, -1]], dtype=np.int32)
+        active = np.arange(2, dtype=np.int64)
+        maxmin_rates(paths, active, np.ones(2), hol=True)
+        add_along_paths(paths, active, np.ones(2), np.zeros(2))
+    return time.perf_counter() - started
 
 
 def simulated_backend(
@@ -416,11 +438,14 @@ def simulated_backend(
     ...     sizes_bytes=(2**20,), p2p=False, step=False)).backend
     'flow'
     """
-    budget = FLOW_MAX_FLOWS
     if level == "packet":
         from fabricplan.sim.packet.performance import PACKET_MAX_FLOWS
 
         budget = PACKET_MAX_FLOWS
+    else:
+        from fabricplan.sim.flow.performance import FLOW_MAX_FLOWS
+
+        budget = FLOW_MAX_FLOWS
     check_performance_memory(  # before the graph and the flows are built
         level,
         request.gpus or valid.spec.cluster.gpus,
@@ -433,6 +458,8 @@ def simulated_backend(
         from fabricplan.sim.packet.performance import packet_performance
 
         return packet_performance(valid, design, request)
+    from fabricplan.sim.flow.performance import flow_performance
+
     return flow_performance(valid, design, request)
 
 
@@ -443,6 +470,7 @@ __all__ = [
     "RunOptions",
     "RunProgress",
     "SimLevel",
+    "compile_kernels",
     "run_pattern",
     "simulated_backend",
 ]

@@ -28,8 +28,7 @@ from fabricplan.model.results import (
 from fabricplan.model.results import RoutingName as PerfRoutingName
 from fabricplan.model.scenario import TechnologyName
 from fabricplan.sim.mechanism import RoutingName as SimRoutingName
-from fabricplan.sim.pattern import PatternName
-from fabricplan.sim.run import RunCongestionControl
+from fabricplan.sim.run_options import PatternName, RunCongestionControl
 
 MAX_SIZES = 64
 """Message sizes one ``perf`` request may ask for (nccl-tests' 8 B-8 GiB sweep has 31)."""

@@ -42,6 +42,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from fabricplan.errors import ModelError
+from fabricplan.sim.flow.adaptive import TrunkBalance
 from fabricplan.sim.flow.result import FlowSimResult
 from fabricplan.sim.flow.routing import (
     bytes_per_us,
@@ -53,18 +54,16 @@ from fabricplan.sim.flow.solver import add_along_paths, maxmin_rates
 from fabricplan.sim.flow.transport import (
     LOSS_TIMEOUT_US,
     TRIM_RECOVERY_ROUND_TRIPS,
-    VOQ_GRANT_ROUND_TRIPS,
     TransportSpec,
+    request_grant_us,
     settle_time_us,
 )
+from fabricplan.sim.path import base_rtt_ns
+from fabricplan.sim.run_options import DEFAULT_TOLERANCE
 from fabricplan.sim.traffic import Traffic
 from fabricplan.topology.graph import FabricGraph
 from fabricplan.topology.routing import path_latency_ns
 from fabricplan.units import ns_to_us
-
-DEFAULT_TOLERANCE = 0.02
-"""Default epoch stretch (see the module docstring): completions within 2 % of the time since
-the last arrival share one rate computation."""
 
 Progress = Callable[[float], None]
 """Called after every epoch with the share of bytes delivered so far."""
@@ -145,13 +144,15 @@ def simulate(
     n = traffic.flows
     hops = graph.max_hops
     resources = resources_for(
-        graph,
-        transport.routing,
-        transport.payload_share,
-        transport.adaptive_efficiency,
-        transport.fabric_payload_share,
+        graph, transport.routing, transport.payload_share, 1.0, transport.fabric_payload_share
     )
-    cap = resources.capacity_bytes_per_us
+    ideal_cap = resources.capacity_bytes_per_us
+    cap = ideal_cap
+    balance = (
+        TrunkBalance(graph, transport.adaptive_recovery, seed, n)
+        if transport.routing == "adaptive" and transport.adaptive_recovery < 1.0
+        else None
+    )
     counts_losses = not transport.lossless and transport.loss_recovery != "ideal"
     buffer_bytes = np.bincount(resources.of_link, minlength=resources.count).astype(
         np.float64
@@ -207,9 +208,18 @@ def simulate(
                 graph, transport.routing, traffic.src[new], traffic.dst[new], new, seed
             )
             res_paths[new] = res_new
+            if balance is not None:
+                balance.add(new, traffic.src[new], traffic.dst[new])
+                cap = ideal_cap * balance.usable_share()
             latency_us[new] = path_latency_ns(graph, link_new) * ns_to_us(1.0)
-            if transport.scheduled:
-                latency_us[new] *= 1.0 + 2.0 * VOQ_GRANT_ROUND_TRIPS  # request and grant first
+            if transport.scheduled:  # the first cell waits for its grant
+                latency_us[new] += request_grant_us(
+                    graph.link_latency_ns,
+                    graph.link_tier,
+                    graph.leaf_latency_ns,
+                    link_new,
+                    graph.spine_extra_latency_ns,
+                )
             start_us[new] = arrive
             empty = remaining[new] <= 0
             if empty.any():
@@ -223,7 +233,7 @@ def simulate(
                     finish_step,
                 )
             active = np.concatenate([active, new[~empty]])
-            rtt_us = 2 * float(latency_us[new].max())
+            rtt_us = unloaded_round_trip_us(graph, link_new)
             if transport.back_pressure:
                 overload = float(_offered_over_capacity(res_paths, active, cap).max(initial=0.0))
                 hol_until = max(
@@ -243,6 +253,8 @@ def simulate(
                 break
             continue
         hol = transport.back_pressure and now < hol_until
+        if balance is not None:
+            cap = ideal_cap * balance.usable_share()
         rates, paused = maxmin_rates(res_paths, active, cap, hol)
         if not (rates > 0).all():
             stuck = int(active[np.argmin(rates)])
@@ -271,6 +283,8 @@ def simulate(
             )
             res_paused_us += np.where(paused, idle * (end - now), 0.0)
         finished = active[done]
+        if balance is not None:
+            balance.remove(finished)
         _complete(
             finished,
             done_at[done] + latency_us[finished] + recovery_us[finished],
@@ -304,6 +318,43 @@ def simulate(
         epochs=epochs,
         wall_s=time.perf_counter() - wall0,
     )
+
+
+def unloaded_round_trip_us(graph: FabricGraph, link_paths: NDArray[np.int32]) -> float:
+    """Largest unloaded round trip of flows on ``link_paths``: the shared floor's base RTT
+    (:func:`fabricplan.sim.path.base_rtt_ns`, the one the packet level's window starts from)
+    out on each path and back on its cables' other halves, with no packet serialised (the
+    fluid model has none), plus both NICs each way.
+
+    Parameters
+    ----------
+    graph
+        The designed fabric (link latencies and speeds, the NIC latency).
+    link_paths
+        ``(flows, hops)`` link ids, -1 past the last hop.
+
+    Returns
+    -------
+    float
+        Microseconds (the NICs only, without flows).
+
+    Examples
+    --------
+    >>> from fabricplan.spec import parse_spec
+    >>> from fabricplan.topology.designer import design_fabric
+    >>> from fabricplan.topology.graph import fabric_graph
+    >>> from fabricplan.topology.routing import path_latency_ns, route
+    >>> valid = parse_spec({"cluster": {"gpus": 64}, "fabric": {"technologies": ["roce_v2"]}})
+    >>> g = fabric_graph(design_fabric(valid, "roce_v2"), valid)
+    >>> paths = route(g, np.array([0, 0]), np.array([1, 9]), "dmodk")
+    >>> one_way_us = path_latency_ns(g, paths).max() / 1000   # links and both NICs
+    >>> bool(np.isclose(unloaded_round_trip_us(g, paths), 2 * one_way_us))
+    True
+    """
+    forward = np.asarray(link_paths, dtype=np.int64)
+    back = np.where(forward >= 0, graph.link_reverse[np.maximum(forward, 0)], -1)
+    links_ns = base_rtt_ns(graph.link_latency_ns, graph.link_speed_gbps, forward, back, 0, 0)
+    return ns_to_us(links_ns + 4 * graph.nic_latency_ns)
 
 
 def _offered_over_capacity(

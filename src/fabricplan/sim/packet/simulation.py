@@ -22,6 +22,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from fabricplan.errors import ModelError
+from fabricplan.sim.memory import available_memory_bytes
 from fabricplan.sim.packet.engine import HEAP_SIZE, event_heap, heap_push
 from fabricplan.sim.packet.event import EV_SAMPLE, EV_STEP_START, EV_WATCHDOG, priority_of
 from fabricplan.sim.packet.forwarding import ForwardingTable
@@ -52,15 +53,20 @@ from fabricplan.sim.packet.state import (
     C_FREE,
     CC_HPCC,
     L_HEADROOM,
+    LF_FRAME_ERROR,
     N_COUNTERS,
+    PI_FRAME_ERRORS,
+    PI_ROUTE_SALT,
     SimState,
     event_slots,
     grown,
     packet_pool_slots,
     packet_table,
+    run_state_bytes,
 )
 from fabricplan.sim.packet.step import step_tables
 from fabricplan.sim.packet.switch import switch_table
+from fabricplan.sim.packet.voq import reassembly_table
 from fabricplan.sim.path import PINNED_ROUTINGS, base_rtt_ns
 from fabricplan.sim.traffic import Traffic
 from fabricplan.units import BPS_PER_GBPS, ns_to_ps, us_to_ps
@@ -68,6 +74,8 @@ from fabricplan.units import BPS_PER_GBPS, ns_to_ps, us_to_ps
 Progress = Callable[[float], None]
 """Called between chunks of events with the share of payload bytes delivered so far."""
 
+ROUTE_SALT_MODULUS = 1 << 62
+"""The run's seed, reduced to a non-negative int64, salts the flowlet path hash."""
 EVENTS_PER_CHUNK = 1_000_000
 """Events per call into the compiled loop (between two progress reports)."""
 _STATUS = {
@@ -135,17 +143,53 @@ def _check_traffic(
         )
 
 
+def _gib(n: float) -> str:
+    return f"{n / 2**20:,.0f} MiB" if n < 2**30 else f"{n / 2**30:,.1f} GiB"
+
+
+def check_state_memory(need: dict[str, int], limit_bytes: int | None, limit_source: str) -> None:
+    """FP660 when a run's tables (:func:`~fabricplan.sim.packet.state.run_state_bytes`) would
+    take more than ``limit_bytes``, before any of them is allocated (no check for ``None``).
+
+    >>> check_state_memory({"queue samples": 2**30}, 2 * 2**30, "--max-memory")
+    >>> need = {"queue samples": 3 * 2**30, "packet pool": 2**29}
+    >>> try:
+    ...     check_state_memory(need, 2**31, "--max-memory")
+    ... except ModelError as refused:
+    ...     print(refused.code, str(refused).split(" (")[0])
+    FP660 packet run: its tables need at least 3.5 GiB
+    """
+    total = sum(need.values())
+    if limit_bytes is None or total <= limit_bytes:
+        return
+    largest = sorted(need.items(), key=lambda item: -item[1])[:2]
+    parts = ", ".join(f"{name} {_gib(size)}" for name, size in largest if size)
+    raise ModelError(
+        "FP660",
+        "packet run",
+        f"its tables need at least {_gib(total)} ({parts}), more than {_gib(limit_bytes)}"
+        f" ({limit_source})",
+        None,
+        "sample fewer links or fewer times (PacketSpec.probe_links, max_samples), simulate"
+        " fewer hosts, or use --backend flow",
+    )
+
+
 def build_state(
     net: PacketNetwork,
     traffic: Traffic,
     spec: PacketSpec,
     seed: int,
     flow_class: NDArray[np.int64] | None = None,
+    max_memory_bytes: int | None = None,
 ) -> SimState:
     """The tables of one run, with its first events scheduled.
 
     Each table comes from the component that owns it; paths and the base RTT from the shared
-    floor (:mod:`fabricplan.sim.path`), as the flow level routes.
+    floor (:mod:`fabricplan.sim.path`), as the flow level routes. Before any table is allocated
+    their bytes are estimated (:func:`~fabricplan.sim.packet.state.run_state_bytes`) and a run
+    that needs more than ``max_memory_bytes`` (``None``: the memory the machine has available)
+    is refused with FP660.
     """
     spec.check()
     _check_network(net)
@@ -159,6 +203,24 @@ def build_state(
     cls = _flow_classes(flow_class, n_flows)
     fwd, rev = flow_paths(net, spec.routing, src, dst, seed)
     max_hops = int(fwd.shape[1])
+    probes = _probe_links(spec, n_links)
+    total_packets = int(packets.sum())
+    need = run_state_bytes(
+        n_links,
+        n_flows,
+        total_packets,
+        max_hops,
+        classes,
+        probes.size,
+        spec.max_samples,
+        total_packets if spec.receiver != "in_order" else 1,
+        total_packets if spec.receiver == "out_of_order" else 1,
+    )
+    if max_memory_bytes is None:
+        limit, source = available_memory_bytes(), "the memory this machine has available"
+    else:
+        limit, source = max_memory_bytes, "max_memory_bytes"
+    check_state_memory(need, limit, source)
     cc = CONGESTION_CONTROL_CODE[spec.congestion_control]
     int_bytes = INT_HEADER_BYTES + INT_BYTES_PER_HOP * max(max_hops - 1, 1)
     int_extra = int_bytes if cc == CC_HPCC else 0
@@ -180,8 +242,9 @@ def build_state(
     fi, ff, fh = flow_tables(traffic, size, packets, cls, spec.mtu_bytes, flow_line, fwd, rev)
     rx_seen, tx_state = placement_tables(spec, int(packets.sum()))
     steps = step_tables(traffic)
-    probes = _probe_links(spec, n_links)
     prm_i, prm_f = spec.pack(hosts, classes, max_hops, base_rtt_ps, int_bytes, ack_bytes, line_bps)
+    prm_i[PI_ROUTE_SALT] = seed % ROUTE_SALT_MODULUS
+    prm_i[PI_FRAME_ERRORS] = int((lf[:, LF_FRAME_ERROR] > 0).any())
     slots = packet_pool_slots(int(packets.sum()), n_flows, n_links)
     pi, pint, free = packet_table(slots, max_hops)
     heap, hmeta = event_heap(event_slots(slots, n_flows, n_links, len(traffic.steps)))
@@ -213,6 +276,7 @@ def build_state(
         fib_dest=fib.dest_row,
         rx_seen=rx_seen,
         tx_state=tx_state,
+        eg_held=reassembly_table(spec.egress_reassembly, int(packets.sum())),
         prm_i=prm_i,
         prm_f=prm_f,
         cnt=cnt,
@@ -301,6 +365,7 @@ def simulate_packet(
     seed: int = 0,
     progress: Progress | None = None,
     flow_class: NDArray[np.int64] | None = None,
+    max_memory_bytes: int | None = None,
 ) -> PacketSimResult:
     """Simulate ``traffic`` on ``network`` packet by packet.
 
@@ -319,6 +384,8 @@ def simulate_packet(
         Called between chunks of events with the share of payload delivered.
     flow_class
         Traffic class (1 .. 2) of each flow (default 1).
+    max_memory_bytes
+        Largest memory the run's tables may take (``None``: what the machine has available).
 
     Returns
     -------
@@ -328,10 +395,11 @@ def simulate_packet(
     ------
     ModelError
         FP540-FP543 when the network, traffic or spec cannot be simulated; FP546 when the
-        traffic has more than ``spec.max_packets`` packets.
+        traffic has more than ``spec.max_packets`` packets; FP660 when the run's tables would
+        take more than ``max_memory_bytes`` (checked before any is allocated).
     """
     start = time.perf_counter()
-    state = build_state(network, traffic, spec, seed, flow_class)
+    state = build_state(network, traffic, spec, seed, flow_class, max_memory_bytes)
     total = float(traffic.whole_bytes().sum())
     state, outcome = run_state(state, progress, total)
     wall = time.perf_counter() - start
