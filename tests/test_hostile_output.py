@@ -35,6 +35,7 @@ def _bad_paths(tmp_path: Path, suffix: str) -> dict[str, str]:
 
 SUFFIX = {"design -o": ".json", "compare -o": ".md", "init": ".yaml", "calibrate -o": ".yaml"}
 SUFFIX |= {"check-bench --plot": ".svg", "roce-config --out": ""}
+SUFFIX |= {"export -o": ".csv", "sweep -o": ".parquet", "cost -o": ".json"}
 
 WRITERS = {
     "design -o": lambda out: ["design", str(SPEC), "-f", "json", "-o", out],
@@ -55,6 +56,9 @@ WRITERS = {
         out,
     ],
     "roce-config --out": lambda out: ["roce-config", str(SPEC), "--vendor", "sonic", "-o", out],
+    "export -o": lambda out: ["export", str(SPEC), "-t", "infiniband", "-f", "cutsheet", "-o", out],
+    "sweep -o": lambda out: ["sweep", str(SPEC), "--vary", "cluster.gpus=64", "-o", out],
+    "cost -o": lambda out: ["cost", str(SPEC), "-f", "json", "-o", out],
 }
 
 
@@ -63,8 +67,8 @@ def test_bad_output_paths_fail_in_one_line_and_write_nothing(
     writer: str, tmp_path: Path, fuzz_counts: Counter[str]
 ) -> None:
     for name, out in _bad_paths(tmp_path, SUFFIX[writer]).items():
-        if writer == "roce-config --out" and name == "directory":
-            continue  # a folder is what roce-config writes into
+        if writer in {"roce-config --out", "export -o"} and name == "directory":
+            continue  # a folder is what roce-config (and export, into it) writes into
         before = set(tmp_path.rglob("*"))
         result = run(WRITERS[writer](out), fuzz_counts)
         assert result.exit_code == 2, (writer, name, result.stdout[-300:])
@@ -113,3 +117,37 @@ def test_a_file_set_is_written_whole_or_not_at_all(tmp_path: Path) -> None:
     write_atomic_set(out, {"a.json": "1"})
     assert (out / "a.json").read_text() == "1" and (out / "b.json").read_text() == "[]"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["cfg"]
+
+
+def test_a_file_set_interrupted_at_any_moment_is_the_old_set_or_the_new(tmp_path: Path) -> None:
+    """Ctrl-C at random moments of writing a set of files (roce-config's, export's): the folder
+    holds the old files or the new ones, never a mix, and no temporary file or folder."""
+    out = tmp_path / "cfg"
+    old = {"a.json": "old-a", "b.json": "old-b"}
+    write_atomic_set(out, old)
+    new = {"a.json": "new-a" * 50_000, "b.json": "new-b" * 50_000}
+
+    def interrupt(*_: object) -> None:
+        os.kill(os.getpid(), signal.SIGINT)
+
+    previous = signal.signal(signal.SIGALRM, interrupt)
+    previous_int = signal.signal(signal.SIGINT, signal.default_int_handler)
+    interrupted = 0
+    try:
+        for delay_s in (0.0005, 0.001, 0.002, 0.004, 0.008):
+            signal.setitimer(signal.ITIMER_REAL, delay_s)
+            try:
+                while True:
+                    write_atomic_set(out, new)
+                    write_atomic_set(out, old)
+            except KeyboardInterrupt:
+                interrupted += 1
+            finally:
+                signal.setitimer(signal.ITIMER_REAL, 0)
+            files = {p.name: p.read_text() for p in out.iterdir()}
+            assert files in (old, new), sorted(files)
+            assert sorted(p.name for p in tmp_path.iterdir()) == ["cfg"]
+    finally:
+        signal.signal(signal.SIGALRM, previous)
+        signal.signal(signal.SIGINT, previous_int)
+    assert interrupted == 5

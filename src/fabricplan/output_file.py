@@ -15,11 +15,14 @@ It sits low (layer 1) so that every writer uses it: the CLI (through :mod:`fabri
 from __future__ import annotations
 
 import errno
+import functools
 import os
+import secrets
 import shutil
 import signal
 import tempfile
-from collections.abc import Iterator, Mapping
+import threading
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -160,13 +163,60 @@ def check_output_format(path: Path, fmt: str, option: str = "--format") -> None:
 
 @contextmanager
 def _signals_held() -> Iterator[None]:
-    """Hold SIGINT and SIGTERM for the few renames that publish a result."""
-    held = {signal.SIGINT, signal.SIGTERM}
-    previous = signal.pthread_sigmask(signal.SIG_BLOCK, held)
+    """Hold Ctrl-C and SIGTERM for the steps that publish a result, and deliver them after.
+
+    The Python handlers are swapped for one that only notes the signal, then restored, and a
+    noted signal is raised again (so the command's own handler ends the run). Swapping the
+    handler, not the thread's signal mask, also holds a signal that another thread received
+    and one already pending when the block began: Python runs whichever handler is set when it
+    gets to it. Outside the main thread (a web worker) Python delivers no signal: nothing to do.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    noted: list[int] = []
+
+    def note(signum: int, frame: Any) -> None:
+        noted.append(signum)
+
+    previous = {s: signal.signal(s, note) for s in (signal.SIGINT, signal.SIGTERM)}
     try:
         yield
     finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+        if noted:
+            signal.raise_signal(noted[0])
+
+
+def _is_interrupt(exc: BaseException) -> bool:
+    """Ctrl-C's KeyboardInterrupt, or the exception a SIGTERM handler raises (a BaseException
+    that is neither an error nor an exit)."""
+    return not isinstance(exc, Exception | SystemExit | GeneratorExit)
+
+
+MAX_STEP_TRIES = 100
+"""Times a publishing step is run again after interrupts before the interrupt wins."""
+
+
+def _finish(*steps: Callable[[], None]) -> None:
+    """Run every step to its end, with signals held, even when an interrupt was already pending
+    as a step began (Python raises it at the next bytecode, inside the held block): the step
+    runs again, so each must do nothing the second time; the first interrupt is raised after
+    the last step."""
+    caught: BaseException | None = None
+    for step in steps:
+        for _ in range(MAX_STEP_TRIES):
+            try:
+                with _signals_held():
+                    step()
+                break
+            except BaseException as exc:
+                if not _is_interrupt(exc):
+                    raise
+                caught = caught or exc
+    if caught is not None:
+        raise caught
 
 
 def _plain_mode(path: str) -> None:
@@ -203,58 +253,91 @@ def write_atomic(path: str | os.PathLike[str], content: str | bytes) -> None:
         # Signals are held while the temporary file is created and named, so an interrupt
         # arrives only once ``tmp`` is known and can be removed.
         with _signals_held():
-            fd, tmp = tempfile.mkstemp(prefix=f".{target.name[:200]}.", dir=target.parent)
+            fd = -1
+            while fd < 0:  # the name is known before the file exists: an interrupt between
+                tmp = _temporary_name(target)  # the two still lets the clean-up remove it
+                try:
+                    fd = os.open(tmp, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
+                except FileExistsError:
+                    tmp = None
             handle = os.fdopen(fd, "wb")
         with handle:
             handle.write(data)
-        _plain_mode(tmp)
+        written = tmp
+        assert written is not None  # the loop above ends only once the file is made
+        _plain_mode(written)
         with _signals_held():
-            os.replace(tmp, target)
+            os.replace(written, target)
             tmp = None
     except BaseException as exc:
         if handle is not None:
             handle.close()
         if tmp is not None:
-            Path(tmp).unlink(missing_ok=True)
+            _finish(functools.partial(Path(tmp).unlink, missing_ok=True))
         if isinstance(exc, OSError):
             raise _write_error(target, exc) from None
         raise
+
+
+def _temporary_name(target: Path) -> str:
+    """A hidden name beside ``target`` for its temporary file or folder."""
+    return str(target.parent / f".{target.name[:200]}.{secrets.token_hex(6)}")
+
+
+def _replace_if_there(source: Path, target: Path) -> None:
+    """Rename ``source`` to ``target``; nothing when ``source`` is gone (renamed already)."""
+    if os.path.lexists(source):
+        os.replace(source, target)
 
 
 def write_atomic_set(folder: str | os.PathLike[str], files: Mapping[str, str | bytes]) -> None:
     """Write a set of files into ``folder``, all of them or none.
 
     The files are written into a temporary folder beside ``folder``; a new folder is then
-    renamed into place in one step, files into an existing folder one rename each, with Ctrl-C
-    and SIGTERM held until the last one. On any error the temporary folder is removed.
+    renamed into place in one step, files into an existing folder one rename each. Ctrl-C and
+    SIGTERM are held for the whole call and take effect when it returns: the folder then holds
+    the old files or the new ones. On any error the temporary folder is removed.
     """
     target = Path(folder)
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise _write_error(target, exc) from None
-    tmp: Path | None = None
-    try:
-        with _signals_held():
-            tmp = Path(tempfile.mkdtemp(prefix=f".{target.name[:200]}.", dir=target.parent))
-        for name, content in files.items():
-            part = tmp / name
-            part.write_bytes(content.encode("utf-8") if isinstance(content, str) else content)
-            _plain_mode(str(part))
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o777 & ~umask)
-        with _signals_held():
+    # Signals are held from the first byte to the last rename or the clean-up (a set of
+    # configuration files takes milliseconds): Python would raise a pending interrupt at any
+    # bytecode, the first line of a ``finally`` included, and leave the temporary folder.
+    with _signals_held():
+        tmp: Path | None = None
+        try:
+            with _signals_held():
+                created = False
+                while not created:  # named first, as in write_atomic
+                    tmp = Path(_temporary_name(target))
+                    try:
+                        os.mkdir(tmp, 0o700)
+                        created = True
+                    except FileExistsError:
+                        tmp = None
+            staged = tmp
+            assert staged is not None  # the loop above ends only once the folder is made
+            for name, content in files.items():
+                part = staged / name
+                part.write_bytes(content.encode("utf-8") if isinstance(content, str) else content)
+                _plain_mode(str(part))
+            umask = os.umask(0)
+            os.umask(umask)
+            os.chmod(staged, 0o777 & ~umask)
             if not target.exists():
-                os.replace(tmp, target)
-            else:
-                for name in files:
-                    os.replace(tmp / name, target / name)
-    except OSError as exc:
-        raise _write_error(target, exc) from None
-    finally:
-        if tmp is not None:
-            shutil.rmtree(tmp, ignore_errors=True)
+                _finish(functools.partial(_replace_if_there, staged, target))
+            else:  # one rename a file, all of them even if Ctrl-C comes between two
+                _finish(
+                    *(functools.partial(_replace_if_there, staged / n, target / n) for n in files)
+                )
+        except OSError as exc:
+            raise _write_error(target, exc) from None
+        finally:
+            if tmp is not None:  # a Ctrl-C now would leave half the temporary folder
+                _finish(functools.partial(shutil.rmtree, tmp, ignore_errors=True))
 
 
 __all__ = [

@@ -3,6 +3,7 @@ the cut sheet)."""
 
 from __future__ import annotations
 
+import os
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
@@ -62,7 +63,9 @@ def _check_output(fmt: str, output: Path | None) -> None:
                 "FP1206", "--output", f"{fmt} {what}", None, "give -o FILE or -o DIRECTORY"
             )
         return
-    if fmt in DIRECTORY_FORMATS and output.exists() and not output.is_dir():
+    # os.path's checks, not Path's: a name too long to look up is False here (Python 3.11's
+    # Path.exists raises), and check_output_path / check_output_folder refuse it in one line
+    if fmt in DIRECTORY_FORMATS and os.path.exists(output) and not os.path.isdir(output):
         raise InputFileError(
             "FP1206",
             str(output),
@@ -70,7 +73,7 @@ def _check_output(fmt: str, output: Path | None) -> None:
             None,
             "give -o DIRECTORY",
         )
-    if fmt in DIRECTORY_FORMATS or output.is_dir():
+    if fmt in DIRECTORY_FORMATS or os.path.isdir(output):
         check_output_folder(output, "--output")
     else:
         check_output_path(output)
