@@ -1,4 +1,5 @@
-"""docs/design.md's module lists are the modules on disk (the picture matches the house)."""
+"""docs/design.md's module lists are the modules on disk (the picture matches the house; its
+layer table is checked by tests/test_layering.py, which holds the imports to it)."""
 
 from __future__ import annotations
 
@@ -35,3 +36,4 @@ def test_the_design_lists_every_module_of_the_floors() -> None:
 def test_the_lister_reads_the_block() -> None:
     text = "x\n```modules\nsim: a b\nlint: c\n```\n"
     assert listed_modules(text) == {"sim": {"a", "b"}, "lint": {"c"}}
+
