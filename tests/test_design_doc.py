@@ -36,4 +36,3 @@ def test_the_design_lists_every_module_of_the_floors() -> None:
 def test_the_lister_reads_the_block() -> None:
     text = "x\n```modules\nsim: a b\nlint: c\n```\n"
     assert listed_modules(text) == {"sim": {"a", "b"}, "lint": {"c"}}
-
