@@ -6,14 +6,24 @@ with its re-evaluations) as the cluster grows. Prints a table; docs/performance.
 Like the CLI, the evaluation and the decision share one ``SearchCache``: ``reused`` counts the
 designs and step-model runs the re-evaluations took from it, ``made`` those they had to make.
 Wall and process CPU seconds are both printed: on a shared machine the CPU time is the steadier.
+
+A second table times the whole command, ``fabricplan compare SPEC`` in a fresh process (table
+output, and ``--format json``), against a process that only imports what compare imports: the
+difference is the compare with its rendering, the import line is start-up.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import platform
+import resource
 import statistics
+import subprocess
+import sys
+import tempfile
 import time
+from pathlib import Path
 from typing import Any
 
 from fabricplan.evaluate import evaluate_feasible
@@ -23,6 +33,11 @@ from fabricplan.spec import parse_spec
 
 GPU_COUNTS = (1_024, 8_192, 32_768, 100_000)
 REPEATS = 5
+PROCESS_REPEATS = 3
+IMPORTS = (
+    "import fabricplan.cli.app, fabricplan.cli.plan_cmd, fabricplan.evaluate,"
+    " fabricplan.recommend.decision, fabricplan.report.table"
+)
 
 
 def spec_for(gpus: int) -> dict[str, Any]:
@@ -76,5 +91,44 @@ def main() -> None:
         )
 
 
+def child_cpu_s(args: list[str]) -> tuple[float, float]:
+    """Wall and CPU seconds (user + system) of one child process."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1] / "src")}
+    subprocess.run(args, check=True, stdout=subprocess.DEVNULL, env=env)
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return wall, cpu
+
+
+def whole_process() -> None:
+    print()
+    print(
+        f"{'GPUs':>8} {'command':<32} {'wall (s)':>9} {'CPU (s)':>8}"
+        f"   median of {PROCESS_REPEATS}, fresh process each"
+    )
+    with tempfile.TemporaryDirectory() as tmp:
+        gpus = GPU_COUNTS[-1]
+        spec = Path(tmp) / "spec.json"
+        spec.write_text(json.dumps(spec_for(gpus)))
+        commands = {
+            "imports only": [sys.executable, "-c", IMPORTS],
+            "fabricplan compare (table)": [
+                sys.executable, "-m", "fabricplan.cli.app", "compare", str(spec),
+            ],
+            "fabricplan compare -f json": [
+                sys.executable, "-m", "fabricplan.cli.app", "compare", str(spec), "-f", "json",
+            ],
+        }  # fmt: skip
+        for label, args in commands.items():
+            runs = [child_cpu_s(args) for _ in range(PROCESS_REPEATS)]
+            wall = statistics.median(r[0] for r in runs)
+            cpu = statistics.median(r[1] for r in runs)
+            print(f"{gpus:>8,} {label:<32} {wall:>9.3f} {cpu:>8.3f}")
+
+
 if __name__ == "__main__":
     main()
+    whole_process()

@@ -9,6 +9,7 @@ Prints each traffic's completion time and its ratio to the catalog configuration
 are the constants of ``fabricplan.analytic.lossless`` (docs/models.md, "Lossless configuration").
 
     PYTHONPATH=src python benchmarks/lossless_effect.py          # about two minutes on 2 cores
+    PYTHONPATH=src python benchmarks/lossless_effect.py "2:1"    # only the traffic named so
 """
 
 from __future__ import annotations
@@ -44,13 +45,18 @@ CASES: list[tuple[str, Callable[[GpuLayout], Traffic], float, int]] = [
         3.0,
         2,
     ),
+    ("all_to_all 8 MB per rank, leaf 2:1", lambda lay: all_to_all(lay, 8_000_000), 2.0, 2),
+    ("permutation 4 MB, leaf 2:1", lambda lay: permutation(lay, 4_000_000, SEED), 2.0, 2),
 ]
 
 
 def main() -> None:
+    only = sys.argv[1] if len(sys.argv) > 1 else ""  # e.g. "2:1": only the traffic named so
     print("| traffic | configuration | completion (µs) | x catalog | drops | pauses | wall (s) |")
     print("|---|---|---:|---:|---:|---:|---:|")
     for name, build, oversubscription, tiers in CASES:
+        if only not in name:
+            continue
         graph, valid = fabric("roce_v2", oversubscription, tiers)
         tech = valid.technologies["roce_v2"]
         base = packet_spec(

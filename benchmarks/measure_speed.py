@@ -1,9 +1,11 @@
 """Reading very long benchmark logs: time and peak memory of ``read_bench_file`` on generated
-nccl-tests and perftest logs of many rows, and on a log of many NCCL INFO lines around one table.
+nccl-tests and perftest logs of many rows, rccl-tests CSV and JSON lines files of many records,
+and a log of many NCCL INFO lines around one table.
 
 Each read runs in its own process (peak RSS is that process's). ``--src DIR`` reads with another
 checkout's sources (e.g. the previous version, for a before/after on the same machine).
-Run: ``python benchmarks/measure_speed.py [--rows N] [--src DIR]``.
+Run: ``python benchmarks/measure_speed.py [--rows N] [--src DIR] [--only NAME]`` (``--only``
+reads the logs whose name contains NAME, e.g. ``rccl``).
 """
 
 from __future__ import annotations
@@ -73,18 +75,41 @@ def _write_logs(folder: Path, rows: int) -> dict[str, Path]:
         out.write(f"{1048576:>12} {262144:>13}     float     sum      -1    60.1   17.45   32.72")
         out.write("      0    59.8   17.53   32.87      0\n")
         out.write(NCCL_FOOT)
-    return {"nccl-tests rows": nccl, "perftest rows": perftest, "NCCL INFO lines": info}
+    csv_file, jsonl = folder / "rccl.csv", folder / "rccl.json"
+    with csv_file.open("w") as out:
+        out.write("name,size,type,redop,inPlace,time,algBw,busBw,#wrong,gpus\n")
+        for i in range(rows):
+            out.write(
+                f'"AllReduce",{8 * (i + 1)},"float","sum",0,{10 + i * 1e-3:.3f},0.1,0.2,"0",8\n'
+            )
+    with jsonl.open("w") as out:
+        for i in range(rows):
+            out.write(
+                f'{{"name":"AllReduce","size":{8 * (i + 1)},"type":"float","redop":"sum",'
+                f'"inPlace":0,"time":{10 + i * 1e-3:.3f},"algBw":0.1,"busBw":0.2,'
+                '"#wrong":"0","gpus":8}\n'
+            )
+    return {
+        "nccl-tests rows": nccl,
+        "perftest rows": perftest,
+        "NCCL INFO lines": info,
+        "rccl-tests CSV rows": csv_file,
+        "rccl-tests JSON lines": jsonl,
+    }
 
 
 def main() -> None:
     rows = int(sys.argv[sys.argv.index("--rows") + 1]) if "--rows" in sys.argv else 1_000_000
     src = sys.argv[sys.argv.index("--src") + 1] if "--src" in sys.argv else None
+    only = sys.argv[sys.argv.index("--only") + 1] if "--only" in sys.argv else ""
     root = Path(__file__).resolve().parents[1]
     env = {**os.environ, "PYTHONPATH": src or str(root / "src")}
     print("| log | lines | MiB | rows read | wall s | CPU s | peak RSS (MiB) |")
     print("|---|---|---|---|---|---|---|")
     with tempfile.TemporaryDirectory() as tmp:
         for name, path in _write_logs(Path(tmp), rows).items():
+            if only not in name:
+                continue
             lines = sum(1 for _ in path.open())
             out = subprocess.run(
                 [sys.executable, "-c", READ, str(path)],

@@ -3,6 +3,17 @@ worker, every core and Ray local mode; the overhead per point; a flow sweep's sc
 workers. Prints tables; docs/performance.md records them.
 
     PYTHONPATH=src .venv/bin/python benchmarks/sweep_speed.py [--skip-ray] [--skip-flow] [--small]
+        [--ray-address ADDRESS]
+
+``--ray-address`` adds a row for the same sweep on a running Ray cluster joined by its address
+(``sweep --ray ADDRESS``). To measure that on one machine with nothing listening beyond loopback,
+run the script under ``tests/ray_head.py``, which starts a head in private namespaces::
+
+    FABRICPLAN_RAY_HEAD_TIMEOUT_S=5400 PYTHONPATH=src .venv/bin/python tests/ray_head.py \
+        --cpus 2 bench-ray -- .venv/bin/python -u benchmarks/sweep_speed.py --skip-flow \
+        --ray-address {address}
+
+(the table is then in ``bench-ray/command.out``).
 
 ``--small`` sweeps the first two keys of the analytic grid only (40 points), for a machine too
 busy for 1,000.
@@ -100,12 +111,17 @@ def main() -> None:
         ("in process", 1, InProcessExecutor()),
         ("process pool", cores, ProcessPoolExecutor(cores)),
     ]
-    if "--skip-ray" not in sys.argv:
+    if "--skip-ray" not in sys.argv or "--ray-address" in sys.argv:
         from fabricplan.sweep.ray_runner import RayExecutor
 
-        runs.append(("Ray local", cores, RayExecutor(cpus=cores)))
+        if "--skip-ray" not in sys.argv:
+            runs.append(("Ray local", cores, RayExecutor(cpus=cores)))
+        if "--ray-address" in sys.argv:
+            address = sys.argv[sys.argv.index("--ray-address") + 1]
+            runs.append(("Ray joined", 0, RayExecutor(address=address)))
     for name, workers, executor in runs:
         wall, cpu, load = _run(definition, executor)
+        workers = workers or executor.workers  # a joined cluster's CPUs, known once joined
         overhead_ms = (wall * workers / points - evaluate_s) * 1e3
         busy = f"{cpu:>8.1f} {cpu / wall:>10.2f}" if workers == 1 else f"{'-':>8} {'-':>10}"
         print(

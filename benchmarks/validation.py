@@ -78,13 +78,19 @@ LATENCY_TARGET_PCT = 20.0
 BANDWIDTH_GATE_PCT = 10.0
 """Regression gate of the test suite on the bandwidth median (tests/test_validation_data.py): the
 goal; the model met it when the gate was set (6.1 % over 22 rows)."""
-LATENCY_GATE_PCT = 25.0
+LATENCY_GATE_PCT = 22.0
 """Regression gate on the small-message latency median: the model as it stands, not the goal.
 It met the 20 % goal on the first 20 latency rows (14.9 %, all A100 and ConnectX perftest); the
 H100 rows at 2 and 4 nodes (NVIDIA/nccl-tests #309) and the GB200 rows (32 trays over RoCE, two
-trays inside one NVLink domain; Oracle) raised it to 24.0 % over 33 rows, and the gate was set
-just above that: the misses are reported per row in docs/validation.md, no constant was fitted
-to them."""
+trays inside one NVLink domain; Oracle) raised it to 24.0 % over 33 rows. Modelling LL/LL128
+NVLink stages cut-through (the H100 rows) and the GCP H200 run shown, not scored (a tuner plugin
+chose its algorithms), leave 20.2 % over 30 rows; the gate sits just above. The misses are
+reported per row in docs/validation.md, beside NCCL's own estimate; no constant was fitted to
+them."""
+MID_GATE_PCT = 30.0
+"""Regression gate on the mid-size median (64 KiB to 64 MiB), with room: 35.2 % over 7 rows
+before LL and LL128 NVLink stages were modelled cut-through, 27.2 % after, 20.7 % over 5 once the
+GCP H200 run was shown unscored."""
 MIN_LATENCY_ROWS = 20
 """Small-message latency rows the scored set must keep (issue 11)."""
 MIN_ROWS = 60
@@ -280,6 +286,17 @@ class ComparisonRecord(_Record):
     model_algorithm: str = ""
     assumptions: tuple[str, ...] = ()
     """Choices the comparison made beyond the row's own assumptions (generic parts)."""
+    tuner_time_us: float | None = None
+    """NCCL's own estimate for a collective time row: the tuner's alpha-beta line
+    (``ncclTopoGetAlgoTime``, latency + size / bandwidth) of the pair it picks, with this
+    fabric's path in the network step; ``None`` for other rows."""
+
+    @property
+    def tuner_error_pct(self) -> float | None:
+        """(NCCL's estimate - measured) / measured, in percent."""
+        if self.tuner_time_us is None or self.error_pct is None:
+            return None
+        return (self.tuner_time_us - self.row.value) / self.row.value * 100.0
 
 
 class ValidationStats(_Record):
@@ -492,6 +509,66 @@ def compare_row(row: ReferenceRow, functions: ModelFunctions) -> ComparisonRecor
     return _judged(row, predicted, algorithm, extra)
 
 
+def tuner_time_us(row: ReferenceRow) -> float | None:
+    """NCCL's own estimate of a collective time row (:attr:`ComparisonRecord.tuner_time_us`):
+    what NCCL's tuner rates the pair it picks at, before any pipeline; ``None`` for perftest,
+    bandwidth rows and rows the model cannot build.
+
+    >>> row = next(r for r in load_reference() if r.id == "nccl-tests-309-h100-ib-2n-16b")
+    >>> round(tuner_time_us(row), 1)    # 6.8 + 2 x (7 x 0.6 + 1 x 5.0) us, with the fabric's path
+    25.3
+    """
+    if row.is_perftest or row.quantity != "time":
+        return None
+    from fabricplan.analytic.collective import collective_candidates, forced_candidates
+    from fabricplan.analytic.profile import fabric_profile
+    from fabricplan.analytic.traffic import group_for
+    from fabricplan.topology.designer import design_fabric
+
+    try:
+        valid, _ = valid_scenario(row)
+        design = design_fabric(valid, row.technology)
+        request = perf_request(row)
+        profile = fabric_profile(valid, design, request)
+        group = group_for(profile, row.ranks)
+        test = cast(CollectiveTest, row.test)
+        candidates = forced_candidates(
+            collective_candidates(profile, group, test, row.size_bytes), test, request.algorithm
+        )
+    except FabricPlanError:
+        return None
+    return min(c.time_us(row.size_bytes) for c in candidates)
+
+
+def with_tuner_times(records: Sequence[ComparisonRecord]) -> list[ComparisonRecord]:
+    """Scored collective time rows with NCCL's own estimate beside the model's."""
+    return [
+        r.model_copy(update={"tuner_time_us": tuner_time_us(r.row)})
+        if r.error_pct is not None
+        else r
+        for r in records
+    ]
+
+
+def tuner_median_line(records: Sequence[ComparisonRecord]) -> str:
+    """The median |error| of NCCL's own estimate over the scored latency rows it covers, beside
+    the model's over the same rows: how much of the miss is NCCL's model itself."""
+    rows = [
+        r
+        for r in scored_records(records)
+        if r.row.regime == "latency" and r.tuner_error_pct is not None
+    ]
+    if not rows:
+        return "NCCL's own tuner estimate: no scored collective latency rows"
+    tuner = statistics.median(abs(r.tuner_error_pct or 0.0) for r in rows)
+    model = statistics.median(abs(r.error_pct or 0.0) for r in rows)
+    return (
+        f"NCCL's own tuner estimate (latency + size / bandwidth of the pair it picks) on the"
+        f" {len(rows)} collective latency rows: median |error| {tuner:.1f} % (the model:"
+        f" {model:.1f} % on the same rows)"
+    )
+
+
 def pending_records(rows: Sequence[ReferenceRow]) -> list[ComparisonRecord]:
     """Records without predictions (the model is not available)."""
     return [ComparisonRecord(row=row, verdict="prediction pending") for row in rows]
@@ -574,6 +651,12 @@ def _number(value: float | None) -> str:
 
 def _error(record: ComparisonRecord) -> str:
     return "-" if record.error_pct is None else f"{record.error_pct:+.1f} %"
+
+
+def _tuner(record: ComparisonRecord) -> str:
+    if record.tuner_time_us is None or record.tuner_error_pct is None:
+        return "-"
+    return f"{_number(record.tuner_time_us)} ({record.tuner_error_pct:+.1f} %)"
 
 
 def _measured(row: ReferenceRow) -> str:
@@ -736,6 +819,7 @@ def markdown_doc(
     ]
     if model_available:
         out += [f"- {line}" for line in summary_lines(stats)]
+        out.append(f"- {tuner_median_line(records)}")
         out += ["", *bands_section(residual_bands(records))]
     if flow_records:
         out += ["", *flow_section(flow_records)]
@@ -748,9 +832,13 @@ def markdown_doc(
         "",
         "## Rows",
         "",
+        "`NCCL tuner` is NCCL's own estimate of a collective time row (its alpha-beta line for"
+        " the pair it picks, with this fabric's path), and its error: where both miss alike,"
+        " the residual is NCCL's model's, not a departure from it.",
+        "",
         "| id | test | size | ranks (nodes x GPUs) | hardware | tech | regime | algorithm |"
-        " measured | predicted | error | status / verdict |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+        " measured | predicted | error | NCCL tuner | status / verdict |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for rec in records:
         row, hw = rec.row, rec.row.hardware
@@ -761,7 +849,7 @@ def markdown_doc(
             f" {row.ranks} ({hw.nodes} x {hw.gpus_per_node}) | {_cell(hardware)} |"
             f" {row.technology} | {row.regime} | {_cell(row.algorithm)} |"
             f" {_measured(row)} {row.unit} |"
-            f" {predicted} | {_error(rec)} | {row.status} / {_cell(rec.verdict)} |"
+            f" {predicted} | {_error(rec)} | {_tuner(rec)} | {row.status} / {_cell(rec.verdict)} |"
         )
     out += ["", "## Sources, quotes and assumptions", ""]
     for rec in records:
@@ -810,11 +898,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"wrote {args.doc} (predictions pending)")
             return 0
         return 1
-    records = [compare_row(row, functions) for row in rows]
+    records = with_tuner_times([compare_row(row, functions) for row in rows])
     print(table_text(records))
     print()
     for line in summary_lines(validation_stats(records)):
         print(line)
+    print(tuner_median_line(records))
     flow_records: list[ComparisonRecord] = []
     if args.write_bands or args.write_doc or args.flow:
         flow_functions = model_functions("flow")

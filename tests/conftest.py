@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import os
 from collections import Counter
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from hypothesis import settings
@@ -37,10 +39,45 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
         )
 
 
+def absolute_pythonpath(value: str, base: Path) -> str:
+    """``PYTHONPATH`` with every entry made absolute against ``base``.
+
+    >>> absolute_pythonpath("src", Path("/repo")) == str(Path("/repo/src"))
+    True
+    """
+    entries = [entry for entry in value.split(os.pathsep) if entry]
+    return os.pathsep.join(str((base / entry).resolve()) for entry in entries)
+
+
+def foreign_package(package_file: str, root: Path) -> str | None:
+    """Why the imported ``fabricplan`` (its ``__init__.py`` at ``package_file``) is not this
+    checkout's ``src/fabricplan``, or ``None`` when it is.
+
+    A relative ``PYTHONPATH=src`` resolves against the process's working directory; where it
+    finds nothing, an editable install of another checkout answers the import instead, and the
+    tests run that checkout's code (a first packet run once refused spectrum_x, ddc and uec with
+    FP538: the other checkout was older and did not model them yet).
+    """
+    wanted = (root / "src" / "fabricplan").resolve()
+    found = Path(package_file).resolve().parent
+    if found == wanted:
+        return None
+    return f"the tests import fabricplan from {found}, not this checkout's {wanted}"
+
+
 def pytest_configure(config: pytest.Config) -> None:
-    """On a source checkout, forget the packet kernels' cached machine code when any of their
-    sources changed (numba checks only a function's own file; the dispatch loop links them
-    all). Nothing does this at import."""
+    """Make sure the session (and every process it starts, whatever its working directory)
+    runs this checkout's code; then, on a source checkout, forget the packet kernels' cached
+    machine code when any of their sources changed (numba checks only a function's own file;
+    the dispatch loop links them all). Nothing does this at import."""
+    import fabricplan
+
+    root = Path(str(config.rootpath))
+    if os.environ.get("PYTHONPATH"):
+        os.environ["PYTHONPATH"] = absolute_pythonpath(os.environ["PYTHONPATH"], Path.cwd())
+    problem = foreign_package(fabricplan.__file__ or "", root)
+    if problem is not None and (root / "src" / "fabricplan").is_dir():
+        pytest.exit(f"{problem}: run the tests with PYTHONPATH={root / 'src'}", returncode=4)
     from fabricplan.sim.packet.compiled import drop_stale_cache
 
     drop_stale_cache()

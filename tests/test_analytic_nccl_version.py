@@ -30,7 +30,7 @@ from fabricplan.analytic.profile import (
     host_goodput_gbps,
 )
 from fabricplan.analytic.traffic import group_for
-from fabricplan.errors import FabricPlanError, ModelError
+from fabricplan.errors import FabricPlanError, ModelError, SpecError
 from fabricplan.model.results import CollectiveName, CollectivePoint, PerfRequest
 from fabricplan.spec import parse_spec
 from fabricplan.topology.designer import design_fabric
@@ -117,7 +117,7 @@ def test_ring_network_steps_are_two_per_node_but_one_from_2_23() -> None:
     old = labels(profile(gpus, version="2.21"), 32)["Ring/LL"]
     new = labels(profile(gpus, version="2.23"), 32)["Ring/LL"]
     prof = profile(gpus, version="2.23")
-    intra = max(prof.nccl.nvlink_step_us["Ring"]["LL"], NCCL_NET_POST_OVERHEAD_US)
+    intra = max(prof.nccl.nvlink_step_us["Ring"]["LL"], NCCL_NET_POST_OVERHEAD_US["intel"])
     net_minus_intra = (old.latency_us - new.latency_us) / 2  # two fewer network steps
     assert net_minus_intra > 0
     hop = net_minus_intra + intra - (prof.nccl.net_step_us["Ring"]["LL"] - NCCL_PATH_IN_NET_STEP_US)
@@ -245,7 +245,7 @@ def test_all_to_all_posts_overlap_the_transfer() -> None:
     row = collective_point(prof, group, "all_to_all", size)
     (p2p,) = collective_candidates(prof, group, "all_to_all", size)
     transfer = size / (p2p.algbw_GBps * 1e3)
-    assert p2p.post_us == pytest.approx(248 * NCCL_NET_POST_OVERHEAD_US)
+    assert p2p.post_us == pytest.approx(248 * NCCL_NET_POST_OVERHEAD_US["intel"])
     assert transfer > p2p.post_us
     assert row.time_us == pytest.approx(p2p.latency_us + transfer)
     assert row.time_us < 400
@@ -359,3 +359,29 @@ def test_a_rack_of_fewer_trays_is_a_smaller_nvlink_domain() -> None:
     with pytest.raises(ModelError) as err:
         group({})
     assert err.value.code == "FP505"
+
+
+def test_amd_hosts_take_nccls_amd_ll_ceiling_and_post_overhead() -> None:
+    # llMaxBws[1] ("AMD-N2/AMD-N4" 22.5 / 19.0 GB/s, Intel 39.0 / 20.4) and getNetOverhead (2 us
+    # on AMD x86, 1 us on Intel), tuning.cc v2.19-v2.30: NCCL reads the CPU vendor of the hosts.
+    intel = {"gpus": 16, "gpu": "a100", "nic_speed_gbps": 200}
+    amd = {**intel, "host": {"cpu_vendor": "amd"}}
+    arm = {**intel, "host": {"cpu_vendor": "arm"}}
+    p_intel, p_amd, p_arm = profile(intel), profile(amd), profile(arm)
+    factor = 2 * 15 / 16  # all-reduce bus bandwidth over algorithm bandwidth, 16 ranks
+    eta = p_intel.collective_efficiency
+    for prof, cap in ((p_intel, 39.0), (p_amd, 22.5), (p_arm, 39.0)):
+        ring_ll = labels(prof, 16)["Ring/LL"]
+        assert ring_ll.algbw_GBps * factor / eta <= cap + 1e-9
+        assert ring_ll.algbw_GBps * factor / eta == pytest.approx(cap)  # LL is at its ceiling
+    # a ring step across nodes costs at least the post overhead: 30 steps, 2 of them network
+    steps_intel = labels(p_intel, 16)["Ring/LL"].latency_us
+    steps_amd = labels(p_amd, 16)["Ring/LL"].latency_us
+    assert steps_amd - steps_intel == pytest.approx(28 * (2.0 - 1.0))
+    simple_gap = labels(p_amd, 16)["Ring/Simple"].latency_us
+    simple_gap -= labels(p_intel, 16)["Ring/Simple"].latency_us
+    # Simple: max(hwLat NVLink 3.4, 3 x post): 3.4 on Intel, 6.0 on AMD
+    nvlink_simple = p_intel.nccl.nvlink_step_us["Ring"]["Simple"]
+    assert simple_gap == pytest.approx(28 * (3 * 2.0 - nvlink_simple))
+    with pytest.raises(SpecError):
+        parse_spec({"cluster": {"gpus": 16, "host": {"cpu_vendor": "power9"}}})

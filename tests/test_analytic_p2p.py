@@ -197,3 +197,29 @@ def test_the_request_says_how_far_apart_the_perftest_hosts_are() -> None:
     assert far_lat == pytest.approx(path_latency_ns(prof, design.worst_case_switch_hops, 2) / 1000)
     assert far_lat > near_lat
     assert any("1 switch hop(s) apart (as asked)" in note for note in near.notes)
+
+
+def test_a_multi_packet_message_is_fetched_while_it_is_sent() -> None:
+    # ConnectX reads the payload from host memory packet by packet and sends each packet as it
+    # arrives: beyond the round trip and the first packet, the fetch costs only what the PCIe
+    # side is slower than the wire. 32 KiB = 8 packets of 4 KiB.
+    size, mtu = 32768, 4096
+    fast = replace(profile(), host_goodput_gbps=800.0)  # faster than the 400G wire
+    rest_wire_ns = (size - mtu) * (4096 + fast.header_bytes) / 4096 * 8 / 400
+    row_ns = p2p_point(fast, "write_lat", size, 1).latency_us * 1e3
+    first_ns = PCIE_READ_ROUND_TRIP_NS + mtu * 8 / 800
+    assert row_ns == pytest.approx(path_latency_ns(fast, 1, size) + first_ns)
+    # A slot at half the wire rate: the rest of the message waits for PCIe.
+    slow = replace(profile(), host_goodput_gbps=200.0)
+    slow_ns = p2p_point(slow, "write_lat", size, 1).latency_us * 1e3
+    host_rest_ns = (size - mtu) * 8 / 200
+    expected = (
+        path_latency_ns(slow, 1, size)
+        + PCIE_READ_ROUND_TRIP_NS
+        + mtu * 8 / 200
+        + (host_rest_ns - rest_wire_ns)
+    )
+    assert slow_ns == pytest.approx(expected)
+    # Never store and forward: the whole message is not fetched before the first packet leaves.
+    saf_ns = path_latency_ns(slow, 1, size) + PCIE_READ_ROUND_TRIP_NS + size * 8 / 200
+    assert slow_ns < saf_ns

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -78,15 +80,16 @@ def test_a_ring_hides_its_step_latency_behind_the_link() -> None:
 
 
 def test_a_tree_pays_every_hop_for_a_one_piece_buffer() -> None:
-    # 64 KiB on 16 channels: 4 KiB per channel, one LL piece. The 8 network hops store it whole,
-    # the 14 NVLink hops pass it in half trips of 2 KiB (512 threads x 8 bytes, split up/down),
-    # all at one channel's bandwidth (algbw / 16).
+    # 64 KiB on 16 channels: 4 KiB per channel, one LL piece. The 8 network hops store it whole;
+    # the 14 NVLink hops, 7 up the chain and 7 down, pass it line by line: each chain pays one
+    # half trip of 2 KiB (512 threads x 8 bytes, split up/down), all at one channel's
+    # bandwidth (algbw / 16).
     size = 65536
     shape = tree()
     channel_bytes_per_us = ALGBW_GBPS / 16 * 1e3
     time = pipelined_time_us(size, LATENCY_US, BASE_US, ALGBW_GBPS, shape)
     stored_us = 8 * (size / 16) / channel_bytes_per_us
-    passed_us = 14 * 2048 / channel_bytes_per_us
+    passed_us = 2 * 2048 / channel_bytes_per_us
     assert time == pytest.approx(LATENCY_US + stored_us + passed_us)
 
 
@@ -122,10 +125,36 @@ def test_a_line_by_line_hop_costs_one_trip_of_the_piece() -> None:
     piece_us = 32768 / (channel_GBps * 1e3)
     trip_us = 2048 / (channel_GBps * 1e3)
     time = pipelined_time_us(size, LATENCY_US, BASE_US, ALGBW_GBPS, shape)
-    assert time == pytest.approx(LATENCY_US + 8 * piece_us + 14 * trip_us)
+    assert time == pytest.approx(LATENCY_US + 8 * piece_us + 2 * trip_us)
     # LL's NVLink hops at their own (faster) rate speed up the passed trips only.
     faster = pipelined_time_us(size, LATENCY_US, BASE_US, ALGBW_GBPS, shape, 2 * ALGBW_GBPS)
-    assert faster == pytest.approx(LATENCY_US + 8 * piece_us + 14 * trip_us / 2)
+    assert faster == pytest.approx(LATENCY_US + 8 * piece_us + 2 * trip_us / 2)
+
+
+def test_line_by_line_stages_are_cut_through() -> None:
+    # Each LL thread forwards its line as soon as its flag arrives (prims_ll.h: readLL, then
+    # storeLL to the next peer; no barrier between stages): a trip's serialisation is paid once
+    # per run of NVLink stages, so a longer chain adds only its step latencies.
+    size = 2**19
+    short, long = tree("LL", size), tree_shape(16, 16, "LL", 16, size)
+    assert short.line_runs == long.line_runs == 2
+    assert long.stages - short.stages == 2 * (16 - 8)
+    extra_latency_us = 10.0
+    t_short = pipelined_time_us(size, LATENCY_US, BASE_US, ALGBW_GBPS, short)
+    t_long = pipelined_time_us(size, LATENCY_US + extra_latency_us, BASE_US, ALGBW_GBPS, long)
+    assert t_long - t_short == pytest.approx(extra_latency_us)
+    # Store and forward, as before the fix, would have paid a trip at each of the 16 extra hops.
+    store_and_forward = replace(long, line_runs=None)
+    t_saf = pipelined_time_us(
+        size, LATENCY_US + extra_latency_us, BASE_US, ALGBW_GBPS, store_and_forward
+    )
+    trip_us = 2048 / (ALGBW_GBPS / 16 * 1e3)
+    assert t_saf - t_long == pytest.approx((30 - 2) * trip_us)
+    # A ring's network steps split its NVLink steps: one run more than network steps at most.
+    ring = ring_shape("all_reduce", 32, "LL", 16, 6)
+    assert ring is not None and ring.line_runs == 7
+    one_domain = ring_shape("all_reduce", 8, "LL", 24, 0)
+    assert one_domain is not None and one_domain.line_runs == 1
 
 
 def test_deep_trees_get_small_ll128_chunks() -> None:
@@ -155,9 +184,10 @@ def test_tree_levels_are_log2_of_the_domains(domains: int, levels: int) -> None:
 
 
 def test_a_lone_channel_moves_at_one_channels_bandwidth() -> None:
-    # 1 KiB: one channel (below 2 x 4 KiB), so the buffer moves at algbw / 16 through 22 hops.
+    # 1 KiB: one channel (below 2 x 4 KiB), so the buffer moves at algbw / 16, stored at the 8
+    # network hops and passed once by each of the two NVLink chains (up and down).
     time = pipelined_time_us(1024, LATENCY_US, BASE_US, ALGBW_GBPS, tree())
-    assert time == pytest.approx(LATENCY_US + 22 * 1024 / (ALGBW_GBPS / 16 * 1e3))
+    assert time == pytest.approx(LATENCY_US + (8 + 2) * 1024 / (ALGBW_GBPS / 16 * 1e3))
 
 
 def test_slots_limit_a_latency_bound_pipeline() -> None:

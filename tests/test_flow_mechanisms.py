@@ -10,8 +10,8 @@ import math
 import numpy as np
 import pytest
 
+from fabricplan.analytic.profile import VOQ_SCHEDULER_DECISION_NS
 from fabricplan.catalog.loader import load_catalog
-from fabricplan.errors import ModelError
 from fabricplan.model.hardware import SwitchSpec, TechnologySpec
 from fabricplan.sim.flow.fluid import simulate
 from fabricplan.sim.flow.result import FlowSimResult
@@ -31,6 +31,7 @@ from fabricplan.sim.flow.transport import (
 from fabricplan.sim.mechanism import adaptive_routing_of
 from fabricplan.sim.packet.spec import packet_spec_for
 from fabricplan.sim.traffic import StepSpec, gpu_flows, permutation
+from fabricplan.topology.graph import LEAF_TO_SPINE, SPINE_TO_LEAF
 from fabrics import (
     FLOW_BYTES,
     k_ary_fat_tree,
@@ -122,8 +123,14 @@ def test_a_voq_flow_waits_one_request_grant_round_trip_before_its_first_byte() -
     graph, traffic, _ = victim_beside_incast()
     voq = simulate(graph, traffic, transport("spray", "scheduled", "voq_scheduled"))
     lossy = simulate(graph, traffic, transport("spray"))
-    # The path's one-way latency, then a request to the egress and its grant back.
-    assert voq.latency_us == pytest.approx(3 * lossy.latency_us)
+    # The path's one-way latency, then a request cell to the egress scheduler and its grant
+    # back over the fabric links: cables and the spine, not the leaves' packet pipelines.
+    up = float(graph.link_latency_ns[graph.link_tier == LEAF_TO_SPINE][0])
+    down = float(graph.link_latency_ns[graph.link_tier == SPINE_TO_LEAF][0])
+    one_way_ns = up - graph.leaf_latency_ns + down + graph.spine_extra_latency_ns
+    grant_us = (2 * one_way_ns + VOQ_SCHEDULER_DECISION_NS) / 1e3
+    assert graph.leaf_latency_ns > 0
+    assert voq.latency_us == pytest.approx(lossy.latency_us + grant_us)
 
 
 # ----------------------------------------------------------------------------- trimming
@@ -218,9 +225,9 @@ def test_spectrum_x_spreads_by_load_with_its_asics_efficiency() -> None:
         "nic_reorder",
     )
     # Spectrum-4's own implementation record (not the switch-local default).
-    assert t.adaptive_efficiency == adaptive_routing_of(switch).efficiency
+    assert t.adaptive_recovery == adaptive_routing_of(switch).recovered_share
     generic = switch.model_copy(update={"asic": "generic"})
-    assert adaptive_routing_of(generic).efficiency != t.adaptive_efficiency
+    assert adaptive_routing_of(generic).recovered_share != t.adaptive_recovery
     # The same technology on a switch without adaptive routing hashes per flow.
     assert transport_for(*_catalog("spectrum_x", "sn4700")).routing == "ecmp"
 
@@ -259,8 +266,99 @@ def test_uec_trims_only_where_the_switch_can() -> None:
     assert plain.port_buffer_bytes == pytest.approx(switch.buffer_bytes.value * PORT_BUFFER_SHARE)
 
 
-def test_the_packet_level_refuses_what_it_does_not_model() -> None:
+def test_the_packet_level_models_flowlet_routing_too() -> None:
     tech, switch = _catalog("ddc", "sn5600")
-    with pytest.raises(ModelError) as err:
-        packet_spec_for(tech, switch, routing="flowlet")  # per-flowlet re-hashing: flow only
-    assert err.value.code == "FP538"
+    assert packet_spec_for(tech, switch, routing="flowlet").routing == "flowlet"
+
+
+# ----------------------------------------------------------------------------- adaptive routing
+@pytest.mark.parametrize("seed", range(6))
+def test_switch_local_adaptive_routing_wins_back_its_share_of_what_hashing_loses(
+    seed: int,
+) -> None:
+    # Two hosts of leaf 0 send S to the two hosts of leaf 1 over 2 uplinks of B. Hashed onto
+    # different spines the trunk is balanced and adaptive routing loses nothing (S / B); hashed
+    # onto one spine the trunk's balance is 2 / (2 x 2) = 1/2 and the implementation keeps
+    # 1/2 + r/2 of 2 B, so each flow gets B (1 + r) / 2: 2 S / (B (1 + r)).
+    graph, _ = leaf_spine_graph(leaves=2, spines=2, hosts_per_leaf=2)
+    traffic = gpu_flows(
+        one_gpu_per_node(4), np.array([0, 1]), np.array([2, 3]), S, StepSpec("p", "p")
+    )
+    r = 0.629
+    adaptive = simulate(graph, traffic, transport("adaptive", adaptive_recovery=r), seed, 0.0)
+    _, links = flow_paths(graph, "ecmp", traffic.src, traffic.dst, np.arange(2), seed)
+    collided = np.bincount(links[links >= 0]).max() > 1
+    expected = 2 * S / (B * (1 + r)) if collided else S / B
+    assert transfer_us(adaptive) == pytest.approx(np.full(2, expected))
+    ideal = simulate(graph, traffic, transport("adaptive"), seed, 0.0)
+    assert transfer_us(ideal) == pytest.approx(np.full(2, S / B))
+
+
+@pytest.mark.parametrize("k", [4, 8])
+def test_adaptive_routing_on_an_all_to_all_sits_between_the_ideal_and_ecmp(k: int) -> None:
+    # All-to-all on a k-ary fat tree: hashing leaves some trunks uneven, adaptive routing wins
+    # back at least its share r of that loss and never does worse than the ideal split or
+    # than ECMP. (A flat tax of 1 - 0.77 on every trunk, the old model, gives ideal / 0.77.)
+    from fabricplan.sim.traffic import all_to_all
+
+    graph, _ = k_ary_fat_tree(k)
+    hosts = k**3 // 4
+    traffic = all_to_all(one_gpu_per_node(hosts), hosts * S)
+    r = 0.629
+    ideal = simulate(graph, traffic, transport("spray")).transfer_us
+    real = simulate(graph, traffic, transport("adaptive", adaptive_recovery=r)).transfer_us
+    ecmp = simulate(graph, traffic, transport("ecmp")).transfer_us
+    assert ideal < real < ecmp
+    assert real <= ideal + (1 - r) * (ecmp - ideal)
+    assert real < ideal / 0.77
+
+
+def test_the_recovered_share_comes_from_both_figures_of_one_measurement() -> None:
+    from fabricplan.model.load_balancing import (
+        SPECTRUM_X_ADAPTIVE_ROUTING,
+        SWITCH_LOCAL_ADAPTIVE_ROUTING,
+    )
+
+    local = SWITCH_LOCAL_ADAPTIVE_ROUTING
+    assert local.recovered_share == pytest.approx((0.77 - 0.38) / (1 - 0.38))
+    assert SPECTRUM_X_ADAPTIVE_ROUTING.recovered_share == pytest.approx(0.35 / 0.40)
+    ib = transport_for(*_catalog("infiniband", "qm9700"))
+    assert ib.adaptive_recovery == pytest.approx(local.recovered_share)
+    assert transport_for(*_catalog("ddc", "arista-7700r4c-38pe")).adaptive_recovery == 1.0
+
+
+# ----------------------------------------------------------------------------- DDC design
+def test_a_scheduled_fabric_runs_on_its_leaves_and_fabric_elements() -> None:
+    from fabricplan.spec import parse_spec
+    from fabricplan.topology.designer import design_fabric
+    from fabricplan.topology.graph import fabric_graph
+
+    valid = parse_spec({"cluster": {"gpus": 1024}, "fabric": {"technologies": ["ddc"]}})
+    design = design_fabric(valid, "ddc")
+    graph = fabric_graph(design, valid)
+    leaf, element = valid.switches["ddc"], valid.fabric_elements["ddc"]
+    assert (leaf.role, element.role) == ("switch", "fabric_element")
+    # The spine hop is the fabric element's latency, the leaf hop the leaf's: a path across
+    # the fabric is two leaves and one element, a path inside a leaf one leaf.
+    assert graph.leaf_latency_ns == leaf.latency_ns.value
+    assert graph.spine_extra_latency_ns == element.latency_ns.value - leaf.latency_ns.value
+    from fabricplan.topology.routing import path_latency_ns, route
+
+    src = np.array([0, 0])
+    dst = np.array([8 * 40, 8])  # rail 0 of another scalable unit; rail 0 of the next node
+    paths = route(graph, src, dst, "dmodk")
+    tiers = graph.link_tier[paths[0][paths[0] >= 0]]
+    assert list(tiers) == [0, LEAF_TO_SPINE, SPINE_TO_LEAF, 1]
+    # Every link that leaves a switch carries the leaf's figure (3 of the 4 links).
+    cables = graph.link_latency_ns[paths[0]].sum() - 3 * leaf.latency_ns.value
+    across, inside = path_latency_ns(graph, paths)
+    nics = 2 * graph.nic_latency_ns
+    assert across == pytest.approx(
+        nics + cables + 2 * leaf.latency_ns.value + element.latency_ns.value
+    )
+    assert inside < across
+    # Speed-up: 40 fabric ports per 36 host ports at 400G carry the cells with room to spare.
+    per_leaf = np.bincount(graph.link_src[graph.link_tier == LEAF_TO_SPINE] - graph.hosts)
+    assert set(per_leaf.tolist()) == {40} and graph.hosts_per_leaf == 36
+    t = transport_for(valid.technologies["ddc"], leaf)
+    assert 40 * t.fabric_share > 36 * t.payload_share

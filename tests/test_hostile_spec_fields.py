@@ -1,9 +1,18 @@
-"""Every numeric field of the spec, given values out of any cluster's range (true, negative,
-zero, huge, infinite, NaN, a 30-digit integer), ends in an answer with valid JSON or in one
-clean line — never a traceback or an internal model's name (FP1399)."""
+"""Every field of the spec, the catalog overrides within it included (``cluster.nic``,
+``fabric.switch.<technology>``, ``cost.prices``, ``cost.operations_engineer_years``,
+``decision.worth_usd``, ``fabric.routing``, ``fabric.sharp``), given values out of any cluster's
+range ends in an answer with valid JSON or in one clean line — never a traceback or an internal
+model's name (FP1399).
+
+The field list is generated from the pydantic models (:func:`leaf_paths`): a field added to any
+model reachable from :class:`ScenarioSpec` is walked without a change here, and
+:func:`test_the_walk_covers_every_field_of_every_model` fails if the walk misses one.
+Numbers get ``true``, negative, zero, huge, infinite, NaN and 30-digit values; strings, choices,
+flags, lists and mappings get wrong types, empty, enormous and unknown values."""
 
 from __future__ import annotations
 
+import types
 import typing
 from collections import Counter
 from pathlib import Path
@@ -14,71 +23,180 @@ import yaml
 from pydantic import BaseModel
 
 from fabricplan.errors import FabricPlanError
-from fabricplan.model.scenario import GenericSwitchSpec, ScenarioSpec
+from fabricplan.model.scenario import ScenarioSpec
 from fabricplan.spec import SPEC_NUMBER_LIMIT, read_spec, resolve
 from hostile_run import run
 
-HOSTILE = [True, -1, 0, 1e308, float("inf"), float("nan"), 10**30, -SPEC_NUMBER_LIMIT]
+HOSTILE: dict[str, list[Any]] = {
+    "number": [
+        True,
+        -1,
+        0,
+        1e308,
+        float("inf"),
+        float("nan"),
+        10**30,
+        -SPEC_NUMBER_LIMIT,
+        "12",
+        "inf",
+        "1e400",
+        "nan",
+    ],
+    "text": ["", "x" * 10_000, "\x00", "no_such_choice", 5, True, None, ["a"], {"a": 1}],
+    "flag": [2, "yes", 1.5, None, [], "true"],
+    "list": ["infiniband", [], [1], ["infiniband"] * 10_000, {"a": 1}, None],
+    "mapping": [[], "x", 5, {"no_such_key": 1}, {"infiniband": None}],
+    "section": [5, "x", [], True, {"no_such_field": 1}],
+}
+"""Hostile values by the kind of the field (:func:`_kind`)."""
 LARGEST_ACCEPTED = [SPEC_NUMBER_LIMIT, -1]
 """The values that pass the edge's scale check and must still not break a model."""
+EXAMPLE_KEY = {"prices": "qm9700"}
+"""The key a mapping of free keys is walked with (a catalog part number); mappings keyed by
+technology use ``infiniband``."""
 
 
-def _numeric_paths(model: type[BaseModel], prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
-    paths: list[tuple[str, ...]] = []
+def _args(annotation: Any) -> tuple[Any, ...]:
+    """The parts of a union, ``Optional`` and ``Annotated`` annotation (itself otherwise)."""
+    origin = typing.get_origin(annotation)
+    if origin is typing.Annotated:
+        return _args(typing.get_args(annotation)[0])
+    if origin is typing.Union or origin is types.UnionType:
+        return tuple(a for part in typing.get_args(annotation) for a in _args(part))
+    return (annotation,)
+
+
+def _models(annotation: Any) -> list[type[BaseModel]]:
+    return [a for a in _args(annotation) if isinstance(a, type) and issubclass(a, BaseModel)]
+
+
+def _kind(annotation: Any) -> str:
+    """number, text (strings and choices), flag, list or mapping; a section holds a model."""
+    kinds = set()
+    for part in _args(annotation):
+        origin = typing.get_origin(part)
+        if part is bool:
+            kinds.add("flag")
+        elif part in {int, float}:
+            kinds.add("number")
+        elif part is str:
+            kinds.add("text")
+        elif origin is typing.Literal:
+            values = typing.get_args(part)
+            kinds.add("number" if all(isinstance(v, int) for v in values) else "text")
+        elif origin in {tuple, list}:
+            kinds.add("list")
+        elif origin is dict:
+            kinds.add("mapping")
+        elif isinstance(part, type) and issubclass(part, BaseModel):
+            kinds.add("section")
+    for kind in ("section", "mapping", "list", "number", "flag", "text"):
+        if kind in kinds:
+            return kind
+    raise AssertionError(f"a spec field of a kind the walk does not know: {annotation}")
+
+
+def leaf_paths(
+    model: type[BaseModel], prefix: tuple[str, ...] = ()
+) -> list[tuple[tuple[str, ...], str]]:
+    """Every field reachable from ``model`` with its kind: a section's fields, a mapping's
+    values (through an example key) and, for fields that take an id or an override model (a
+    catalog override), the override's fields too."""
+    found: list[tuple[tuple[str, ...], str]] = []
     for name, field in model.model_fields.items():
-        kinds = [field.annotation, *typing.get_args(field.annotation)]
-        nested = [k for k in kinds if isinstance(k, type) and issubclass(k, BaseModel)]
-        if nested:
-            paths += _numeric_paths(nested[0], (*prefix, name))
-        elif "int" in str(field.annotation) or "float" in str(field.annotation):
-            paths.append((*prefix, name))
-    return paths
+        path = (*prefix, name)
+        found.append((path, _kind(field.annotation)))
+        for nested in _models(field.annotation):
+            found += leaf_paths(nested, path)
+        if typing.get_origin(field.annotation) is dict or _kind(field.annotation) == "mapping":
+            for part in _args(field.annotation):
+                if typing.get_origin(part) is not dict:
+                    continue
+                _key_type, value_type = typing.get_args(part)
+                key = EXAMPLE_KEY.get(name, "infiniband")
+                found.append(((*path, key), _kind(value_type)))
+                for nested in _models(value_type):
+                    found += leaf_paths(nested, (*path, key))
+    return found
 
 
-PATHS = [
-    *_numeric_paths(ScenarioSpec),
-    *(("fabric", "switch", "infiniband", name) for name in GenericSwitchSpec.model_fields),
-    ("cost", "prices", "qm9700"),
-    ("cost", "operations_engineer_years", "infiniband"),
-]
+PATHS = leaf_paths(ScenarioSpec)
+NUMERIC = [path for path, kind in PATHS if kind == "number"]
+
+
+def _reachable_models(model: type[BaseModel]) -> set[type[BaseModel]]:
+    seen = {model}
+    for field in model.model_fields.values():
+        for part in _args(field.annotation):
+            for inner in (part, *typing.get_args(part)):
+                for nested in _models(inner):
+                    if nested not in seen:
+                        seen |= _reachable_models(nested)
+    return seen
 
 
 def _spec(path: tuple[str, ...], value: Any) -> dict[str, Any]:
     spec: dict[str, Any] = {"cluster": {"gpus": 64}}
-    if path[:2] == ("fabric", "switch"):
+    if path[:2] == ("fabric", "switch") and len(path) > 3:
         spec["fabric"] = {"switch": {"infiniband": {"ports": 64, "port_speed_gbps": 400}}}
-    if path[0] == "workload" and path[1] in {"params_b", "layers", "hidden"}:
+    if path[:2] == ("cluster", "nic") and len(path) > 2:
+        spec["cluster"]["nic"] = {"speed_gbps": 400, "latency_ns": 1000}
+    if path[0] == "workload" and len(path) > 1 and path[1] in {"params_b", "layers", "hidden"}:
         spec["workload"] = {"model": "custom", "params_b": 7, "layers": 32, "hidden": 4096}
+    if path[0] == "growth" and len(path) > 1:
+        spec["growth"] = {"target_gpus": 128}
     node = spec
     for key in path[:-1]:
-        node = node.setdefault(key, {})
+        child = node.get(key)
+        if not isinstance(child, dict):
+            child = node[key] = {}
+        node = child
     node[path[-1]] = value
     return spec
 
 
-def test_the_walk_sees_the_fields() -> None:
-    names = {".".join(p) for p in PATHS}
-    assert {"cluster.gpus", "fabric.management_ports", "cost.prices.qm9700"} <= names
-    assert len(PATHS) > 40
+def test_the_walk_covers_every_field_of_every_model() -> None:
+    walked = {path[-1] for path, _ in PATHS} | {path[-2] for path, _ in PATHS if len(path) > 1}
+    for model in _reachable_models(ScenarioSpec):
+        missing = set(model.model_fields) - walked
+        assert not missing, f"{model.__name__} fields not walked: {missing}"
+    names = {".".join(p) for p, _ in PATHS}
+    overrides = {
+        "cluster.nic.speed_gbps",
+        "fabric.switch.infiniband.ports",
+        "fabric.switch.infiniband.price_usd",
+        "cost.prices.qm9700",
+        "cost.operations_engineer_years.infiniband",
+        "decision.worth_usd.infiniband",
+        "fabric.routing.infiniband",
+    }
+    assert overrides <= names, overrides - names
+    assert len(PATHS) > 90 and {kind for _, kind in PATHS} == set(HOSTILE)
 
 
-@pytest.mark.parametrize("path", PATHS, ids=".".join)
+@pytest.mark.parametrize(("path", "kind"), PATHS, ids=[".".join(p) for p, _ in PATHS])
 def test_hostile_values_are_refused_at_the_edge_or_resolve(
-    path: tuple[str, ...], fuzz_counts: Counter[str]
+    path: tuple[str, ...], kind: str, fuzz_counts: Counter[str]
 ) -> None:
-    for value in HOSTILE:
+    for value in HOSTILE[kind]:
         try:
             resolve(read_spec(_spec(path, value)))
         except FabricPlanError as exc:
-            assert exc.code.startswith("FP") and "\n" not in str(exc)
+            assert exc.code.startswith("FP") and "\n" not in str(exc), (path, value)
+            assert len(str(exc)) < 600, (path, str(exc)[:300])
+            assert exc.code != "FP1399", (path, value, str(exc))
             fuzz_counts["clean errors"] += 1
         else:
-            assert value is not True, f"{'.'.join(path)} took true as a number"
-            assert value == value and abs(value) <= SPEC_NUMBER_LIMIT, (path, value)
+            if kind == "number":
+                assert value is not True, f"{'.'.join(path)} took true as a number"
+                number = float(value)  # a quoted number is read as the number (pydantic's rule)
+                assert number == number and abs(number) <= SPEC_NUMBER_LIMIT, (path, value)
+            if kind == "flag":  # pydantic's words for a flag ("yes", "true") are read as one
+                assert value in {"yes", "true"}, f"{'.'.join(path)} took {value!r} as a flag"
             fuzz_counts["answers"] += 1
 
 
-@pytest.mark.parametrize("path", PATHS, ids=".".join)
+@pytest.mark.parametrize("path", NUMERIC, ids=".".join)
 def test_the_largest_accepted_values_reach_an_answer_or_one_line(
     path: tuple[str, ...], tmp_path: Path, fuzz_counts: Counter[str]
 ) -> None:

@@ -18,7 +18,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 SPEC = ROOT / "examples" / "training-2k" / "spec.yaml"
-ENTRY = "import sys; from fabricplan.cli.app import main; main()"
+ENTRY = "import re, sys; from fabricplan.cli.start import main; main()"
 """What the ``fabricplan`` console script runs."""
 LINE = "interrupted (SIGINT); no partial file was left"
 DELAYS_S = (0.0, 0.05, 0.1, 0.15, 0.2, 0.3, 0.45, 0.6, 0.9)
@@ -26,8 +26,9 @@ DELAYS_S = (0.0, 0.05, 0.1, 0.15, 0.2, 0.3, 0.45, 0.6, 0.9)
 
 
 @pytest.mark.parametrize("delay_s", DELAYS_S)
-def test_ctrl_c_during_start_up_ends_the_run_and_leaves_no_file(
-    delay_s: float, tmp_path: Path
+@pytest.mark.parametrize(("signum", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_a_signal_during_start_up_ends_the_run_and_leaves_no_file(
+    delay_s: float, signum: int, code: int, tmp_path: Path
 ) -> None:
     out = tmp_path / "out" / "report.json"
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
@@ -40,17 +41,19 @@ def test_ctrl_c_during_start_up_ends_the_run_and_leaves_no_file(
         text=True,
     )
     time.sleep(delay_s)
-    proc.send_signal(signal.SIGINT)
+    proc.send_signal(signum)
     stdout, stderr = proc.communicate(timeout=120)
     assert sorted(p.name for p in tmp_path.rglob("*")) == []
     assert stdout == ""
     assert "Aborted" not in stderr
-    assert proc.returncode in {130, -signal.SIGINT, 1}, stderr
+    assert "Traceback" not in stderr or "/fabricplan/" not in stderr, stderr
+    assert proc.returncode in {code, -signum, 1}, stderr
     if proc.returncode == 1:  # the interpreter's own start-up, before any fabricplan code
         # (CPython names the step it was in: init_import_site, init_sys_streams, ...)
         assert "Python runtime state:" in stderr and "/fabricplan/" not in stderr, stderr
-    if proc.returncode == 130:
-        assert stderr.strip().splitlines() == [LINE]
+    if proc.returncode == code:
+        name = signal.Signals(signum).name
+        assert stderr.strip().splitlines() == [LINE.replace("SIGINT", name)]
 
 
 def _typer_parsing_interrupted() -> None:

@@ -7,17 +7,31 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from fabricplan.analytic.config_risk import (
     DETECTION_HOURS,
     FIX_ENGINEER_HOURS,
     MISCONFIG_INCIDENTS_PER_YEAR,
+    PAUSE_STORMS_PER_NIC_YEAR,
+    UNWATCHED_STORM_HOURS,
+    WATCHDOG_DETECTION_S,
     config_risk,
+    pause_storm_risk,
 )
 from fabricplan.analytic.lossless import (
     LOSSY_ALL_TO_ALL_OVERSUBSCRIBED,
+    LOSSY_ALL_TO_ALL_TWO_TO_ONE,
     LOSSY_RING_OVERSUBSCRIBED,
+    LOSSY_RING_TWO_TO_ONE,
+    NO_CC,
+    NO_CC_ALL_TO_ALL_NONBLOCKING,
+    NO_CC_ALL_TO_ALL_TWO_TO_ONE,
+    NO_CC_RING_NONBLOCKING,
+    NO_CC_RING_TWO_TO_ONE,
+    WATCHDOG_OFF,
     LosslessEffect,
     lossless_effect,
     with_lossless_step,
@@ -66,22 +80,117 @@ def test_pfc_off_carries_the_packet_measured_factors_at_3_to_1() -> None:
     )
     # No contention at 1:1 with adaptive routing: nothing to drop.
     assert lossless_effect(False, True, "dcqcn", False, 1.0, "adaptive").neutral
-    # Halfway in contention share at 1.5:1 ((1 - 1/1.5) / (1 - 1/3) = 0.5).
+    # Halfway between the 1:1 run (x1.000) and the 2:1 run at 1.5:1.
     half = lossless_effect(False, True, "dcqcn", False, 1.5, "ecmp")
-    assert half.all_to_all == pytest.approx(1.0 + 0.5 * (LOSSY_ALL_TO_ALL_OVERSUBSCRIBED - 1.0))
+    assert half.all_to_all == pytest.approx(1.0 + 0.5 * (LOSSY_ALL_TO_ALL_TWO_TO_ONE - 1.0))
+    assert "linear at 1.5:1 between the runs" in half.notes[0]
 
 
-def test_the_effect_only_grows_with_oversubscription() -> None:
-    factors = [
-        lossless_effect(False, True, "dcqcn", False, o, "ecmp").all_to_all
-        for o in (1.0, 1.5, 2.0, 3.0, 8.0)
-    ]
-    assert factors == sorted(factors)
+@pytest.mark.parametrize(
+    ("pfc", "headroom_ok", "cc", "a2a", "ring"),
+    [
+        (
+            False,
+            True,
+            "dcqcn",
+            (1.000, LOSSY_ALL_TO_ALL_TWO_TO_ONE, LOSSY_ALL_TO_ALL_OVERSUBSCRIBED),
+            (1.000, LOSSY_RING_TWO_TO_ONE, LOSSY_RING_OVERSUBSCRIBED),
+        ),
+        (
+            True,
+            True,
+            "none",
+            (NO_CC_ALL_TO_ALL_NONBLOCKING, NO_CC_ALL_TO_ALL_TWO_TO_ONE, 0.981),
+            (NO_CC_RING_NONBLOCKING, NO_CC_RING_TWO_TO_ONE, 0.859),
+        ),
+    ],
+)
+def test_the_factors_are_the_runs_at_1_2_and_3_to_1_and_lie_between_them(
+    pfc: bool, headroom_ok: bool, cc: str, a2a: tuple[float, ...], ring: tuple[float, ...]
+) -> None:
+    # The packet runs (docs/models.md, "Lossless configuration") at 1:1, 2:1, 3:1, held beyond.
+    for o, want_a2a, want_ring in zip((1.0, 2.0, 3.0), a2a, ring, strict=True):
+        effect = lossless_effect(pfc, headroom_ok, cc, False, o, "ecmp")
+        assert (effect.all_to_all, effect.ring) == (want_a2a, want_ring)
+    beyond = lossless_effect(pfc, headroom_ok, cc, False, 8.0, "ecmp")
+    assert (beyond.all_to_all, beyond.ring) == (a2a[2], ring[2])
+    assert "held there at 8:1" in beyond.notes[0]
+    for o, low, high in ((1.4, 0, 1), (2.7, 1, 2)):
+        effect = lossless_effect(pfc, headroom_ok, cc, False, o, "ecmp")
+        assert min(a2a[low], a2a[high]) <= effect.all_to_all <= max(a2a[low], a2a[high])
+        assert min(ring[low], ring[high]) <= effect.ring <= max(ring[low], ring[high])
 
 
-def test_no_congestion_control_and_no_watchdog_are_said_not_priced() -> None:
-    effect = lossless_effect(True, True, "none", True, 3.0, "ecmp")
-    assert effect.neutral and len(effect.notes) == 2
+def test_no_congestion_control_carries_its_measured_effect_and_the_watchdog_a_risk() -> None:
+    effect = lossless_effect(True, True, "none", True, 1.0, "ecmp")
+    # Hashed rings on a non-blocking ECMP fabric: the collisions' pauses reach the senders.
+    assert effect.ring == NO_CC_RING_NONBLOCKING > 1.0
+    assert [part.setting for part in effect.settings] == [NO_CC, WATCHDOG_OFF]
+    assert effect.settings[1].all_to_all == effect.settings[1].ring == 1.0
+    # Per-packet routing on a non-blocking fabric has nothing to collide on.
+    assert lossless_effect(True, True, "none", False, 1.0, "adaptive").neutral
+    # Not measured on top of PFC off: PFC off's factors alone, and said.
+    both = lossless_effect(False, True, "none", False, 3.0, "ecmp")
+    assert (both.all_to_all, both.ring) == (
+        LOSSY_ALL_TO_ALL_OVERSUBSCRIBED,
+        LOSSY_RING_OVERSUBSCRIBED,
+    )
+    assert any("not measured on top of" in n for n in both.notes)
+
+
+def test_a_pause_storm_lasts_the_watchdogs_detection_time_or_an_hour() -> None:
+    on = pause_storm_risk(2_048, 2_048, 5, watchdog=True)
+    off = pause_storm_risk(2_048, 2_048, 5, watchdog=False)
+    storms = PAUSE_STORMS_PER_NIC_YEAR * 2_048 * 5
+    assert on.storms == off.storms == pytest.approx(storms)
+    assert on.gpu_hours == pytest.approx(storms * WATCHDOG_DETECTION_S / 3600 * 2_048)
+    assert off.gpu_hours == pytest.approx(storms * UNWATCHED_STORM_HOURS * 2_048)
+    assert on.staff_hours == 0.0 < off.staff_hours
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    nics=st.integers(0, 1_000_000),
+    gpus=st.integers(1, 1_000_000),
+    years=st.integers(1, 10),
+)
+def test_the_watchdog_off_never_costs_less_and_the_risk_grows_with_the_fabric(
+    nics: int, gpus: int, years: int
+) -> None:
+    on, off = (pause_storm_risk(nics, gpus, years, w) for w in (True, False))
+    assert off.gpu_hours >= on.gpu_hours >= 0.0
+    bigger = pause_storm_risk(nics + 1, gpus + 1, years, False)
+    assert bigger.gpu_hours >= off.gpu_hours
+
+
+def test_the_watchdog_off_in_the_spec_is_priced_as_pause_storm_risk() -> None:
+    spec = {"cluster": {"gpus": 256}, "fabric": {"technologies": ["roce_v2"]}}
+    good = evaluate_one(parse_spec(spec), "roce_v2")
+    spec["fabric"]["lossless"] = {"pfc_watchdog": False}  # type: ignore[index]
+    bad = evaluate_one(parse_spec(spec), "roce_v2")
+    assert bad.performance.step == good.performance.step  # no collective is slower
+    storms = PAUSE_STORMS_PER_NIC_YEAR * 256 * 5
+    added = bad.cost.config_risk_gpu_hours - good.cost.config_risk_gpu_hours
+    assert added == pytest.approx(
+        storms * 256 * (UNWATCHED_STORM_HOURS - WATCHDOG_DETECTION_S / 3600)
+    )
+    note = next(n for n in bad.performance.notes if n.startswith("configuration: "))
+    assert "PFC watchdog off" in note and "pause storms" in note and "$" in note
+
+
+def test_no_congestion_control_in_the_spec_says_its_step_and_money() -> None:
+    spec = {
+        "cluster": {"gpus": 256},
+        "fabric": {"technologies": ["roce_v2"], "topology": "fat_tree"},
+        "workload": {"model": "llama3-8b"},
+    }
+    good = evaluate_one(parse_spec(spec), "roce_v2")
+    spec["fabric"]["lossless"] = {"congestion_control": "none"}  # type: ignore[index]
+    bad = evaluate_one(parse_spec(spec), "roce_v2")
+    assert good.performance.step is not None and bad.performance.step is not None
+    assert bad.performance.step.step_s > good.performance.step.step_s  # rings x1.037 on ECMP
+    note = next(n for n in bad.performance.notes if n.startswith("configuration: "))
+    assert "no congestion control" in note and "rings +3.7%" in note and "of GPU time" in note
 
 
 def test_the_step_pays_the_effect_on_its_exposed_fabric_time_only() -> None:
@@ -276,6 +385,10 @@ def test_a_deployed_misconfiguration_gets_a_flip_point_for_fixing_it() -> None:
     rec = recommend(valid, evaluate(valid, backend="fake"), backend="fake")
     configuration = [f for f in rec.flips if f.kind == "configuration"]
     assert len(configuration) == 1 and "lossless configuration" in configuration[0].description
+    # Both numbers, the deployed and the fixed one, for the PFC fabric, and the answer either way.
+    words = configuration[0].description
+    assert "roce_v2 total $" in words and " -> $" in words and "step " in words
+    assert "the answer stays" in words or "ranks first instead of" in words
     clean = parse_spec({**spec, "fabric": {"oversubscription": 3, "topology": "fat_tree"}})
     rec = recommend(clean, evaluate(clean, backend="fake"), backend="fake")
     assert not [f for f in rec.flips if f.kind == "configuration"]

@@ -211,9 +211,20 @@ def test_a_published_run_is_judged_within_the_bands_at_large_sizes() -> None:
     assert len(judged) == 32
     assert all(j.status == "ok" for size, j in judged.items() if size >= 128 * 2**20)
     statuses = [j.status for j in judged.values()]
-    # 4 fast rows (4 KiB, 256 KiB - 1 MiB: the model's tree pipeline is slower than this run) and
-    # 6 slow ones (four are out-of-place warm-up outliers whose in-place time is normal).
-    assert statuses.count("ok") >= 22 and statuses.count("fast") <= 4
+    # The bands are the central 80 % of the validation residuals, so a healthy run has rows
+    # outside them by construction. Here: 19 ok; 7 fast (2-8 KiB against the narrow InfiniBand
+    # latency band, 128 KiB - 1 MiB where the model's tree pipeline is slower than this run); 6
+    # slow, four of them out-of-place warm-up outliers whose in-place time is normal (8, 256,
+    # 512 B, 2 MiB) and two NVLSTree mid sizes, which the model runs on its alpha-beta line.
+    assert statuses.count("ok") >= 19 and statuses.count("fast") <= 7
+    outliers = {8, 256, 512, 2 * 2**20}
+    normal = {8: 16, 256: 128, 512: 128, 2 * 2**20: 2**20}  # a neighbour that is not an outlier
+    for size in outliers:
+        row = judged[size]
+        assert row.status == "slow"
+        assert row.measurement.time_us > 1.4 * judged[normal[size]].measurement.time_us
+    small = [j for size, j in judged.items() if size < 2**21 and size not in outliers]
+    assert all(j.status != "slow" for j in small)
 
 
 def test_the_shipped_format_fixture_is_faster_than_a_published_run_of_its_shape() -> None:

@@ -362,7 +362,11 @@ def test_each_new_technology_runs_an_incast_to_the_end(tech_id: str) -> None:
     assert result.stats().delivery == spec.receiver
 
 
-def test_flowlet_routing_is_refused_at_the_packet_level() -> None:
+def test_the_packet_level_models_every_routing_of_the_vocabulary() -> None:
+    from typing import get_args
+
+    from fabricplan.sim.mechanism import RoutingName
+
     tech, switch = _entries("roce_v2")
-    with pytest.raises(ModelError, match="FP538"):
-        packet_spec_for(tech, switch, routing="flowlet")
+    for routing in get_args(RoutingName):  # flowlet included: no FP538 left for routing
+        assert packet_spec_for(tech, switch, routing=routing).routing == routing

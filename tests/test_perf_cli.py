@@ -182,3 +182,32 @@ def test_hops_sets_the_perftest_pair(spec: Path) -> None:
     assert write_lat(far) > write_lat(near)
     table = invoke(str(spec), "--p2p", "--hops", "1", "--sizes", "2")
     assert "1 switch hop(s) apart (as asked)" in table.output
+
+
+def test_seeds_reach_the_request_of_perf_and_compare(
+    spec: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # --seed / --seeds choose the flow level's ECMP draws (issue 11): the request carries them to
+    # the backend, whose spread over the seeds becomes time_us_seed_low/_high and widens the band.
+    import fabricplan.evaluate
+    from fabricplan.cli.app import create_app
+    from fabricplan.model.results import PerfRequest
+
+    seen: list[PerfRequest] = []
+
+    class StopError(Exception):
+        pass
+
+    def capture(*args: object, request: PerfRequest | None = None, **kwargs: object) -> None:
+        seen.append(request if request is not None else args[1])  # type: ignore[arg-type]
+        raise StopError
+
+    monkeypatch.setattr(perf_cmd, "perform_each", capture)
+    monkeypatch.setattr(fabricplan.evaluate, "evaluate_feasible", capture)
+    app = create_app()
+    for command in ("perf", "compare"):
+        result = CliRunner().invoke(app, [command, str(spec), "--seed", "7", "--seeds", "5"])
+        assert isinstance(result.exception, StopError), result.output
+    assert [(r.seed, r.seeds) for r in seen] == [(7, 5), (7, 5)]
+    bad = CliRunner().invoke(app, ["perf", str(spec), "--seeds", "17"])
+    assert bad.exit_code == 2

@@ -71,3 +71,53 @@ def test_a_bad_limit_is_one_line(value: str, tmp_path: Path) -> None:
     result = run(["simulate", str(spec), "-p", "all_to_all", "-s", "1M", "--max-memory", value])
     assert result.exit_code == 2
     assert "--max-memory: not a memory size" in result.stderr and "[FP1404]" in result.stderr
+
+
+def test_a_performance_run_is_estimated_from_its_largest_collective() -> None:
+    from fabricplan.sim.memory import (
+        GRAPH_BYTES_PER_GPU,
+        RING_FLOWS_PER_GPU,
+        estimated_performance_bytes,
+    )
+
+    graph = 8192 * GRAPH_BYTES_PER_GPU
+    ring = 8192 * RING_FLOWS_PER_GPU * FLOW_BYTES_PER_PAIR
+    assert estimated_performance_bytes("flow", 8192, ("all_reduce",), 1, 2**21) == graph + ring
+    # the all_to_all is cut to the level's budget (2**21 flows), not 8192² = 67 M pairs
+    both = estimated_performance_bytes("flow", 8192, ("all_reduce", "all_to_all"), 1, 2**21)
+    assert both == graph + 2**21 * FLOW_BYTES_PER_PAIR
+    packet = estimated_performance_bytes("packet", 512, ("all_to_all",), 2, 2**16)
+    assert packet == 512 * GRAPH_BYTES_PER_GPU + 2 * 2**16 * PACKET_BYTES_PER_PAIR
+
+
+def test_every_simulated_backend_entry_point_is_refused_before_the_graph(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """compare, perf and sweep with --backend flow|packet, and the web API's jobs, reach the
+    simulated levels through ``simulated_backend``: with too little memory it refuses in one
+    line with the estimate, before the fabric graph is built."""
+    import fabricplan.sim.flow.performance as flow_performance
+    import fabricplan.sim.run as sim_run
+
+    def no_graph(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the graph was built before the memory check")
+
+    monkeypatch.setattr(sim_run, "available_memory_bytes", lambda: 2**16)  # 64 KiB
+    monkeypatch.setattr(flow_performance, "fabric_graph", no_graph)
+    spec = tmp_path / "spec.yaml"
+    spec.write_text("cluster: {gpus: 64}\nfabric: {technologies: [roce_v2]}\n")
+    commands = [
+        ["perf", str(spec), "--backend", "flow", "-f", "json"],
+        ["compare", str(spec), "--backend", "flow", "-f", "json"],
+        ["perf", str(spec), "--backend", "packet", "-c", "all_to_all", "-f", "json"],
+    ]
+    from typer.testing import CliRunner
+
+    from fabricplan.cli.app import create_app
+
+    for args in commands:
+        result = CliRunner().invoke(create_app(), args)
+        assert result.exit_code == 2, result.stderr
+        line = result.stderr.strip().splitlines()[-1]  # after the packet level's compile notice
+        assert line.startswith("error: --backend ") and "Traceback" not in result.output
+        assert "[FP1411]" in line and "needs about" in line and "0.1 MiB" in line, line

@@ -167,10 +167,15 @@ def test_sweep_report_formats(spec_file: Path, tmp_path: Path) -> None:
     assert bad_x.exit_code == 2 and "[FP1014]" in bad_x.stderr
 
 
-@pytest.mark.parametrize("workers", ["1", "2"])
-def test_sigterm_stops_the_sweep_with_every_finished_point_written(
-    spec_file: Path, tmp_path: Path, workers: str
+@pytest.mark.parametrize(
+    ("workers", "stop"),
+    [("1", "SIGTERM"), ("2", "SIGTERM"), ("1", "Ctrl-C"), ("2", "Ctrl-C")],
+)
+def test_sigterm_or_ctrl_c_stops_the_sweep_with_every_finished_point_written(
+    spec_file: Path, tmp_path: Path, workers: str, stop: str
 ) -> None:
+    """SIGTERM to the process, or Ctrl-C as a terminal sends it: SIGINT to the whole process
+    group (the sweep and its workers)."""
     import os
     import signal
     import subprocess
@@ -200,13 +205,26 @@ def test_sigterm_stops_the_sweep_with_every_finished_point_written(
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        start_new_session=True,  # its own process group, as a shell job has
     )
     deadline = time.monotonic() + 120
     while not out.exists() and process.poll() is None and time.monotonic() < deadline:
         time.sleep(0.1)  # the first periodic write: some of the 961 points are done, not all
-    process.send_signal(signal.SIGTERM)
+    if stop == "SIGTERM":
+        process.send_signal(signal.SIGTERM)
+    else:
+        os.killpg(process.pid, signal.SIGINT)
     _, stderr = process.communicate(timeout=60)
     assert process.returncode == 130, stderr
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:  # no worker (nor the fork server) outlives the sweep
+        try:
+            os.killpg(process.pid, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.1)
+    else:
+        pytest.fail("a process of the stopped sweep is still running")
     assert "interrupted: every finished point is in" in stderr
     rows = pq.read_table(out).to_pylist()
     points = {r["point"] for r in rows}

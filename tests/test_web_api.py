@@ -530,6 +530,18 @@ def test_a_sweep_job_holds_the_rows_of_every_point(client: TestClient) -> None:
                 and r["fabric.oversubscription"] == ratio
             ]
             assert chart["cells"][i][j] == {"technology": winner, "share": 1.0}
+    # The figures and crossover table are `fabricplan sweep-report`'s own for the same rows.
+    from fabricplan.report.sweep import crossover_rows, figure_svgs, sweep_data
+
+    data = sweep_data(rows, result["keys"], "analytic", 1)
+    assert [(f["title"], f["svg"]) for f in result["figures"]] == figure_svgs(data)
+    assert [f["title"] for f in result["figures"]] == [
+        "Cost and step time against cluster.gpus",
+        "Pareto front",
+        "Recommendation map",
+    ]
+    header, crossing = crossover_rows(data)
+    assert result["crossovers"] == {"header": header, "rows": crossing}
 
 
 OVERS = ",".join(str(v) for v in range(1, 16))  # 18 GPU counts x 15 ratios: 270 points

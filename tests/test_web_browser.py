@@ -294,6 +294,11 @@ def test_a_sweep_runs_as_a_job_and_draws_its_points(page: Any, tmp_path: Path) -
     assert pareto.locator("polyline").count() == 3
     assert "per cluster size" in pareto.inner_text()
     assert page.locator("#sweep-map").count() == 0  # one varied key: no map
+    # and the sweep-report's own figures: against size (crossovers dotted) and the Pareto front
+    report = page.locator("#sweep-report figure.report-figure")
+    assert report.count() == 2
+    assert "Cost and step time against cluster.gpus" in report.nth(0).inner_text()
+    assert report.nth(0).locator("svg").count() == 1
     page.screenshot(path=str(tmp_path / "sweep.png"), full_page=True)
 
 

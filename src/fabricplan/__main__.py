@@ -1,6 +1,6 @@
 """``python -m fabricplan`` runs the command-line interface."""
 
-from fabricplan.cli.app import main
+from fabricplan.cli.start import main
 
 if __name__ == "__main__":
     main()

@@ -28,6 +28,24 @@ if TYPE_CHECKING:
     from typing import Any
 
 
+MAX_SHOWN_VALUE_CHARS = 120
+"""Longest offending value quoted whole in a message; a longer one is cut and its length said."""
+MAX_PART_CHARS = 400
+"""Longest place or description quoted whole (a validator may have put a 10,000-item list into
+its description): the message stays one readable line."""
+
+
+def _cut(text: str, limit: int) -> str:
+    """``text``, or its start and its length when longer than ``limit``.
+
+    >>> _cut("x" * 1000, 40)
+    'xxxxxxxxxxxxxxxxxxxx... 1,000 characters'
+    """
+    if len(text) <= limit:
+        return text
+    return f"{text[: limit - 20]}... {len(text):,} characters"
+
+
 class FabricPlanError(Exception):
     """Base of every fabricplan error.
 
@@ -55,9 +73,10 @@ class FabricPlanError(Exception):
 
     @property
     def message(self) -> str:
-        text = f"{self.where}: {self.what}"
+        text = f"{_cut(self.where, MAX_PART_CHARS)}: {_cut(self.what, MAX_PART_CHARS)}"
         if self.value is not None:
-            text += f" ({self.value!r})" if isinstance(self.value, str) else f" ({self.value})"
+            shown = repr(self.value) if isinstance(self.value, str) else str(self.value)
+            text += f" ({_cut(shown, MAX_SHOWN_VALUE_CHARS)})"
         if self.fix:
             text += f"; {self.fix}"
         return f"{text} [{self.code}]"

@@ -18,10 +18,22 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from fabricplan.analytic.config_risk import config_risk, risk_classes
-from fabricplan.analytic.cost import fabric_cost, with_config_risk, with_gpu_idle_cost
+from fabricplan.analytic.config_risk import (
+    UNWATCHED_STORM_HOURS,
+    WATCHDOG_DETECTION_S,
+    config_risk,
+    pause_storm_risk,
+    risk_classes,
+)
+from fabricplan.analytic.cost import (
+    GPU_HOUR_ITEM_PREFIX,
+    fabric_cost,
+    with_config_risk,
+    with_gpu_idle_cost,
+)
 from fabricplan.analytic.growth import growth_result
 from fabricplan.analytic.lossless import (
+    WATCHDOG_OFF,
     LosslessEffect,
     lossless_effect,
     with_lossless_points,
@@ -34,7 +46,6 @@ from fabricplan.backends import Backend, get_backend
 from fabricplan.errors import DesignError, FabricPlanError, ModelError
 from fabricplan.lint.headroom import sonic_mellanox_headroom
 from fabricplan.lint.operations import assess_operations
-from fabricplan.measure.calibration import calibration_changes
 from fabricplan.model.fabric import DesignAlternative, DesignChoice, FabricDesign, Finding
 from fabricplan.model.results import (
     CalibrationEffect,
@@ -527,6 +538,9 @@ def calibrated_performance(
         result = result.model_copy(update={"notes": (*result.notes, note)})
         profile = None
     if profile is not None:
+        # Only a calibrated run needs the measurement readers (kept off compare's start-up).
+        from fabricplan.measure.calibration import calibration_changes
+
         before = None
         if model.name == "analytic":  # instant: say what the profile moved
             before = model.perform(valid, design, request.model_copy(update={"calibration": None}))
@@ -580,32 +594,64 @@ def _routing(valid: ValidScenario, technology: TechnologyName, request: PerfRequ
 def _with_configuration(
     valid: ValidScenario, design: FabricDesign, performance: PerformanceResult, routing: str
 ) -> PerformanceResult:
-    """The performance with the deployed lossless configuration's effect, and a note saying what
-    it costs in step time and GPU time."""
+    """The performance with the deployed lossless configuration's effect, and a note per
+    setting saying what it costs in step time and GPU time (the watchdog: in pause storms)."""
     effect = _effect(valid, design, routing)
-    if effect.neutral and not effect.notes:
+    if not effect.settings and not effect.notes:
         return performance
     step = performance.step
     notes = [f"lossless configuration: {n}" for n in effect.notes]
-    if step is not None and not effect.neutral:
-        after = with_lossless_step(step, effect)
+    where = f"configuration: {design.technology}"
+    years = valid.spec.cost.years
+    if step is not None:
         cost = fabric_cost(valid, design)
         before_usd = with_gpu_idle_cost(valid, cost, step).gpu_idle_usd or 0.0
-        after_usd = with_gpu_idle_cost(valid, cost, after).gpu_idle_usd or 0.0
-        notes.append(
-            f"configuration: {design.technology}: {effect.notes[0].split(':')[0]}: all_to_all"
-            f" {effect.all_to_all - 1:+.0%}, rings {effect.ring - 1:+.0%}, step"
-            f" {after.step_s / step.step_s - 1:+.1%} ({step.step_s:.3f} s -> {after.step_s:.3f} s),"
-            f" ${after_usd - before_usd:,.0f} of GPU time over {valid.spec.cost.years} years"
-            " (fabric.lossless)"
-        )
-        step = after
+        for part in effect.settings:
+            if part.setting == WATCHDOG_OFF:
+                notes.append(f"{where}: {_watchdog_words(valid)}")
+                continue
+            alone = with_lossless_step(step, LosslessEffect(part.all_to_all, part.ring, ()))
+            after_usd = with_gpu_idle_cost(valid, cost, alone).gpu_idle_usd or 0.0
+            notes.append(
+                f"{where}: {part.setting}: all_to_all {part.all_to_all - 1:+.1%}, rings"
+                f" {part.ring - 1:+.1%}, step {alone.step_s / step.step_s - 1:+.1%}"
+                f" ({step.step_s:.3f} s -> {alone.step_s:.3f} s),"
+                f" {_signed_usd(after_usd - before_usd)} of GPU time over {years} years"
+                " (fabric.lossless)"
+            )
+        if not effect.neutral:
+            step = with_lossless_step(step, effect)
     return performance.model_copy(
         update={
             "step": step,
             "collectives": with_lossless_points(performance.collectives, effect),
             "notes": (*performance.notes, *notes),
         }
+    )
+
+
+def _signed_usd(usd: float) -> str:
+    return f"-${-usd:,.0f}" if usd < 0 else f"${usd:,.0f}"
+
+
+def _watchdog_words(valid: ValidScenario) -> str:
+    """What the PFC watchdog being off costs: the pause storms' longer stops."""
+    cluster = valid.spec.cluster
+    years = valid.spec.cost.years
+    on, off = (
+        pause_storm_risk(cluster.endpoints, cluster.gpus, years, watchdog)
+        for watchdog in (True, False)
+    )
+    price = valid.prices.get(f"{GPU_HOUR_ITEM_PREFIX}{valid.node.id}")
+    hours = off.gpu_hours - on.gpu_hours
+    usd = hours * price.price_usd if price is not None else 0.0
+    staff = off.staff_hours * valid.spec.cost.engineer_usd_per_year / HOURS_PER_ENGINEER_YEAR
+    return (
+        f"{WATCHDOG_OFF}: {off.storms:.2g} pause storms expected over {years} years, each"
+        f" stopping the fabric {UNWATCHED_STORM_HOURS:g} h instead of {WATCHDOG_DETECTION_S:g} s"
+        f" (estimates): {hours:,.0f} GPU-hours"
+        + (f" (${usd:,.0f})" if price is not None else " (no GPU-hour price)")
+        + f" and ${staff:,.0f} of staff (configuration risk; fabric.lossless.pfc_watchdog)"
     )
 
 
@@ -764,6 +810,8 @@ def evaluate_one(
         slowdown,
         chosen.spec.cost.engineer_usd_per_year / HOURS_PER_ENGINEER_YEAR,
         _adaptive_off_slowdown(chosen, design, request, performance),
+        nics=chosen.spec.cluster.endpoints,
+        pfc_watchdog=chosen.spec.fabric.lossless.pfc_watchdog,
     )
     return Evaluation(
         technology=technology,

@@ -108,14 +108,15 @@ catalog's 350 ns per side and one Quantum switch hop at 130 ns, on the InfiniBan
 was tuned on). We subtract it and add the fabric's own path latency instead, so that adapters,
 hops and cables come from the catalog."""
 
-NCCL_NET_POST_OVERHEAD_US = 1.0
-"""Proxy cost of posting one network operation (``getNetOverhead``: 1 us on Intel x86, 2 us on
-AMD); a multi-node ring step costs at least this, three times for Simple."""
+NCCL_NET_POST_OVERHEAD_US: dict[str, float] = {"intel": 1.0, "amd": 2.0, "arm": 1.0}
+"""Proxy cost of posting one network operation by host CPU (``getNetOverhead``,
+``src/graph/tuning.cc`` v2.19-v2.30: 1 us on Intel x86, 2 us on AMD x86, 1 us otherwise); a
+multi-node ring step costs at least this, three times for Simple."""
 NCCL_SIMPLE_POST_MULTIPLIER = 3.0
 NCCL_P2P_NET_CHUNK_BYTES = 1 << 17
 """Chunk of a point-to-point transfer across nodes (``NCCL_P2P_NET_CHUNKSIZE``, 128 KiB,
 ``src/init.cc`` v2.19-v2.30): each chunk to each peer is one network operation the proxy posts
-(at :data:`NCCL_NET_POST_OVERHEAD_US` each)."""
+(at :func:`net_post_overhead_us` each)."""
 
 NCCL_TREE_BW_SHARE: dict[Protocol, float] = {
     "LL": 0.92 / 3.8,
@@ -332,6 +333,19 @@ def _net_step_us(profile: FabricProfile, group: CommGroup, key: tuple[str, Proto
     return max(0.0, profile.nccl.net_step_us[algorithm][protocol] - NCCL_PATH_IN_NET_STEP_US)
 
 
+def net_post_overhead_us(profile: FabricProfile) -> float:
+    """What NCCL counts for one network post on these hosts (:data:`NCCL_NET_POST_OVERHEAD_US`).
+
+    >>> from fabricplan.analytic.profile import fabric_profile
+    >>> from fabricplan.spec import parse_spec
+    >>> from fabricplan.topology.designer import design_fabric
+    >>> valid = parse_spec({"cluster": {"gpus": 16, "host": {"cpu_vendor": "amd"}}})
+    >>> net_post_overhead_us(fabric_profile(valid, design_fabric(valid, "infiniband")))
+    2.0
+    """
+    return NCCL_NET_POST_OVERHEAD_US.get(profile.cpu_vendor, NCCL_NET_POST_OVERHEAD_US["intel"])
+
+
 def _base_latency_us(profile: FabricProfile, key: tuple[str, Protocol]) -> float:
     """``baseLat``: the fixed cost of one collective (Tree and Ring; 0 for the others)."""
     return profile.nccl.base_latency_us.get(key[0], {}).get(key[1], 0.0)
@@ -374,17 +388,20 @@ def _ll_cap(
     profile: FabricProfile, busbw: float, protocol: Protocol, domains: int, tuner: bool = False
 ) -> float:
     """LL's bus-bandwidth ceiling (``llMaxBws``): inside one domain the GPU class's row; across
-    domains the Intel-host row's two-node figure, which is what LL reaches across any number of
-    domains (with it the pipeline gives CoreWeave's 128 A100 GPUs 1 KiB and 64 KiB all_reduce
-    within 10 %, docs/validation.md); ``tuner``: beyond two domains NCCL's tuner expects the
-    lower many-node figure and leaves LL for LL128 at smaller sizes."""
+    domains the host CPU's row (AMD, or Intel for Intel and Arm hosts, as NCCL picks it) at its
+    two-node figure, which is what LL reaches across any number of domains (with it the
+    pipeline gives CoreWeave's 128 A100 GPUs 1 KiB and 64 KiB all_reduce within 10 %,
+    docs/validation.md); ``tuner``: beyond two domains NCCL's tuner expects the lower many-node
+    figure and leaves LL for LL128 at smaller sizes."""
     if protocol != "LL":
         return busbw
     tuning = profile.nccl
     if domains == 1:
         cap = tuning.ll_one_node_busbw_GBps[profile.gpu_class or NCCL_LL_CLASS_FOR_UNKNOWN_GPU]
     else:
-        cap = tuning.ll_busbw_GBps_intel[2 if tuner and domains > 2 else 1]
+        amd = profile.cpu_vendor == "amd"
+        row = tuning.ll_busbw_GBps_amd if amd else tuning.ll_busbw_GBps_intel
+        cap = row[2 if tuner and domains > 2 else 1]
     return min(busbw, cap)
 
 
@@ -414,7 +431,7 @@ def _ring_candidates(
         key = ("Ring", protocol)
         intra = _nvlink_step_us(profile, key)
         if domains > 1 and profile.step_software_us is None:
-            post = NCCL_NET_POST_OVERHEAD_US
+            post = net_post_overhead_us(profile)
             post *= NCCL_SIMPLE_POST_MULTIPLIER if protocol == "Simple" else 1.0
             intra = max(intra, post)
         net_step = _net_step_us(profile, group, key) + hop_us
@@ -752,7 +769,7 @@ def _all_to_all_candidate(profile: FabricProfile, group: CommGroup, size_bytes: 
     algbw = profile.collective_efficiency / seconds_per_byte
     latency = _p2p_latency_us(profile, group, size_bytes / max(1, n))
     posts = p2p_posts(size_bytes / max(1, n), n - local) if group.domains > 1 else 0
-    return Candidate("P2P", "Simple", latency, algbw, post_us=posts * NCCL_NET_POST_OVERHEAD_US)
+    return Candidate("P2P", "Simple", latency, algbw, post_us=posts * net_post_overhead_us(profile))
 
 
 def _sendrecv_candidate(profile: FabricProfile, group: CommGroup, size_bytes: float) -> Candidate:

@@ -99,16 +99,24 @@ def _exact_max_load_cdf(flows: int, paths: int) -> tuple[int, FloatArray]:
 
 
 def _approximate_max_load_cdf(flows: int, paths: int) -> tuple[int, FloatArray]:
-    """``(k0, cdf)`` treating the P bins as independent Poisson(F/P) counts."""
+    """``(k0, cdf)`` treating the P bins as independent Poisson(F/P) counts.
+
+    Only loads from ``k0 = ceil(F/P)`` up matter (``P(max <= k)`` for ``k >= k0`` sums the
+    probabilities above ``k``), so the Poisson probabilities are computed on that window alone,
+    ``log k! = lgamma(k0 + 1) + sum(log j)``: at 50M flows on 64 paths a window of ~11k terms
+    instead of ~800k.
+    """
     rate = flows / paths
+    k0 = math.ceil(rate)
     kmax = int(rate + 12.0 * math.sqrt(rate) + 24)
-    pmf = _poisson_pmf(rate, kmax)
-    tail = np.cumsum(pmf[::-1])[::-1]  # tail[k] = P(X >= k)
-    upper = np.append(tail[1:], 0.0)  # P(X > k)
+    k = np.arange(k0, kmax + 1, dtype=np.float64)
+    log_factorial = math.lgamma(k0 + 1.0) + np.concatenate(([0.0], np.cumsum(np.log(k[1:]))))
+    pmf = np.exp(k * math.log(rate) - rate - log_factorial)
+    tail = np.cumsum(pmf[::-1])[::-1]  # tail[i] = P(k0 + i <= X <= kmax)
+    upper = np.append(tail[1:], 0.0)  # P(X > k0 + i)
     with np.errstate(divide="ignore"):
         cdf = np.exp(paths * np.log1p(-np.minimum(upper, 1.0 - 1e-300)))
-    k0 = math.ceil(rate)
-    return k0, cdf[k0:]
+    return k0, cdf
 
 
 def max_load_cdf(flows: int, paths: int) -> tuple[int, FloatArray]:

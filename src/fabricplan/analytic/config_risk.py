@@ -31,6 +31,21 @@ mistakes, with incidents at the team's rate (:func:`risk_classes`):
   only the staff time is priced;
 - a ``scheduled`` (VOQ) fabric and a ``credit`` fabric have no per-hop setting to get wrong.
 
+A PFC fabric also carries the risk of a **pause storm** (:func:`pause_storm_risk`), whatever
+its settings: a NIC that stops taking packets off the wire while its PFC stays asserted pauses
+its leaf, which pauses every upstream port, until the whole fabric stops (Guo et al. 2016,
+section 4.3, figure 5). The PFC watchdog (``fabric.lossless.pfc_watchdog``, lint L05) sees the
+stuck queue and drops its packets after its detection time, so the fabric stalls for a fraction
+of a second; without it the fabric stays stopped until someone finds the NIC::
+
+    storms     = PAUSE_STORMS_PER_NIC_YEAR x NICs x years
+    gpu_hours  = storms x (WATCHDOG_DETECTION_S / 3600 if watchdog else UNWATCHED_STORM_HOURS)
+                 x GPUs                                      (a synchronous job waits for all)
+    staff_usd  = storms x STORM_FIND_ENGINEER_HOURS x rate   (without the watchdog only)
+
+The watchdog's own cost is the packets it drops when it fires: that queue's, whose NIC is
+lost either way (the job restarts on both sides, so that is no difference).
+
 **The rates are estimates.** Production reports describe these incidents but publish no rates:
 Guo et al., "RDMA over Commodity Ethernet at Scale", SIGCOMM 2016 (PFC deadlocks, pause storms,
 misconfigured priorities in Microsoft's RoCE fleet); Gangidi et al., "RDMA over Ethernet for
@@ -62,6 +77,59 @@ shows as a slower step, not an error, until someone compares busbw with the expe
 FIX_ENGINEER_HOURS = 16.0
 """Engineer-hours to locate and fix one misconfiguration across the fabric (estimate: two
 engineer-days of counters, lint runs and a change window)."""
+
+
+PAUSE_STORMS_PER_NIC_YEAR = 1.0e-5
+"""NIC pause storms a year per RDMA NIC on a PFC fabric (estimate: one a year per 100,000 NICs).
+Basis: Guo et al., "RDMA over Commodity Ethernet at Scale", SIGCOMM 2016, section 4.3: storms
+from a bug in a NIC's receive pipeline were seen "multiple times" in one and a half years of
+RoCEv2 in Microsoft's data centres; no rate or fleet size is published."""
+
+UNWATCHED_STORM_HOURS = 1.0
+"""Hours a pause storm stops the fabric without a watchdog (estimate: the time for the on-call
+engineer to follow the pause counters hop by hop to the storming NIC and shut its port)."""
+
+WATCHDOG_DETECTION_S = 0.2
+"""Seconds a storm lasts with the watchdog on: its detection time, the default of SONiC's
+``pfcwd`` (``DEFAULT_DETECTION_TIME`` 200 ms, sonic-net/sonic-utilities ``pfcwd/main.py``) and
+of Junos (two 100 ms polling intervals); the queue then drops instead of pausing."""
+
+STORM_FIND_ENGINEER_HOURS = 4.0
+"""Engineer-hours to find and isolate a storming NIC without a watchdog (estimate: half a day
+of pause counters across the fabric; with the watchdog the switch logs the port)."""
+
+
+@dataclass(frozen=True, slots=True)
+class PauseStormRisk:
+    """The expected pause storms over the horizon and what they idle."""
+
+    storms: float
+    gpu_hours: float
+    staff_hours: float
+    words: str
+
+
+def pause_storm_risk(nics: int, gpus: int, years: int, watchdog: bool) -> PauseStormRisk:
+    """Pause storms a PFC fabric should expect and the GPU time they stop (module docstring).
+
+    >>> on, off = (pause_storm_risk(100_000, 100_000, 5, w) for w in (True, False))
+    >>> on.storms, round(on.gpu_hours, 3), off.gpu_hours, off.staff_hours  # 5 storms x 1 h
+    (5.0, 27.778, 500000.0, 20.0)
+    """
+    storms = PAUSE_STORMS_PER_NIC_YEAR * nics * years
+    hours = WATCHDOG_DETECTION_S / 3600.0 if watchdog else UNWATCHED_STORM_HOURS
+    lasting = (
+        f"{WATCHDOG_DETECTION_S:g} s (the PFC watchdog's detection time)"
+        if watchdog
+        else f"{UNWATCHED_STORM_HOURS:g} h (no PFC watchdog: until the NIC is found, estimate)"
+    )
+    return PauseStormRisk(
+        storms,
+        storms * hours * gpus,
+        0.0 if watchdog else storms * STORM_FIND_ENGINEER_HOURS,
+        f"pause storms: {storms:.2g} expected ({PAUSE_STORMS_PER_NIC_YEAR:g} a NIC-year x"
+        f" {nics:,} NICs x {years} years, estimate), each stopping {gpus:,} GPUs {lasting}",
+    )
 
 
 RiskClass = Literal["lossless", "adaptive_routing", "transport_profile"]
@@ -122,6 +190,8 @@ def config_risk(
     misconfigured_step_slowdown: float,
     engineer_usd_per_hour: float,
     adaptive_off_step_slowdown: float | None = None,
+    nics: int = 0,
+    pfc_watchdog: bool = True,
 ) -> ConfigRisk:
     """The expected configuration-risk cost of one fabric (see the module docstring).
 
@@ -144,6 +214,11 @@ def config_risk(
         Relative step-time increase when the Ethernet adaptive-routing settings are half
         configured (the fabric falls back to ECMP); ``None``: that class's GPU time is not
         priced.
+    nics
+        RDMA NICs on the fabric (the pause-storm risk of a PFC fabric, :func:`pause_storm_risk`;
+        0 leaves it out).
+    pfc_watchdog
+        The PFC watchdog is on (storms last its detection time, not an hour).
 
     Examples
     --------
@@ -184,6 +259,11 @@ def config_risk(
         gpu_hours += class_incidents * DETECTION_HOURS * gpus * max(0.0, slowdown)
         parts.append(f"{words}: step {slowdown:+.1%}")
     staff = incidents * FIX_ENGINEER_HOURS * engineer_usd_per_hour
+    storm = None
+    if tech.link_flow_control == "pfc" and nics:
+        storm = pause_storm_risk(nics, gpus, years, pfc_watchdog)
+        gpu_hours += storm.gpu_hours
+        staff += storm.staff_hours * engineer_usd_per_hour
     basis = (
         f"configuration risk: {rate:g} silent misconfigurations a year per class for a team"
         f" with {experience!r} experience (estimate) x {years} years x {len(classes)}"
@@ -198,4 +278,6 @@ def config_risk(
             f" {misconfigured_step_slowdown:+.1%} (PFC off on the RoCE priority, lossless model) on"
             f" {gpus:,} GPUs, plus {FIX_ENGINEER_HOURS:g} engineer-hours to fix"
         )
+    if storm is not None:
+        basis += f"; {storm.words}"
     return ConfigRisk(incidents, gpu_hours, staff, basis)

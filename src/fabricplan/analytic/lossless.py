@@ -15,19 +15,29 @@ the cross-validation fabrics (128 hosts, generic 100G switches, ECMP, seed 1; do
 - **PFC headroom too small** (``pfc_headroom_bytes`` below what the cable needs): the lossless
   priority overflows and drops anyway, with pauses on top: all_to_all on a 3:1 leaf x1.720,
   permutation x1.065 there and x1.235 on a non-blocking ECMP fabric (collisions queue).
-- **No congestion control** (``congestion_control: none`` or ``ecn: false``): PFC alone. The
-  collective itself finishes 2-14 % *sooner* in these single-job runs (DCQCN with ConnectX
-  defaults overshoots below the fair share, docs/cross_validation.md), so its time is left
-  unchanged (x1.0); what it costs is pause spreading to other traffic (a victim flow beside an
-  incast), which the step of one job does not show and which is said in the notes.
-- **PFC watchdog off**: no effect while nothing storms; it decides how long a stuck NIC's pause
-  storm lasts (configuration risk), not a collective's time.
+- **No congestion control** (``congestion_control: none`` or ``ecn: false``): PFC alone, so a
+  congested egress pauses its upstream instead of slowing the senders, and pauses spread. The
+  measured effect on the workload's traffic is carried as it is, both ways: hashed rings on a
+  non-blocking ECMP fabric x1.037 (the collisions' pauses reach the senders sharing a leaf),
+  all_to_all x0.998; at a 3:1 leaf all_to_all x0.981 and rings x0.859, *sooner*, because DCQCN
+  with ConnectX defaults cuts below the fair share there (docs/cross_validation.md; Meta runs
+  its RoCE training fabrics with DCQCN off, Gangidi et al., SIGCOMM 2024). The victim flow
+  beside an incast was x0.923: in one job's traffic the spreading costs nothing measurable;
+  another tenant's traffic is not modelled, and a NIC that stops receiving (a pause storm) is
+  the watchdog's case. Not measured on top of PFC off or a short headroom, so not applied there.
+- **PFC watchdog off**: no effect on a collective while nothing storms; it decides how long a
+  stuck NIC's pause storm stops the fabric, priced as a risk (:mod:`.config_risk`,
+  :func:`~fabricplan.analytic.config_risk.pause_storm_risk`).
 
-Contention scales the effect: with the leaf ``oversubscription`` o, the share of the measured
-3:1 effect is ``(1 - 1/o) / (1 - 1/3)`` (0 at 1:1, 1 at 3:1, held at 1 beyond: measured at 3:1
-only); on a non-blocking fabric only hashed routing contends, with the measured non-blocking
-factors. Per-packet routing (adaptive, spray) on a non-blocking fabric has no contention to
-lose packets to.
+Contention changes the effect, and not monotonically: the packet runs at a 1:1, 2:1 and 3:1
+leaf give each factor at those three points (PFC off: all_to_all x1.000, x1.608, x1.483; rings
+x1.000, x0.966, x1.308). Between two runs the factor is linear in the oversubscription, beyond
+3:1 it is held at the 3:1 run, and every note says which (measured, linear between runs, or
+held). An earlier rule scaled the 3:1 effect by the contention share ``(1 - 1/o) / (1 - 1/3)``;
+the 2:1 runs refuted it (it gave all_to_all x1.362 and rings x1.231 where the runs measure x1.608
+and x0.966). On a non-blocking fabric only hashed routing contends, with the measured
+non-blocking factors; per-packet routing (adaptive, spray) there has no contention to lose
+packets to.
 
 The technologies whose link layer is not PFC pay for congestion by their own mechanisms, each a
 closed form here:
@@ -56,7 +66,7 @@ from fabricplan.model.results import CollectivePoint, StepTimeResult
 from fabricplan.units import serialization_ns
 
 MEASURED_OVERSUBSCRIPTION = 3.0
-"""Leaf oversubscription of the contended packet runs."""
+"""Highest leaf oversubscription of the contended packet runs (also run at 2:1 and 1:1)."""
 
 LOSSY_ALL_TO_ALL_OVERSUBSCRIBED = 1.483
 """all_to_all 8 MB per rank, 128 hosts, 3:1 leaf, PFC off: 3,042.8 µs vs 2,052.0 µs."""
@@ -75,6 +85,28 @@ SHORT_HEADROOM_RING_NONBLOCKING = 1.235
 (470 drops where ECMP collisions queue)."""
 SHORT_HEADROOM_ALL_TO_ALL_NONBLOCKING = 1.000
 """all_to_all 8 MB per rank, non-blocking three tiers, 2 KiB headroom: 812.3 µs both ways."""
+LOSSY_ALL_TO_ALL_TWO_TO_ONE = 1.608
+"""all_to_all 8 MB per rank, 2:1 leaf, PFC off: 2,345.9 µs vs 1,459.1 µs (26,450 drops)."""
+LOSSY_RING_TWO_TO_ONE = 0.966
+"""Permutation 4 MB, 2:1 leaf, PFC off: 1,854.9 µs vs 1,920.5 µs (no drop; no pause either)."""
+SHORT_HEADROOM_ALL_TO_ALL_TWO_TO_ONE = 1.466
+"""all_to_all 8 MB per rank, 2:1 leaf, 2 KiB headroom: 2,139.3 µs vs 1,459.1 µs."""
+SHORT_HEADROOM_RING_TWO_TO_ONE = 1.195
+"""Permutation 4 MB, 2:1 leaf, 2 KiB headroom: 2,295.8 µs vs 1,920.5 µs."""
+NO_CC_ALL_TO_ALL_TWO_TO_ONE = 0.981
+"""all_to_all 8 MB per rank, 2:1 leaf, no congestion control: 1,431.8 µs vs 1,459.1 µs."""
+NO_CC_RING_TWO_TO_ONE = 0.862
+"""Permutation 4 MB, 2:1 leaf, no congestion control: 1,654.6 µs vs 1,920.5 µs."""
+NO_CC_ALL_TO_ALL_OVERSUBSCRIBED = 0.981
+"""all_to_all 8 MB per rank, 3:1 leaf, PFC without congestion control: 2,013.7 µs vs 2,052.0 µs."""
+NO_CC_RING_OVERSUBSCRIBED = 0.859
+"""Permutation 4 MB, 3:1 leaf, PFC without congestion control: 1,961.5 µs vs 2,283.6 µs."""
+NO_CC_ALL_TO_ALL_NONBLOCKING = 0.998
+"""all_to_all 8 MB per rank, non-blocking three tiers, no congestion control: 811.0 µs vs
+812.3 µs."""
+NO_CC_RING_NONBLOCKING = 1.037
+"""Permutation 4 MB, non-blocking three tiers, ECMP, no congestion control: 1,654.3 µs vs
+1,594.7 µs (ECMP collisions pause the senders that share them)."""
 
 
 PER_PACKET_ROUTINGS = frozenset({"adaptive", "spray"})
@@ -241,31 +273,71 @@ def corruption_recovery_ns(
 
 
 @dataclass(frozen=True, slots=True)
+class SettingEffect:
+    """What one deployed setting alone does to the workload's traffic."""
+
+    setting: str
+    """The setting in words (``PFC off on the RoCE priority``)."""
+    all_to_all: float
+    ring: float
+
+
+@dataclass(frozen=True, slots=True)
 class LosslessEffect:
     """Multipliers on the fabric time of all_to_all-like and ring-like traffic, and why."""
 
     all_to_all: float
     ring: float
     notes: tuple[str, ...]
+    settings: tuple[SettingEffect, ...] = ()
+    """Each setting that differs from the catalog's, with its own multipliers (their product is
+    ``all_to_all``, ``ring``); the watchdog is listed at x1 (its cost is a risk)."""
 
     @property
     def neutral(self) -> bool:
         return self.all_to_all == 1.0 and self.ring == 1.0
 
 
-def _contention_share(oversubscription: float) -> float:
+PFC_OFF = "PFC off on the RoCE priority"
+SHORT_HEADROOM = "PFC headroom below what the cable needs"
+NO_CC = "no congestion control (DCQCN or ECN off)"
+WATCHDOG_OFF = "PFC watchdog off"
+
+
+def _regime(oversubscription: float) -> str:
+    """Where the factor sits against the measured points (said with every factor)."""
     if oversubscription <= 1.0:
-        return 0.0
-    share = (1.0 - 1.0 / oversubscription) / (1.0 - 1.0 / MEASURED_OVERSUBSCRIPTION)
-    return min(1.0, share)
+        return ", measured non-blocking"
+    if oversubscription >= MEASURED_OVERSUBSCRIPTION:
+        return ", measured at 3:1" + (
+            f"; held there at {oversubscription:g}:1" if oversubscription > 3.0 else ""
+        )
+    if oversubscription == 2.0:
+        return ", measured at 2:1"
+    return f", linear at {oversubscription:g}:1 between the runs at 1:1, 2:1 and 3:1"
 
 
 def _factor(
-    oversubscribed: float, nonblocking: float, oversubscription: float, routing: str
+    nonblocking: float,
+    two_to_one: float,
+    three_to_one: float,
+    oversubscription: float,
+    routing: str,
 ) -> float:
-    base = 1.0 if routing in PER_PACKET_ROUTINGS else nonblocking
-    share = _contention_share(oversubscription)
-    return round(base + share * (oversubscribed - base), 6)
+    """The measured factor at the leaf's oversubscription: the runs at 1:1, 2:1 and 3:1, linear
+    between two neighbouring runs, held at 3:1 beyond. Per-packet routing on a non-blocking
+    fabric has nothing to collide on (1.0); the 2:1 and 3:1 runs hash (ECMP), which matters
+    little where the uplinks themselves are short of capacity."""
+    low = 1.0 if routing in PER_PACKET_ROUTINGS else nonblocking
+    if oversubscription <= 1.0:
+        value = low
+    elif oversubscription <= 2.0:
+        value = low + (oversubscription - 1.0) * (two_to_one - low)
+    elif oversubscription < MEASURED_OVERSUBSCRIPTION:
+        value = two_to_one + (oversubscription - 2.0) * (three_to_one - two_to_one)
+    else:
+        value = three_to_one
+    return round(value, 6)
 
 
 def lossless_effect(
@@ -294,45 +366,86 @@ def lossless_effect(
         ``ecmp``, ``static``, ``flowlet`` (hashed like ECMP), ``adaptive`` or ``spray``.
     """
     notes: list[str] = []
-    a2a = ring = 1.0
+    settings: list[SettingEffect] = []
     if not pfc:
         a2a = _factor(
-            LOSSY_ALL_TO_ALL_OVERSUBSCRIBED, LOSSY_ALL_TO_ALL_NONBLOCKING, oversubscription, routing
-        )
-        ring = _factor(LOSSY_RING_OVERSUBSCRIBED, LOSSY_RING_NONBLOCKING, oversubscription, routing)
-        notes.append(
-            f"PFC off on the RoCE priority: drops and go-back-N, all_to_all x{a2a:.3f}, rings"
-            f" x{ring:.3f} at {oversubscription:g}:1 with {routing} routing (packet level)"
-        )
-    elif not headroom_ok:
-        a2a = _factor(
-            SHORT_HEADROOM_ALL_TO_ALL_OVERSUBSCRIBED,
-            SHORT_HEADROOM_ALL_TO_ALL_NONBLOCKING,
+            LOSSY_ALL_TO_ALL_NONBLOCKING,
+            LOSSY_ALL_TO_ALL_TWO_TO_ONE,
+            LOSSY_ALL_TO_ALL_OVERSUBSCRIBED,
             oversubscription,
             routing,
         )
         ring = _factor(
-            SHORT_HEADROOM_RING_OVERSUBSCRIBED,
-            SHORT_HEADROOM_RING_NONBLOCKING,
+            LOSSY_RING_NONBLOCKING,
+            LOSSY_RING_TWO_TO_ONE,
+            LOSSY_RING_OVERSUBSCRIBED,
             oversubscription,
             routing,
         )
+        settings.append(SettingEffect(PFC_OFF, a2a, ring))
         notes.append(
-            f"PFC headroom below what the cable needs: the lossless priority drops, all_to_all"
-            f" x{a2a:.3f}, rings x{ring:.3f} at {oversubscription:g}:1 (packet level)"
+            f"{PFC_OFF}: drops and go-back-N, all_to_all x{a2a:.3f}, rings"
+            f" x{ring:.3f} at {oversubscription:g}:1 with {routing} routing (packet level"
+            f"{_regime(oversubscription)})"
+        )
+    elif not headroom_ok:
+        a2a = _factor(
+            SHORT_HEADROOM_ALL_TO_ALL_NONBLOCKING,
+            SHORT_HEADROOM_ALL_TO_ALL_TWO_TO_ONE,
+            SHORT_HEADROOM_ALL_TO_ALL_OVERSUBSCRIBED,
+            oversubscription,
+            routing,
+        )
+        ring = _factor(
+            SHORT_HEADROOM_RING_NONBLOCKING,
+            SHORT_HEADROOM_RING_TWO_TO_ONE,
+            SHORT_HEADROOM_RING_OVERSUBSCRIBED,
+            oversubscription,
+            routing,
+        )
+        settings.append(SettingEffect(SHORT_HEADROOM, a2a, ring))
+        notes.append(
+            f"{SHORT_HEADROOM}: the lossless priority drops, all_to_all"
+            f" x{a2a:.3f}, rings x{ring:.3f} at {oversubscription:g}:1 (packet level"
+            f"{_regime(oversubscription)})"
         )
     if congestion_control == "none":
-        notes.append(
-            "no congestion control (DCQCN or ECN off): PFC alone; the job's own collectives are"
-            " not slower at the packet level, but pauses spread to other traffic (a victim flow"
-            " beside an incast is held to the incast's share); not priced"
-        )
+        if settings:
+            notes.append(
+                f"{NO_CC}: not measured on top of {settings[0].setting.lower()}, so not applied"
+            )
+        else:
+            a2a = _factor(
+                NO_CC_ALL_TO_ALL_NONBLOCKING,
+                NO_CC_ALL_TO_ALL_TWO_TO_ONE,
+                NO_CC_ALL_TO_ALL_OVERSUBSCRIBED,
+                oversubscription,
+                routing,
+            )
+            ring = _factor(
+                NO_CC_RING_NONBLOCKING,
+                NO_CC_RING_TWO_TO_ONE,
+                NO_CC_RING_OVERSUBSCRIBED,
+                oversubscription,
+                routing,
+            )
+            settings.append(SettingEffect(NO_CC, a2a, ring))
+            notes.append(
+                f"{NO_CC}: PFC alone, pauses spread instead of rates falling: all_to_all"
+                f" x{a2a:.3f}, rings x{ring:.3f} at {oversubscription:g}:1 with {routing} routing"
+                f" (packet level{_regime(oversubscription)}; below 1 where DCQCN with ConnectX"
+                " defaults cuts below the fair share; a victim flow beside an incast measured"
+                " x0.923; other tenants' traffic not modelled)"
+            )
     if watchdog_off:
+        settings.append(SettingEffect(WATCHDOG_OFF, 1.0, 1.0))
         notes.append(
-            "PFC watchdog off: a stuck NIC's pause storm is not broken; no cost while nothing"
-            " storms (it lengthens the configuration-risk incidents, not a collective)"
+            f"{WATCHDOG_OFF}: a stuck NIC's pause storm is not broken; no effect on a"
+            " collective while nothing storms, priced as pause-storm risk (configuration risk)"
         )
-    return LosslessEffect(a2a, ring, tuple(notes))
+    a2a = math.prod((e.all_to_all for e in settings), start=1.0)
+    ring = math.prod((e.ring for e in settings), start=1.0)
+    return LosslessEffect(round(a2a, 6), round(ring, 6), tuple(notes), tuple(settings))
 
 
 def with_lossless_step(step: StepTimeResult, effect: LosslessEffect) -> StepTimeResult:

@@ -65,6 +65,9 @@ class NcclTuning(Frozen):
     ring_ll128_one_rank_per_node_bw_share: float
     ll_one_node_busbw_GBps: dict[str, float]  # noqa: N815 - GB/s
     ll_busbw_GBps_intel: tuple[float, float, float]  # noqa: N815 - GB/s
+    ll_busbw_GBps_amd: tuple[float, float, float]  # noqa: N815 - GB/s
+    """LL's ceiling across nodes on AMD hosts (``llMaxBws[1]``; its N1 column is Ampere's one-node
+    figure, never used for AMD)."""
     tree_channel_busbw_GBps: dict[str, tuple[float, float, float]]  # noqa: N815
     tree_ll128_channel_busbw_GBps: dict[str, tuple[float, float, float]]  # noqa: N815
     ring_plateau_factor: dict[str, float]

@@ -9,8 +9,11 @@ Latency tests (``t_typical``, one QP, one message in flight):
   receiving NIC writes the data into memory (another), each NIC's pipeline in between.
 - A message up to perftest's inline size (:data:`PERFTEST_INLINE_BYTES`: 220 B for
   ``write_lat``, 236 B for ``send_lat``) travels inside the work request. A larger one must be
-  fetched by the sending NIC from host memory first: one PCIe read round trip
-  (:data:`PCIE_READ_ROUND_TRIP_NS`) plus the payload at the slot's rate.
+  fetched by the sending NIC from host memory: one PCIe read round trip
+  (:data:`PCIE_READ_ROUND_TRIP_NS`) plus the first packet at the slot's rate before it can
+  send; the NIC then fetches and transmits packet by packet, so the rest of the message costs
+  only what the host side is slower than the wire (:func:`host_fetch_ns`). A message of one
+  packet pays its whole fetch before the wire; a multi-packet one is not stored whole.
 - ``send_lat`` takes the same path as ``write_lat``: the receive work request is prefetched, and
   the receiver polls a completion entry instead of the buffer's last byte, which the NIC writes
   right after the data.
@@ -74,8 +77,10 @@ def one_way_ns(profile: FabricProfile, switch_hops: int, size_bytes: float) -> f
 
 
 def host_fetch_ns(profile: FabricProfile, size_bytes: float) -> float:
-    """A NIC's DMA read of ``size_bytes`` from its host: one PCIe round trip and the payload at
-    the host interface's payload rate (:func:`~.profile.host_goodput_gbps`), ns.
+    """What a NIC's DMA read of ``size_bytes`` from its host adds to the one-way time, ns: one
+    PCIe round trip and the first packet at the host interface's payload rate
+    (:func:`~.profile.host_goodput_gbps`); the NIC fetches the later packets while it sends the
+    earlier ones, so they add only what the host side is slower than the wire.
 
     >>> from fabricplan.analytic.profile import fabric_profile
     >>> from fabricplan.spec import parse_spec
@@ -84,10 +89,24 @@ def host_fetch_ns(profile: FabricProfile, size_bytes: float) -> float:
     >>> profile = fabric_profile(valid, design_fabric(valid, "infiniband"))
     >>> round(host_fetch_ns(profile, 4096), 1)   # 500 + 4096 B at PCIe Gen5 x16's payload rate
     571.1
+    >>> round(host_fetch_ns(profile, 2**20), 1)  # later packets hide behind the 400G wire
+    571.1
     """
     if profile.host_goodput_gbps is None:
         return PCIE_READ_ROUND_TRIP_NS
-    return PCIE_READ_ROUND_TRIP_NS + serialization_ns(size_bytes, profile.host_goodput_gbps)
+    first = min(size_bytes, float(profile.mtu_bytes))
+    rest = size_bytes - first
+    host_rest = serialization_ns(rest, profile.host_goodput_gbps)
+    wire_rest = serialization_ns(
+        wire_bytes(size_bytes, profile.mtu_bytes, profile.header_bytes)
+        - wire_bytes(first, profile.mtu_bytes, profile.header_bytes),
+        profile.link_speed_gbps,
+    )
+    return (
+        PCIE_READ_ROUND_TRIP_NS
+        + serialization_ns(first, profile.host_goodput_gbps)
+        + max(0.0, host_rest - wire_rest)
+    )
 
 
 def send_ns(profile: FabricProfile, test: P2PTest, switch_hops: int, size_bytes: float) -> float:

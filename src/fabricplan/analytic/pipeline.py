@@ -16,6 +16,10 @@ NCCL's tuner (``src/graph/tuning.cc``) rates every (algorithm, protocol) with on
   posts a step once all of it is written, ``src/transport/net.cc``). LL and LL128 lines carry their
   own flags, so across NVLink a stage passes each line on as soon as it arrives: the piece moves
   one *trip* of the channel's threads at a time (``src/device/prims_ll.h``, ``prims_ll128.h``).
+  Each thread forwards its own line the moment its flag arrives (``readLL`` then ``storeLL``, no
+  barrier between stages), so a run of consecutive line-by-line stages is cut-through: a trip's
+  serialisation is paid once per run, and each further stage of the run adds only its step
+  latency (:attr:`PipelineShape.line_runs`).
 
 So the time is the longer of two paths through this pipeline (:func:`pipelined_time_us`):
 
@@ -140,6 +144,10 @@ class PipelineShape:
     protocol); ``None``: all of them. The others pass it on one trip at a time."""
     trip_bytes: float = math.inf
     """Data a channel's threads move in one trip (LL, LL128): what a line-by-line stage holds."""
+    line_runs: int | None = None
+    """Runs of consecutive line-by-line stages on the first piece's path: each run pays one
+    trip's serialisation, the stages inside it pass lines on as they arrive (cut-through).
+    ``None``: every line-by-line stage is its own run."""
 
 
 def channels_for(size_bytes: float, shape: PipelineShape) -> int:
@@ -196,7 +204,8 @@ def pipelined_time_us(
     -------
     float
         ``base + max(link work, first piece through every stage + the other pieces)``; the first
-        piece pays its whole transfer at a storing stage and one trip at a line-by-line stage.
+        piece pays its whole transfer at a storing stage and one trip per run of line-by-line
+        stages (:attr:`PipelineShape.line_runs`).
 
     Examples
     --------
@@ -221,7 +230,9 @@ def pipelined_time_us(
     # A connection recycles a slot one step latency after using it.
     period_us = max(piece_us, steps_us / shape.stages * shape.slots_per_piece / NCCL_STEPS)
     busiest_link_us = shape.link_stages * pieces * period_us
-    journey_us = stored * piece_us + (shape.stages - stored) * trip_us
+    line_stages = shape.stages - stored
+    runs = line_stages if shape.line_runs is None else min(line_stages, shape.line_runs)
+    journey_us = stored * piece_us + runs * trip_us
     first_piece_us = steps_us + journey_us + (pieces - 1) * period_us
     return base_us + max(busiest_link_us, first_piece_us)
 
@@ -267,6 +278,7 @@ def ring_shape(
         )
     if protocol == "Simple":
         return PipelineShape(stages, link_stages, share, step, threshold, max_channels)
+    stored = min(stages, network_steps)
     return PipelineShape(
         stages,
         link_stages,
@@ -274,8 +286,10 @@ def ring_shape(
         step,
         threshold,
         max_channels,
-        stored_stages=min(stages, network_steps),
+        stored_stages=stored,
         trip_bytes=_trip_data_bytes(protocol),
+        # the network steps split the ring's NVLink steps into at most one run more than them
+        line_runs=min(stages - stored, stored + 1),
     )
 
 
@@ -321,6 +335,8 @@ def tree_shape(
         max_channels,
         stored_stages=2 * levels,
         trip_bytes=_trip_data_bytes(protocol) * TREE_MEAN_TRIP_SHARE,
+        # the chain up to the domain's head and the chain back down; the network hops between
+        line_runs=2 if local_ranks > 1 else 0,
     )
 
 

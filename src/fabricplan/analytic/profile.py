@@ -164,6 +164,8 @@ class FabricProfile:
     """NCCL's tuning tables for the spec's ``nccl.version``."""
     gpu_nic_path: str
     """NCCL path type from a GPU to its closest NIC (``pix`` ... ``sys``)."""
+    cpu_vendor: str
+    """The hosts' CPU as NCCL detects it (``intel``, ``amd``, ``arm``; ``cluster.host``)."""
     rank_nics_per_node: float
     """NICs the node's ranks use: those on their own PCIe switches (NCCL picks the closest
     NICs), so one GPU of an 8-GPU server uses its switch's NICs, not all of them."""
@@ -681,6 +683,7 @@ def fabric_profile(
         step_software_us=calibration.collective_latency_us,
         nccl=tuning,
         gpu_nic_path=cluster.host.gpu_nic_path or node.gpu_nic_path,
+        cpu_vendor=cluster.host.cpu_vendor,
         rank_nics_per_node=rank_nics_per_node(node, cluster.gpus_per_node, cluster.nics_per_node),
         notes=(
             *routing_notes,

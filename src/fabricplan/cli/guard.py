@@ -143,6 +143,9 @@ def run_main(build: Callable[[], Callable[[], Any]]) -> None:
     exit code as one inside a command.
     """
     signal.signal(signal.SIGTERM, _raise_terminated)
+    # Ctrl-C is Python's KeyboardInterrupt again (the console script's entry ended the process at
+    # once while it imported): from here on, ``finally`` blocks remove temporary files.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         build()()
     except (KeyboardInterrupt, Terminated) as exc:

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Annotated, get_args
 import typer
 
 from fabricplan.cli.guard import guarded
+from fabricplan.cli.plan_cmd import SeedOpt, SeedsOpt
 from fabricplan.errors import ModelError
 from fabricplan.model.collective_name import ALGORITHMS, COLLECTIVES, AlgorithmName, CollectiveName
 from fabricplan.units import parse_size
@@ -242,6 +243,8 @@ def perf(
         list[Path] | None,
         typer.Option("--config", help="Real switch/NIC configuration files (repeatable)."),
     ] = None,
+    seed: SeedOpt = 0,
+    seeds: SeedsOpt = None,
 ) -> None:
     """Predicted nccl-tests (or perftest) tables for every technology of SPEC."""
     from fabricplan.cli.notice import announce_compilation
@@ -262,6 +265,8 @@ def perf(
         algorithm=parse_algorithm(algorithm),
         in_network_reduction=sharp,
         p2p_switch_hops=hops,
+        seed=seed,
+        seeds=seeds,
     )
     valid = with_configs(load_spec(spec), config)
     announce_compilation(backend)

@@ -56,6 +56,20 @@ ConfigOpt = Annotated[
 NoCacheOpt = Annotated[
     bool, typer.Option("--no-cache", help="Recompute simulated results instead of reusing them.")
 ]
+SeedOpt = Annotated[
+    int, typer.Option("--seed", help="Flow/packet levels: seed of the first run (ECMP hashing).")
+]
+SeedsOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--seeds",
+        min=1,
+        max=16,
+        help="Flow/packet levels: runs per point, children of --seed; the value is the first"
+        " run's, the seed spread widens its band (default: 3 at the flow level under ECMP, 1"
+        " otherwise). The analytic model ignores it.",
+    ),
+]
 
 
 def register(app: typer.Typer) -> None:
@@ -134,6 +148,8 @@ def _run(
     decide: bool = False,
     configs: list[Path] | None = None,
     use_cache: bool = True,
+    seed: int = 0,
+    seeds: int | None = None,
 ) -> None:
     from fabricplan.evaluate import evaluate_feasible
     from fabricplan.model.results import PerfRequest
@@ -150,7 +166,7 @@ def _run(
         profile = load_profile(calibration)
     from rich.console import Console
 
-    request = PerfRequest(calibration=profile)
+    request = PerfRequest(calibration=profile, seed=seed, seeds=seeds)
     status = Console(stderr=True)
     chosen, progress = _backend(backend, use_cache, status)
     with progress if progress is not None else nullcontext():
@@ -211,12 +227,16 @@ def compare(
     calibration: CalibrationOpt = None,
     config: ConfigOpt = None,
     no_cache: NoCacheOpt = False,
+    seed: SeedOpt = 0,
+    seeds: SeedsOpt = None,
 ) -> None:
     """The main job: design, price, model and decide, with reasons and flip points.
 
     ``--backend flow|packet`` puts the simulated collective times into the step time; results
     are cached in the user cache directory (``$FABRICPLAN_CACHE_DIR``) and reused for an
-    unchanged spec. ``--config`` reads real switch/NIC configurations into the lossless settings.
+    unchanged spec. ``--seeds N`` runs each simulated point under N ECMP seeds and widens its
+    band by their spread. ``--config`` reads real switch/NIC configurations into the lossless
+    settings.
     """
     _run(
         spec,
@@ -228,4 +248,6 @@ def compare(
         True,
         config,
         not no_cache,
+        seed,
+        seeds,
     )

@@ -211,9 +211,13 @@ def sweep(
     finally:
         signal.signal(signal.SIGTERM, previous)
         progress.close()
+    where = ""
+    if ray is not None and summary.ran:
+        cluster = "a local Ray runtime" if ray == RAY_LOCAL else f"the Ray cluster at {ray}"
+        where = f" on {cluster} ({executor.workers} CPUs)"
     typer.echo(
         f"wrote {summary.path}: {summary.rows} rows; {summary.points} points, {summary.ran} run"
-        f" now, {summary.skipped} already done, {summary.failed} failed"
+        f" now{where}, {summary.skipped} already done, {summary.failed} failed"
         f" (`fabricplan sweep-report {summary.path}` shows them)"
     )
 

@@ -22,8 +22,10 @@ JSON fragments one per line, since mid-2025 as one JSON list; or the same fields
 from __future__ import annotations
 
 import csv
+from collections.abc import Iterable, Iterator
 from typing import Any
 
+from fabricplan.errors import InputFileError
 from fabricplan.measure.draft import ParseOutcome, RunDraft, finite, whole
 from fabricplan.measure.jsondoc import objects_after, value_after_key
 from fabricplan.measure.logline import LogContext, collective_name, test_in_text
@@ -170,9 +172,10 @@ def _rccl_fields(record: dict[Any, Any]) -> dict[str, Any]:
 
 
 def parse_rccl_records(
-    records: list[tuple[int, dict[Any, Any]]], origin: str, fmt: str
+    records: Iterable[tuple[int, dict[Any, Any]]], origin: str, fmt: str
 ) -> ParseOutcome:
-    """Read rccl-tests JSON/CSV records (``(line, record)`` pairs); one run per collective."""
+    """Read rccl-tests JSON/CSV records (``(line, record)`` pairs, read once in order: a
+    generator streams, only one row per collective and size is kept); one run per collective."""
     outcome = ParseOutcome(fmt)
     drafts: dict[tuple[str, str, str], RunDraft] = {}
     rows: dict[tuple[str, str, str, int], dict[str, Any]] = {}
@@ -217,13 +220,49 @@ def parse_rccl_records(
     return outcome
 
 
-def rccl_csv_records(lines: list[tuple[int, str]]) -> list[tuple[int, dict[Any, Any]]] | None:
-    """CSV rows as records, when the first non-empty line is an rccl-tests CSV header."""
-    content = [(n, t) for n, t in lines if t.strip()]
-    if not content:
-        return None
-    fields = [f.strip().strip('"').lower() for f in content[0][1].split(",")]
-    if "busbw" not in fields or "size" not in fields:
-        return None
-    reader = csv.DictReader([t for _, t in content], skipinitialspace=True)
-    return [(n, dict(rec)) for (n, _), rec in zip(content[1:], reader, strict=False)]
+def rccl_csv_records(
+    lines: Iterable[tuple[int, str]], origin: str = "<text>"
+) -> Iterator[tuple[int, dict[Any, Any]]]:
+    """CSV rows as ``(line, record)`` pairs, one row at a time (the first non-empty line is the
+    rccl-tests CSV header); a field longer than :data:`MAX_CSV_FIELD_CHARS` is FP453.
+
+    >>> list(rccl_csv_records([(1, "name,size,busBw"), (2, ""), (3, '"AllReduce",8,0.5')]))
+    [(3, {'name': 'AllReduce', 'size': '8', 'busBw': '0.5'})]
+    """
+    at = _LineCounter(lines)
+    reader = csv.reader(at, skipinitialspace=True)
+    try:
+        header = next(reader, None)
+        if header is None:
+            return
+        fields = [f.strip().strip('"') for f in header]
+        for row in reader:
+            yield at.number, dict(zip(fields, row, strict=False))
+    except csv.Error as exc:
+        raise InputFileError(
+            "FP453",
+            f"{origin}:{at.number}",
+            "not a readable CSV row",
+            str(exc)[:80],
+            f"give rccl-tests CSV as the tool wrote it (fields of at most {MAX_CSV_FIELD_CHARS:,}"
+            " characters)",
+        ) from None
+
+
+MAX_CSV_FIELD_CHARS = 131_072
+"""Longest CSV field read (the ``csv`` module's default limit, 128 KiB): an rccl-tests field is
+a number or a short name."""
+
+
+class _LineCounter:
+    """The non-empty lines' texts, remembering the number of the last one handed out."""
+
+    def __init__(self, lines: Iterable[tuple[int, str]]) -> None:
+        self._lines = iter(lines)
+        self.number = 0
+
+    def __iter__(self) -> Iterator[str]:
+        for number, text in self._lines:
+            if text.strip():
+                self.number = number
+                yield text

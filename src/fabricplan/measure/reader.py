@@ -22,6 +22,7 @@ the :class:`~fabricplan.measure.measurement.BenchFileRecord`.
 from __future__ import annotations
 
 import itertools
+import json
 import os
 from collections.abc import Iterable
 from pathlib import Path
@@ -62,6 +63,11 @@ BENCH_FILE = FileKind(
 """A benchmark log: a regular file of at most 512 MiB; bytes that are not UTF-8 become U+FFFD."""
 """Larger files are not benchmark logs (a 10 000-rank NCCL_DEBUG=INFO log is ~100 MiB)."""
 BINARY_PROBE_BYTES = 8192
+MAX_JSON_WHOLE_BYTES = 64 * 2**20
+"""Largest JSON benchmark file read whole (64 MiB: an nccl-tests ``-J`` run is ~300 B a size,
+so ~200,000 rows). A larger one is read a line at a time when it holds one JSON value a line
+(rccl-tests JSON lines); a larger single document is refused (FP1410): parsed whole it would
+take several times its size in memory."""
 _FORMATS_HINT = "give nccl-tests/rccl-tests or perftest output (text or JSON) as the tool wrote it"
 
 
@@ -100,6 +106,67 @@ def _json_outcomes(text: str, origin: str, file_test: str | None) -> list[ParseO
     )
 
 
+def _too_large_json(origin: str, line: int) -> InputFileError:
+    return InputFileError(
+        "FP1410",
+        f"{origin}:{line}",
+        f"a JSON document larger than {MAX_JSON_WHOLE_BYTES // 2**20} MiB is not read whole",
+        None,
+        "give one JSON record a line (rccl-tests JSON lines) or split the file by run",
+    )
+
+
+def _json_lines_outcomes(
+    lines: Iterable[str], origin: str, file_test: str | None
+) -> list[ParseOutcome]:
+    """The outcomes of a JSON file larger than :data:`MAX_JSON_WHOLE_BYTES`, read one line at a
+    time: each line one JSON value (a record, or a list of records); the bracket lines of a list
+    written one record a line, and commas after a value, are skipped. Memory follows the rows
+    kept (one per collective and size), not the file. A line that is not a value stops the read
+    (a warning when records came before, FP453 when none did, FP1410 when the first line opens
+    a multi-line document)."""
+    others: list[ParseOutcome] = []
+    stop: list[tuple[int, str]] = []
+    decoded = [0]  # values read so far
+
+    def records() -> Iterable[tuple[int, dict[Any, Any]]]:
+        for number, raw in enumerate(lines, 1):
+            body = raw.strip().rstrip(",").strip()
+            if not body or body in {"[", "]"}:
+                continue
+            if len(body) > MAX_JSON_WHOLE_BYTES:
+                raise _too_large_json(origin, number)
+            try:
+                doc = json.loads(body)
+            except RecursionError:
+                stop.append((number, "nesting too deep"))
+                return
+            except ValueError as exc:  # JSONDecodeError, or an integer past Python's limit
+                stop.append((number, str(exc).split(":")[0][:80]))
+                return
+            decoded[0] += 1
+            for item in doc if isinstance(doc, list) else [doc]:
+                if is_rccl_record(item):
+                    yield number, item
+                elif is_nccl_json(item):
+                    others.append(parse_nccl_json(item, origin, file_test))
+                elif is_perftest_json(item):
+                    others.append(parse_perftest_json(item, origin, file_test))
+
+    rccl = parse_rccl_records(records(), origin, "rccl-tests json lines")
+    outcomes = [o for o in (rccl, *others) if o.drafts]
+    if stop:
+        line, why = stop[0]
+        if not outcomes and not decoded[0]:  # the first value spans lines: one large document
+            raise _too_large_json(origin, line)
+        if not outcomes:
+            raise InputFileError(
+                "FP453", f"{origin}:{line}", f"not valid JSON: {why}", None, _FORMATS_HINT
+            )
+        outcomes[0].warn(f"{origin}:{line}", f"JSON stops here ({why}); kept what came before")
+    return outcomes or [rccl]
+
+
 _LINE_ENDS = "\r\n\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
 """What ``str.splitlines`` ends a line at (one of them ends each line :func:`iter_lines` gives)."""
 
@@ -122,10 +189,9 @@ def _text_outcomes(
         if text.strip():
             first = text.strip()
             break
-    if first and _is_csv_header(first):  # rccl-tests CSV: every line is a row of data
-        records = rccl_csv_records([*head, *numbered])
-        if records is not None:
-            return [parse_rccl_records(records, origin, "rccl-tests csv")], first
+    if first and _is_csv_header(first):  # rccl-tests CSV: every line is a row, read one by one
+        records = rccl_csv_records(itertools.chain(head, numbered), origin)
+        return [parse_rccl_records(records, origin, "rccl-tests csv")], first
     readers = (NcclTextReader(origin, file_test), PerftestTextReader(origin, file_test))
     for number, raw in itertools.chain(head, numbered):
         text = strip_prefix(raw).rstrip()  # once for both readers
@@ -239,8 +305,12 @@ def read_bench_file(path: str | os.PathLike[str], op: str | None = None) -> Benc
             "FP455", str(file), "is a binary file, not a benchmark log", None, _FORMATS_HINT
         )
     if probe.lstrip()[:1] in {"{", "["} or not probe.strip():
-        # JSON is one document (and an empty file is said so): read whole, within the cap.
-        return read_bench_text(probe + "".join(lines), str(file), op)
+        if os.stat(file).st_size <= MAX_JSON_WHOLE_BYTES:
+            # JSON is one document (and an empty file is said so): read whole, within the cap.
+            return read_bench_text(probe + "".join(lines), str(file), op)
+        file_test = test_in_file_name(file.name)
+        outcomes = _json_lines_outcomes(itertools.chain(head, lines), str(file), file_test)
+        return _bench_record(outcomes, str(file), op, probe.strip().split("\n", 1)[0])
     numbered = enumerate((t.rstrip(_LINE_ENDS) for t in itertools.chain(head, lines)), 1)
     file_test = test_in_file_name(file.name)
     outcomes, first = _text_outcomes(numbered, str(file), file_test)

@@ -14,8 +14,20 @@ Every level reads these records (the analytic level through the profile, the sim
   et al., "CONGA", SIGCOMM 2014). The order is kept; but a long-lived NCCL flow that never idles
   for that long is one flowlet, placed once, and collides like an ECMP flow.
 
-``efficiency`` is the share of a loaded multi-link trunk an implementation delivers (the flow
-level's figure); ``load_signal_delay_ns`` is how old the load information a decision uses is.
+``efficiency`` is the share of the ideal an implementation delivered in its measurement, and
+``oblivious_efficiency`` what oblivious (static or hashed) routing delivered in the same
+measurement. An adaptive switch can only win back what oblivious placement loses, so the
+figure the levels use is the share of that loss it recovers,
+``recovered_share = (efficiency - oblivious) / (1 - oblivious)``: a trunk that hashing already
+balances (all-to-all with a million flows) loses nothing to adaptive routing, a trunk that
+hashing leaves with one link carrying ``x`` times the mean keeps
+``1/x + recovered_share (1 - 1/x)`` of its capacity. ``load_signal_delay_ns`` is how old the
+load information a decision uses is.
+
+>>> round(SWITCH_LOCAL_ADAPTIVE_ROUTING.recovered_share, 3)   # (0.77 - 0.38) / (1 - 0.38)
+0.629
+>>> round(SPECTRUM_X_ADAPTIVE_ROUTING.recovered_share, 3)     # (0.95 - 0.60) / (1 - 0.60)
+0.875
 
 >>> adaptive_routing_for_asic("Spectrum-4").granularity
 'per_packet'
@@ -40,8 +52,11 @@ class AdaptiveRouting:
 
     implementation: str
     efficiency: float
-    """Share of a multi-link trunk's capacity the implementation delivers under full load
-    (1 = the ideal split: every byte on the least-loaded path)."""
+    """Share of the ideal (every byte on the least-loaded path) the implementation delivered
+    in its source's measurement."""
+    oblivious_efficiency: float
+    """Share of the ideal oblivious routing (static tables or a per-flow hash) delivered in the
+    same measurement: the loss adaptive routing had to win back."""
     basis: Literal["measured", "vendor", "estimate"]
     source: str
     granularity: AdaptiveGranularity = "per_packet"
@@ -52,14 +67,28 @@ class AdaptiveRouting:
     """Age of the load information a decision uses, ns: 0 for a switch reading its own output
     queues; a round trip for schemes fed back from remote switches (CONGA)."""
 
+    @property
+    def recovered_share(self) -> float:
+        """Share of oblivious routing's imbalance the implementation wins back (0..1).
+
+        >>> round(INFINIBAND_ADAPTIVE_ROUTING.recovered_share, 3)   # the switch-local figures
+        0.629
+        """
+        if self.oblivious_efficiency >= 1.0:
+            return 1.0
+        gained = (self.efficiency - self.oblivious_efficiency) / (1.0 - self.oblivious_efficiency)
+        return min(1.0, max(0.0, gained))
+
 
 SWITCH_LOCAL_ADAPTIVE_ROUTING = AdaptiveRouting(
     implementation="switch-local per-packet adaptive routing",
     efficiency=0.77,
+    oblivious_efficiency=0.38,
     basis="measured",
     source="Geoffray and Hoefler, 'Adaptive Routing Strategies for Modern High Performance"
     " Networks', IEEE Hot Interconnects 2008: the best switch-local adaptive scheme reached 77 %"
-    " effective bisection bandwidth on a non-blocking 512-node Clos (38 % statically routed)",
+    " effective bisection bandwidth on a non-blocking 512-node Clos (38 % statically routed;"
+    " 100 % for smaller node counts), random pairs exchanging 1 MB",
 )
 """A switch choosing the least-loaded output from its own queues only: the way down from the
 chosen upper switch is fixed, so packets still meet on the downlinks. Used for every
@@ -67,6 +96,7 @@ implementation without a figure of its own."""
 SPECTRUM_X_ADAPTIVE_ROUTING = AdaptiveRouting(
     implementation="Spectrum-X (Spectrum-4 per-packet adaptive routing, SuperNIC reordering)",
     efficiency=0.95,
+    oblivious_efficiency=0.60,
     basis="vendor",
     source="NVIDIA newsroom, 'NVIDIA Ethernet Networking Accelerates World's Largest AI"
     " Supercomputer, Built by xAI', 2024-10-28: 95 % data throughput with Spectrum-X against"
@@ -78,6 +108,7 @@ such as queue occupancy and port utilization"), so the load signal is local (0 n
 INFINIBAND_ADAPTIVE_ROUTING = AdaptiveRouting(
     implementation="InfiniBand adaptive routing (NVIDIA SM ar_updn, per-switch AR groups)",
     efficiency=SWITCH_LOCAL_ADAPTIVE_ROUTING.efficiency,
+    oblivious_efficiency=SWITCH_LOCAL_ADAPTIVE_ROUTING.oblivious_efficiency,
     basis="estimate",
     source="NVIDIA publishes no effective-bandwidth figure for Quantum AR; the switch decides"
     " from its own port load (AR groups programmed by the subnet manager), so the switch-local"
@@ -88,6 +119,7 @@ packets (MLNX_OFED, 'Out-of-Order (OOO) Data Placement': ConnectX-5 and later, R
 BROADCOM_DLB_FLOWLET = AdaptiveRouting(
     implementation="Broadcom dynamic load balancing (DLB) in flowlet mode",
     efficiency=SWITCH_LOCAL_ADAPTIVE_ROUTING.efficiency,
+    oblivious_efficiency=SWITCH_LOCAL_ADAPTIVE_ROUTING.oblivious_efficiency,
     basis="estimate",
     source="Juniper Apstra 6.0 user guide, 'Configure Global Load Balancing' (DLB on Broadcom"
     " Tomahawk: flowlet or per-packet mode; flowlet inactivity interval default 256"

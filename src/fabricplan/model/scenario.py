@@ -70,6 +70,10 @@ class GenericNicSpec(Frozen):
     price_usd: float | None = Field(default=None, ge=0)
 
 
+HostCpuVendor = Literal["intel", "amd", "arm"]
+"""A host CPU family as NCCL tells them apart (``NCCL_TOPO_CPU_VENDOR_*``, ``_ARCH_ARM``)."""
+
+
 class HostSpec(Frozen):
     """The servers' insides where they differ from the node's catalog entry."""
 
@@ -81,6 +85,11 @@ class HostSpec(Frozen):
     nvlink_domain_gpus: int | None = Field(default=None, ge=1, le=100_000)
     """GPUs of one NVLink domain as deployed, where it is smaller than the node's (a GB200 NVL72
     rack holding 16 of its 18 compute trays is a 64-GPU domain); overrides the node's."""
+    cpu_vendor: HostCpuVendor = "intel"
+    """The hosts' CPU as NCCL detects it (``cpuVendor`` / ``cpuArch``): on AMD x86 hosts NCCL caps
+    LL across nodes at its AMD row (``llMaxBws``: 22.5 / 19.0 GB/s on 2 / more nodes, against 39.0
+    / 20.4 on Intel) and counts 2 us per network post instead of 1 (``getNetOverhead``,
+    ``src/graph/tuning.cc`` v2.19-v2.30); Intel and Arm (Grace) hosts take the Intel figures."""
 
 
 class ClusterSpec(Frozen):

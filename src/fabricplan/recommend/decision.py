@@ -536,7 +536,8 @@ def _sharp_flips(
 def _configuration_flips(
     evaluations: Sequence[Evaluation], valid: ValidScenario, winner: str, reevaluate: Reevaluate
 ) -> list[FlipPoint]:
-    """With the catalog's lossless configuration instead of the deployed one, the answer."""
+    """With the catalog's lossless configuration instead of the deployed one: what each PFC
+    fabric's total and step become, and the answer (both numbers, like SHARP's)."""
     lossless = valid.spec.fabric.lossless
     pfc_fabrics = [
         e.technology
@@ -547,27 +548,32 @@ def _configuration_flips(
         return []
     data = valid.spec.model_dump(exclude_unset=True)
     data.setdefault("fabric", {})["lossless"] = LosslessSpec().model_dump()
-    flip, _ = _first_flip(
-        valid,
-        winner,
-        [
-            (
-                "with the lossless configuration fixed (PFC, ECN, DCQCN, auto headroom, watchdog)",
-                _revalidated(valid, data),
+    label = "with the lossless configuration fixed (PFC, ECN, DCQCN, auto headroom, watchdog)"
+    fixed = _revalidated(valid, data)
+    try:
+        evals = reevaluate(fixed)
+        moneys = money_table(evals, fixed)
+    except FabricPlanError as exc:
+        return [
+            FlipPoint(
+                kind="configuration",
+                description=f"{label}: no evaluation ({exc.what} [{exc.code}])",
             )
-        ],
-        reevaluate,
-        "configuration",
+        ]
+    now = {m.technology: m for m in money_table(evaluations, valid)}
+    after = {m.technology: m for m in moneys}
+    changes = "; ".join(
+        f"{t} total {usd_short(b.total_usd)} -> {usd_short(a.total_usd)}, step"
+        f" {seconds_short(b.step_s)} -> {seconds_short(a.step_s)}"
+        for t in pfc_fabrics
+        if (b := now.get(t)) is not None and (a := after.get(t)) is not None
     )
-    if flip is not None:
-        return [flip]
-    return [
-        FlipPoint(
-            kind="configuration",
-            description=f"fixing the lossless configuration of {', '.join(pfc_fabrics)} would"
-            f" not change the answer ({winner})",
-        )
-    ]
+    new_winner = rank(evals, moneys, fixed)[0].technology
+    if new_winner != winner:
+        text = f"{label}: {changes}; {new_winner} ranks first instead of {winner}"
+    else:
+        text = f"{label}: {changes}; the answer stays {winner}"
+    return [FlipPoint(kind="configuration", description=text)]
 
 
 def _reasons(

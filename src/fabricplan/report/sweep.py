@@ -547,6 +547,12 @@ def figure_files(data: SweepData) -> list[tuple[str, str]]:
     return [(f"{name}.svg", _svg_document(fig, title)) for title, name, fig in _named_figures(data)]
 
 
+def figure_svgs(data: SweepData) -> list[tuple[str, str]]:
+    """Every figure of the report as (title, inline ``<svg>`` element), as the HTML report and
+    the web app's sweep page show them."""
+    return [(title, _svg(fig, title)) for title, fig in figures(data)]
+
+
 def _svg_document(fig: Figure, name: str) -> str:
     from matplotlib import rc_context
 
@@ -731,8 +737,8 @@ def sweep_html(data: SweepData) -> str:
         f"<title>{escape(_title(data))}</title><style>{_STYLE}</style></head><body>",
         f"<h1>{escape(_title(data))}</h1>",
     ]
-    for title, fig in figures(data):
-        out.append(f"<h2>{escape(title)}</h2><figure>{_svg(fig, title)}</figure>")
+    for title, svg in figure_svgs(data):
+        out.append(f"<h2>{escape(title)}</h2><figure>{svg}</figure>")
     for title, (header, body) in _sections(data):
         head = "".join(f"<th>{escape(h)}</th>" for h in header)
         rows = "".join(

@@ -37,6 +37,11 @@ Basis: ``benchmarks/run_memory.py``."""
 PAIRS_PER_RANK_OTHER = 4
 """GPU pairs per rank and queue pair of the patterns other than all_to_all (ring, tree,
 permutation, incast, random: at most a few sends per rank)."""
+GRAPH_BYTES_PER_GPU = 2048
+"""Memory of the fabric graph and the routes a simulated backend builds per GPU (bytes, an
+estimate): ``perf --backend flow -c all_reduce`` on a RoCE fat tree of 65,536 GPUs peaked at
+258 MiB RSS, 120 MiB of it the interpreter and libraries and 33 MiB the ring's flows at
+:data:`FLOW_BYTES_PER_PAIR`, leaving about 1.6 KiB a GPU; rounded up."""
 
 
 def _pairs(pattern: str, gpus: int, qps: int, ep: int, jobs: int = 1) -> int:
@@ -106,11 +111,67 @@ def check_run_memory(
     return need
 
 
+def estimated_performance_bytes(
+    level: str, gpus: int, collectives: tuple[str, ...], qps: int, max_all_to_all_flows: int
+) -> int:
+    """Bytes a simulated backend's performance run takes (an estimate): the graph, and the
+    largest collective's flows (collectives run one after another). An all_to_all is cut to
+    the level's flow budget (``max_all_to_all_flows``), a ring has one flow per GPU, NCCL
+    channel and queue pair.
+
+    >>> estimated_performance_bytes("flow", 8192, ("all_reduce", "all_to_all"), 1, 2**21) / 2**20
+    528.0
+    """
+    per_pair = PACKET_BYTES_PER_PAIR if level == "packet" else FLOW_BYTES_PER_PAIR
+    flows = 0
+    for op in collectives:
+        if op == "all_to_all":
+            flows = max(flows, min(gpus * gpus, max_all_to_all_flows) * qps)
+        else:
+            flows = max(flows, gpus * RING_FLOWS_PER_GPU * qps)
+    return flows * per_pair + gpus * GRAPH_BYTES_PER_GPU
+
+
+RING_FLOWS_PER_GPU = 2
+"""Flows of a ring collective per GPU and queue pair: NCCL's two channels per NIC and peer
+(``analytic.traffic.NCCL_CHANNELS_PER_NIC``, 16 channels over 8 NICs on a DGX H100)."""
+
+
+def check_performance_memory(
+    level: str,
+    gpus: int,
+    collectives: tuple[str, ...],
+    qps: int,
+    max_all_to_all_flows: int,
+    limit_bytes: int | None,
+) -> int:
+    """The performance run's estimated bytes; FP1411 when above ``limit_bytes`` (the memory
+    the machine has available; no check when it cannot be told). Called by the backend seam
+    before the graph is built, so ``compare``, ``perf``, ``sweep`` and the web API's jobs with
+    ``--backend flow|packet`` are refused in one line instead of running out of memory."""
+    need = estimated_performance_bytes(level, gpus, collectives, qps, max_all_to_all_flows)
+    if limit_bytes is not None and need > limit_bytes:
+        raise ModelError(
+            "FP1411",
+            f"--backend {level}",
+            f"the {level} backend needs about {_gib(need)} (an estimate: {gpus:,} GPUs,"
+            f" {', '.join(collectives)}), more than {_gib(limit_bytes)} (the memory this"
+            " machine has available)",
+            None,
+            "use --backend analytic, fewer GPUs (--gpus), or a machine with more memory",
+        )
+    return need
+
+
 __all__ = [
     "FLOW_BYTES_PER_PAIR",
+    "GRAPH_BYTES_PER_GPU",
     "PACKET_BYTES_PER_PAIR",
     "PAIRS_PER_RANK_OTHER",
+    "RING_FLOWS_PER_GPU",
     "available_memory_bytes",
+    "check_performance_memory",
     "check_run_memory",
+    "estimated_performance_bytes",
     "estimated_run_bytes",
 ]

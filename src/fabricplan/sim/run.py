@@ -38,7 +38,11 @@ from fabricplan.model.results import CollectiveName, PerformanceResult, PerfRequ
 from fabricplan.model.scenario import TechnologyName, ValidScenario
 from fabricplan.sim.failure import fail_random_cables, switch_vertex
 from fabricplan.sim.mechanism import CONGESTION_CONTROLS, CongestionControl
-from fabricplan.sim.memory import available_memory_bytes, check_run_memory
+from fabricplan.sim.memory import (
+    available_memory_bytes,
+    check_performance_memory,
+    check_run_memory,
+)
 from fabricplan.sim.pattern import scenario_traffic
 from fabricplan.sim.run_options import (
     LEVELS,
@@ -434,6 +438,22 @@ def simulated_backend(
     ...     sizes_bytes=(2**20,), p2p=False, step=False)).backend
     'flow'
     """
+    if level == "packet":
+        from fabricplan.sim.packet.performance import PACKET_MAX_FLOWS
+
+        budget = PACKET_MAX_FLOWS
+    else:
+        from fabricplan.sim.flow.performance import FLOW_MAX_FLOWS
+
+        budget = FLOW_MAX_FLOWS
+    check_performance_memory(  # before the graph and the flows are built
+        level,
+        request.gpus or valid.spec.cluster.gpus,
+        request.collectives,
+        valid.spec.nccl.qps_per_connection or 1,
+        budget,
+        available_memory_bytes(),
+    )
     if level == "packet":
         from fabricplan.sim.packet.performance import packet_performance
 

@@ -295,6 +295,7 @@ def run_sweep(
             write_results(path, rows, definition)
             unwritten, last_write = 0, time.monotonic()
 
+    completed = False
     try:
         queue = list(tasks)
         if queue and executor.workers > 1 and definition.backend in SIMULATING_BACKENDS:
@@ -307,8 +308,11 @@ def run_sweep(
             close = getattr(results, "close", None)
             if close is not None:
                 close()
+        completed = True
     finally:
-        if unwritten or not path.exists() or fresh:
+        # A sweep stopped before any point finished (a cluster that cannot be joined, Ctrl-C at
+        # once) leaves the file as it was; a finished one always leaves its file.
+        if unwritten or (completed and (fresh or not path.exists())):
             write_results(path, rows, definition)
     return SweepSummary(
         path=path,

@@ -152,6 +152,15 @@ class FabricGraph:
     core_domain: Int32Array
     pod_spines: Int32Array
     """(domains * PODS, A) spines of each pod."""
+    leaf_latency_ns: float = 0.0
+    """Forwarding latency of a leaf, part of every link leaving one (a scheduled fabric's
+    request and grant cells cross the fabric without it)."""
+    spine_extra_latency_ns: float = 0.0
+    """What a switch of the spine tier adds over the leaf's latency on every link leaving it:
+    a scheduled fabric's fabric element minus its leaf (catalog), 0 for one switch model in
+    every tier. ``link_latency_ns`` keeps the leaf's figure on every link, so a level that
+    builds its own link delays from it adds this difference to the links leaving a spine;
+    path latencies add it (:func:`~fabricplan.topology.routing.path_latency_ns`)."""
 
     @property
     def links(self) -> int:
@@ -350,6 +359,11 @@ def fabric_graph(design: FabricDesign, valid: ValidScenario) -> FabricGraph:
 
     speed_lat = _group_latency_ns(design, valid)
     switch_ns = valid.switches[design.technology].latency_ns.value
+    # A scheduled fabric's spine tier is its fabric elements (cell switches with their own
+    # latency); every other design has one switch model in every tier. Links keep the leaf's
+    # latency; paths (and a level building its own link delays) add the difference.
+    element = valid.fabric_elements.get(design.technology)
+    spine_extra_ns = 0.0 if element is None or tiers < 2 else element.latency_ns.value - switch_ns
     nic_ns = valid.nics[design.technology].latency_ns.value
     node_speed, node_prop = speed_lat.get("node_leaf", (cluster.nic_speed_gbps, 0.0))
     ls_speed, ls_prop = speed_lat.get("leaf_spine", (design.port_speed_gbps, 0.0))
@@ -541,6 +555,8 @@ def fabric_graph(design: FabricDesign, valid: ValidScenario) -> FabricGraph:
         core_group=core_group.astype(np.int32),
         core_domain=core_domain.astype(np.int32),
         pod_spines=pod_spines,
+        leaf_latency_ns=switch_ns,
+        spine_extra_latency_ns=spine_extra_ns,
     )
 
 

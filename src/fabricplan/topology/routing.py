@@ -27,7 +27,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from fabricplan.errors import ModelError
-from fabricplan.topology.graph import FabricGraph
+from fabricplan.topology.graph import SPINE_TO_CORE, SPINE_TO_LEAF, FabricGraph
 
 IntArray = NDArray[np.int64]
 Int32Array = NDArray[np.int32]
@@ -398,7 +398,8 @@ def _checked_trunks(
 
 
 def path_latency_ns(graph: FabricGraph, paths: Int32Array) -> FloatArray:
-    """One-way latency of each path: its links (propagation and switches) plus both NICs.
+    """One-way latency of each path: its links (propagation and switches) plus both NICs; a
+    hop through a scheduled fabric's fabric element takes the element's latency.
 
     >>> from fabricplan.spec import parse_spec
     >>> from fabricplan.topology.designer import design_fabric
@@ -412,4 +413,9 @@ def path_latency_ns(graph: FabricGraph, paths: Int32Array) -> FloatArray:
     True
     """
     lat = np.append(graph.link_latency_ns, 0.0)
-    return np.asarray(lat[paths].sum(axis=1) + 2 * graph.nic_latency_ns, dtype=np.float64)
+    one_way = lat[paths].sum(axis=1) + 2 * graph.nic_latency_ns
+    if graph.spine_extra_latency_ns:  # a scheduled fabric's fabric element, not a leaf
+        tiers = np.append(graph.link_tier, -1)[paths]
+        spine_hops = np.isin(tiers, (SPINE_TO_LEAF, SPINE_TO_CORE)).sum(axis=1)
+        one_way = one_way + spine_hops * graph.spine_extra_latency_ns
+    return np.asarray(one_way, dtype=np.float64)

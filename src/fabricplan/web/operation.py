@@ -352,19 +352,29 @@ def sweep_work(body: SweepRequest, settings: WebSettings) -> tuple[str, Work]:
         check_gpus(settings, "analytic", task.valid.spec.cluster.gpus, f"sweep point {task.index}")
 
     def work(report: Report) -> dict[str, Any]:
-        from fabricplan.report.sweep import sweep_data, sweep_overview
+        from fabricplan.report.sweep import (
+            crossover_rows,
+            figure_svgs,
+            sweep_data,
+            sweep_overview,
+        )
 
         rows: list[dict[str, Any]] = []
         for done, task in enumerate(tasks):
             report(done / len(tasks), f"point {done + 1} of {len(tasks)}")
             rows.extend(evaluate_point(task).rows)
-        # The Pareto fronts and the recommendation map of `fabricplan sweep-report`, as data.
+        report(1.0, "drawing the figures")
+        # The Pareto fronts and the recommendation map of `fabricplan sweep-report`, as data;
+        # its figures (crossovers marked, seed bands) and crossover table as it draws them.
         data = sweep_data(rows, definition.keys, "analytic", definition.seeds)
+        header, crossing = crossover_rows(data) if data.x is not None else ([], [])
         return {
             "keys": list(definition.keys),
             "points": total,
             "rows": rows,
             **sweep_overview(data),
+            "figures": [{"title": title, "svg": svg} for title, svg in figure_svgs(data)],
+            "crossovers": {"header": header, "rows": crossing},
         }
 
     return f"sweep of {total} points over {', '.join(definition.keys)}", work

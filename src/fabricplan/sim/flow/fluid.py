@@ -42,6 +42,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from fabricplan.errors import ModelError
+from fabricplan.sim.flow.adaptive import TrunkBalance
 from fabricplan.sim.flow.result import FlowSimResult
 from fabricplan.sim.flow.routing import (
     bytes_per_us,
@@ -53,8 +54,8 @@ from fabricplan.sim.flow.solver import add_along_paths, maxmin_rates
 from fabricplan.sim.flow.transport import (
     LOSS_TIMEOUT_US,
     TRIM_RECOVERY_ROUND_TRIPS,
-    VOQ_GRANT_ROUND_TRIPS,
     TransportSpec,
+    request_grant_us,
     settle_time_us,
 )
 from fabricplan.sim.path import base_rtt_ns
@@ -165,13 +166,15 @@ def simulate(
     n = traffic.flows
     hops = graph.max_hops
     resources = resources_for(
-        graph,
-        transport.routing,
-        transport.payload_share,
-        transport.adaptive_efficiency,
-        transport.fabric_payload_share,
+        graph, transport.routing, transport.payload_share, 1.0, transport.fabric_payload_share
     )
-    cap = resources.capacity_bytes_per_us
+    ideal_cap = resources.capacity_bytes_per_us
+    cap = ideal_cap
+    balance = (
+        TrunkBalance(graph, transport.adaptive_recovery, seed, n)
+        if transport.routing == "adaptive" and transport.adaptive_recovery < 1.0
+        else None
+    )
     counts_losses = not transport.lossless and transport.loss_recovery != "ideal"
     buffer_bytes = np.bincount(resources.of_link, minlength=resources.count).astype(
         np.float64
@@ -227,9 +230,18 @@ def simulate(
                 graph, transport.routing, traffic.src[new], traffic.dst[new], new, seed
             )
             res_paths[new] = res_new
+            if balance is not None:
+                balance.add(new, traffic.src[new], traffic.dst[new])
+                cap = ideal_cap * balance.usable_share()
             latency_us[new] = path_latency_ns(graph, link_new) * ns_to_us(1.0)
-            if transport.scheduled:
-                latency_us[new] *= 1.0 + 2.0 * VOQ_GRANT_ROUND_TRIPS  # request and grant first
+            if transport.scheduled:  # the first cell waits for its grant
+                latency_us[new] += request_grant_us(
+                    graph.link_latency_ns,
+                    graph.link_tier,
+                    graph.leaf_latency_ns,
+                    link_new,
+                    graph.spine_extra_latency_ns,
+                )
             start_us[new] = arrive
             empty = remaining[new] <= 0
             if empty.any():
@@ -244,8 +256,6 @@ def simulate(
                 )
             active = np.concatenate([active, new[~empty]])
             rtt_us = unloaded_round_trip_us(graph, link_new)
-            if transport.scheduled:
-                rtt_us *= 1.0 + 2.0 * VOQ_GRANT_ROUND_TRIPS
             if transport.back_pressure:
                 overload = float(_offered_over_capacity(res_paths, active, cap).max(initial=0.0))
                 hol_until = max(
@@ -265,6 +275,8 @@ def simulate(
                 break
             continue
         hol = transport.back_pressure and now < hol_until
+        if balance is not None:
+            cap = ideal_cap * balance.usable_share()
         rates, paused = maxmin_rates(res_paths, active, cap, hol)
         if not (rates > 0).all():
             stuck = int(active[np.argmin(rates)])
@@ -293,6 +305,8 @@ def simulate(
             )
             res_paused_us += np.where(paused, idle * (end - now), 0.0)
         finished = active[done]
+        if balance is not None:
+            balance.remove(finished)
         _complete(
             finished,
             done_at[done] + latency_us[finished] + recovery_us[finished],

@@ -8,10 +8,10 @@
 - ``adaptive`` and ``spray``: the flow is split over all its equal-cost paths, so each
   *trunk* (all the uplinks of a leaf, all the links into a leaf, ...) acts as one pooled
   resource. Per-packet (or per-cell) spraying splits every flow evenly over its paths, which
-  on a symmetric fabric is the ideal split; a real adaptive-routing implementation delivers
-  only a share of a multi-link trunk (``adaptive_efficiency``, :func:`fabricplan.sim.mechanism.
-  adaptive_routing_of`): its switches choose from their own queues and packets still meet on
-  the fixed way down (see docs/models.md).
+  on a symmetric fabric is the ideal split; a real adaptive-routing implementation wins back
+  only part of what uncoordinated placement loses on a multi-link trunk (its switches choose
+  from their own queues and packets still meet on the fixed way down), which the fluid model
+  applies per trunk (:mod:`fabricplan.sim.flow.adaptive`, docs/models.md).
 
 Host links carry ``payload_share`` of their line rate; switch-to-switch links carry
 ``fabric_payload_share`` when it differs (a scheduled fabric's cells). A pinned flow keeps its
@@ -88,7 +88,9 @@ def resources_for(
     """The resources of ``graph`` under ``routing``, with payload capacities.
 
     Under pooled routing a trunk of several links (a choice of paths) offers
-    ``adaptive_efficiency`` of its capacity; a single-link trunk (a host link) offers all of it.
+    ``adaptive_efficiency`` of its capacity (the flow level passes 1 and applies a real
+    implementation per trunk, :mod:`fabricplan.sim.flow.adaptive`); a single-link trunk (a host
+    link) offers all of it.
     Switch-to-switch links carry ``fabric_payload_share`` of their rate (default
     ``payload_share``).
     """

@@ -30,6 +30,10 @@ import math
 from dataclasses import dataclass
 from typing import Literal
 
+import numpy as np
+from numpy.typing import NDArray
+
+from fabricplan.analytic.profile import VOQ_SCHEDULER_DECISION_NS
 from fabricplan.model.hardware import SwitchSpec, TechnologySpec
 from fabricplan.sim.mechanism import (
     CONGESTION_CONTROLS,
@@ -41,6 +45,8 @@ from fabricplan.sim.mechanism import (
     default_routing,
     simulated_mechanisms,
 )
+from fabricplan.topology.graph import CORE_TO_SPINE, LEAF_TO_SPINE, SPINE_TO_CORE, SPINE_TO_LEAF
+from fabricplan.units import ns_to_us
 
 __all__ = [
     "CONGESTION_CONTROLS",
@@ -52,6 +58,7 @@ __all__ = [
     "TransportSpec",
     "cell_payload_share",
     "default_routing",
+    "request_grant_us",
     "settle_time_us",
     "transport_for",
 ]
@@ -126,10 +133,11 @@ ETHERNET_PREAMBLE_AND_GAP_BYTES = 20
 wire (IEEE 802.3 clause 4); a scheduled fabric stores and cuts the frame without them."""
 VOQ_GRANT_ROUND_TRIPS = 1.0
 """A virtual output queue sends its first cell only after its credit request has reached the
-egress port's scheduler and the grant has come back: one round trip before the first byte
-(Broadcom Jericho3-AI press release, 2023-04-11: end-to-end scheduling with credits; OCP
-Distributed Disaggregated Chassis specification, 2019). Estimate of the size: the host-to-host
-path's round trip stands for the leaf-to-leaf one (it adds the two host links)."""
+egress port's scheduler and the grant has come back: one round trip between the two leaves
+before the first byte (Broadcom Jericho3-AI press release, 2023-04-11: end-to-end scheduling
+with credits; OCP Distributed Disaggregated Chassis specification, 2019). The request and the
+grant are cells: they cross the cables and the fabric element, not the leaves' packet
+pipelines (:func:`request_grant_us`)."""
 LOSS_TIMEOUT_US = 1048.576
 """Retransmission timeout of a sender that only learns of a loss by its timer: ``4.096 µs x
 2^8`` (the RC QP ``timeout`` field's unit at exponent 8, IBTA Vol. 1 §9.7.6.1.3), the figure the
@@ -168,16 +176,18 @@ class TransportSpec:
     """``static``: destination-based forwarding tables (D-mod-K); ``ecmp``: per-flow 5-tuple
     hash at every switch; ``flowlet``: the hash re-drawn per flowlet (a flow of the fluid model
     is one flowlet, so its paths are ECMP's); ``adaptive``: per-packet adaptive routing, which
-    the fluid model treats as a split over the equal-cost paths that delivers
-    ``adaptive_efficiency`` of each multi-link trunk; ``spray``: per-packet (or per-cell)
+    the fluid model treats as a split over the equal-cost paths that wins back
+    ``adaptive_recovery`` of what hashing would lose on each multi-link trunk
+    (:mod:`fabricplan.sim.flow.adaptive`); ``spray``: per-packet (or per-cell)
     spraying over the equal-cost paths, an even split, ideal on a symmetric fabric."""
     link_flow_control: LinkFlowControl
     congestion_control: CongestionControl
     payload_share: float
     """MTU / (MTU + header bytes): the share of the line rate that carries payload."""
-    adaptive_efficiency: float = 1.0
-    """Share of a loaded multi-link trunk that adaptive routing delivers
-    (:func:`fabricplan.sim.mechanism.adaptive_routing_of`); 1 for the other routings."""
+    adaptive_recovery: float = 1.0
+    """Share of uncoordinated (hashed) placement's imbalance adaptive routing wins back on a
+    multi-link trunk (:attr:`fabricplan.model.load_balancing.AdaptiveRouting.recovered_share`);
+    1 (the ideal split) for spraying and the other routings."""
     fabric_payload_share: float | None = None
     """Payload share of switch-to-switch links when it differs from the host links' (a
     scheduled fabric's cells, :func:`cell_payload_share`); ``None``: ``payload_share``."""
@@ -246,8 +256,8 @@ def transport_for(
     >>> t.routing, t.congestion_control, round(t.payload_share, 3)
     ('ecmp', 'dcqcn', 0.98)
     >>> ib = transport_for(valid.technologies["infiniband"], valid.switches["infiniband"])
-    >>> ib.routing, ib.adaptive_efficiency
-    ('adaptive', 0.77)
+    >>> ib.routing, round(ib.adaptive_recovery, 3)   # (0.77 - 0.38) / (1 - 0.38)
+    ('adaptive', 0.629)
     >>> from fabricplan.catalog.loader import load_catalog
     >>> from fabricplan.model.hardware import SwitchSpec, TechnologySpec
     >>> cat = load_catalog()
@@ -274,7 +284,9 @@ def transport_for(
         link_flow_control=mechanisms.link_flow_control,
         congestion_control=congestion_control or mechanisms.congestion_control,
         payload_share=share,
-        adaptive_efficiency=adaptive_routing_of(switch).efficiency if chosen == "adaptive" else 1.0,
+        adaptive_recovery=(
+            adaptive_routing_of(switch).recovered_share if chosen == "adaptive" else 1.0
+        ),
         fabric_payload_share=fabric_share,
         loss_recovery="trim_nack" if trims else "timeout",
         port_buffer_bytes=buffer * PORT_BUFFER_SHARE,
@@ -305,3 +317,38 @@ def settle_time_us(cc: CongestionControl, overload: float, base_rtt_us: float) -
         cuts = math.ceil(math.log(overload) / math.log(1.0 / law.decrease_factor) - 1e-12)
     period = law.period_us + law.period_rtts * base_rtt_us
     return base_rtt_us + law.interval_us + period * cuts
+
+
+def request_grant_us(
+    link_latency_ns: NDArray[np.float64],
+    link_tier: NDArray[np.int8],
+    leaf_latency_ns: float,
+    paths: NDArray[np.int32],
+    spine_extra_latency_ns: float = 0.0,
+) -> NDArray[np.float64]:
+    """Time each flow of a scheduled fabric waits for its first grant, µs.
+
+    The request cell goes from the ingress leaf over the path's fabric links (cables and the
+    fabric element; the leaf's own packet pipeline, ``leaf_latency_ns``, is not crossed) to
+    the egress port's scheduler, which decides (:data:`VOQ_SCHEDULER_DECISION_NS`), and the
+    grant comes back the same way: ``VOQ_GRANT_ROUND_TRIPS`` round trips. A flow inside one
+    leaf waits for the decision only. Links carry the leaf's latency; a hop leaving the
+    fabric element adds ``spine_extra_latency_ns`` (the element's minus the leaf's).
+
+    >>> lat = np.array([30.0, 1230.0, 1250.0, 1250.0])  # host up, host down, leaf up, FE down
+    >>> tier = np.array([0, 1, 2, 3], dtype=np.int8)
+    >>> paths = np.array([[0, 2, 3, 1], [0, 1, -1, -1]], dtype=np.int32)
+    >>> # a 500 ns element beside 1,200 ns leaves: 2 x (50 + 50 + 500) + 100
+    >>> request_grant_us(lat, tier, 1200.0, paths, -700.0).round(3).tolist()
+    [1.3, 0.1]
+    """
+    lat = np.append(link_latency_ns, 0.0)
+    tiers = np.append(link_tier, -1)
+    fabric = np.isin(tiers[paths], (LEAF_TO_SPINE, SPINE_TO_LEAF, SPINE_TO_CORE, CORE_TO_SPINE))
+    leaving_leaf = tiers[paths] == LEAF_TO_SPINE
+    one_way_ns = np.where(fabric, lat[paths], 0.0).sum(axis=1)
+    one_way_ns -= leaving_leaf.sum(axis=1) * leaf_latency_ns
+    leaving_spine = np.isin(tiers[paths], (SPINE_TO_LEAF, SPINE_TO_CORE))
+    one_way_ns += leaving_spine.sum(axis=1) * spine_extra_latency_ns
+    round_trip_ns = 2.0 * VOQ_GRANT_ROUND_TRIPS * one_way_ns + VOQ_SCHEDULER_DECISION_NS
+    return np.asarray(ns_to_us(1.0) * round_trip_ns, dtype=np.float64)

@@ -14,8 +14,17 @@ The default buffer per VL and link is twice the credit round trip (``2 x (2 x de
 2 x MTU frame)``), so one flow alone is never credit-limited; NVIDIA does not publish Quantum's
 per-port buffer, so this is a model choice, not a figure.
 
+The same mechanism is Ultra Ethernet's optional credit-based flow control (CBFC, UE
+Specification 1.0, 2025-06-11, §5.2): per virtual channel (VC) credits per hop, a frame sent
+only when the receiver has room for ``ceil((size + overhead) / credit size)`` credits, freed
+credits returned as the frame drains. Only the credit size differs (:data:`CBFC_CREDIT_BYTES`);
+CBFC returns credits in ``CF_Update`` control ordered sets at least every few kB of reverse
+traffic rather than per packet (a batching not modelled: credits come back per packet).
+
 References: IBTA InfiniBand Architecture Specification Vol. 1, §7.9 (flow control; credits in
-64-byte blocks per data VL; VL15 exempt).
+64-byte blocks per data VL; VL15 exempt); opencomputeproject/SAI doc/CBFC/SAI-Credit_Based_
+Flow_Control.md @9ca8312f (the UEC Management WG's SAI proposal, 2026-01-20, summarising UE 1.0
+§5.2: credit check, CF_Update, up to 32 VCs).
 """
 
 from __future__ import annotations
@@ -29,6 +38,10 @@ from fabricplan.units import BITS_PER_BYTE
 
 CREDIT_BLOCK_BYTES = 64
 """One flow-control credit is a 64-byte block (IBTA Vol. 1, §7.9.4)."""
+CBFC_CREDIT_BYTES = 128
+"""UEC CBFC credit size, bytes: the SAI proposal's default ``CBFC_SENDER_CREDIT_SIZE`` (128 B;
+negotiated per link, at most the receiver's native credit size; opencomputeproject/SAI
+doc/CBFC/SAI-Credit_Based_Flow_Control.md @9ca8312f)."""
 CREDIT_ROUND_TRIPS = 2.0
 """Default buffer per VL as a multiple of the credit round trip (model choice, see above)."""
 

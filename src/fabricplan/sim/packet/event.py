@@ -43,6 +43,8 @@ EV_STEP_START = int64(14)
 """a=step: the step's dependencies are done (plus its delay)."""
 EV_VOQ_RELEASE = int64(15)
 """a=packet, b=link it arrived on: its grant is back, it leaves its VOQ (scheduled fabric)."""
+EV_LLR_REPLAY = int64(16)
+"""a=packet, b=link: the link's LLR NACK reached its sender, which replays the frame."""
 
 _PRIORITY_CONTROL, _PRIORITY_PACKET, _PRIORITY_TIMER = int64(0), int64(1), int64(2)
 
@@ -51,7 +53,7 @@ _PRIORITY_CONTROL, _PRIORITY_PACKET, _PRIORITY_TIMER = int64(0), int64(1), int64
 def priority_of(kind: int) -> int:
     if kind in (EV_PAUSE, EV_CREDIT):
         return _PRIORITY_CONTROL
-    if kind in (EV_TX_DONE, EV_ARRIVE, EV_KICK, EV_NIC_WAKE, EV_VOQ_RELEASE):
+    if kind in (EV_TX_DONE, EV_ARRIVE, EV_KICK, EV_NIC_WAKE, EV_VOQ_RELEASE, EV_LLR_REPLAY):
         return _PRIORITY_PACKET
     return _PRIORITY_TIMER
 

@@ -28,6 +28,7 @@ from fabricplan.sim.packet.event import (
     EV_FLOW_START,
     EV_IBCC_TIMER,
     EV_KICK,
+    EV_LLR_REPLAY,
     EV_NIC_WAKE,
     EV_PAUSE,
     EV_PFC_REFRESH,
@@ -41,6 +42,7 @@ from fabricplan.sim.packet.event import (
 )
 from fabricplan.sim.packet.ibcc import ibcc_on_timer
 from fabricplan.sim.packet.link import on_tx_done, try_send
+from fabricplan.sim.packet.llr import frame_arrives, next_released, on_llr_replay
 from fabricplan.sim.packet.pfc import on_pause, on_refresh
 from fabricplan.sim.packet.receiver import on_host_arrive
 from fabricplan.sim.packet.sender import flow_start, on_rto
@@ -95,11 +97,21 @@ def _pacing(s: SimState, now: int) -> bool:
 
 
 @jit
+def _arrive(s: SimState, p: int, link: int) -> None:
+    """Packet ``p`` is handed to the far end of ``link``: a host or a switch."""
+    if s.li[link, L_DST] < s.prm_i[PI_HOSTS]:
+        flow = s.pi[p, P_FLOW]
+        if on_host_arrive(s, p, link):
+            on_flow_received(s, flow)
+    else:
+        on_switch_arrive(s, p, link)
+
+
+@jit
 def run_events(s: SimState, budget: int) -> int:
     """Handle up to ``budget`` events; returns a RUN_* outcome."""
     heap, hmeta, cnt = s.heap, s.hmeta, s.cnt
     flows = s.fi.shape[0]
-    hosts = s.prm_i[PI_HOSTS]
     handled = 0
     while hmeta[HEAP_SIZE] > 0:
         if cnt[C_DONE] >= flows:
@@ -121,12 +133,12 @@ def run_events(s: SimState, budget: int) -> int:
         if kind == EV_TX_DONE:
             on_tx_done(s, a)
         elif kind == EV_ARRIVE:
-            if s.li[b, L_DST] < hosts:
-                flow = s.pi[a, P_FLOW]
-                if on_host_arrive(s, a, b):
-                    on_flow_received(s, flow)
-            else:
-                on_switch_arrive(s, a, b)
+            if frame_arrives(s, a, b):  # not corrupted, nor held behind a link's replay
+                _arrive(s, a, b)
+                held = next_released(s, b)
+                while held >= 0:
+                    _arrive(s, held, b)
+                    held = next_released(s, b)
         elif kind == EV_NIC_WAKE:
             s.hi[a, H_WAKE_PS] = 0
             try_send(s, s.hi[a, H_UP])
@@ -166,6 +178,8 @@ def run_events(s: SimState, budget: int) -> int:
             on_watchdog(s)
         elif kind == EV_VOQ_RELEASE:
             on_voq_release(s, a, b)
+        elif kind == EV_LLR_REPLAY:
+            on_llr_replay(s, a, b)
     if cnt[C_DONE] >= flows:
         return RUN_DONE
     return RUN_IDLE

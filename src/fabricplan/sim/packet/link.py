@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
+from fabricplan.errors import ModelError
 from fabricplan.sim.packet.backpressure import held_back
 from fabricplan.sim.packet.compiled import jit
 from fabricplan.sim.packet.credit import spend_credit, vl_buffer_bytes
@@ -31,6 +32,7 @@ from fabricplan.sim.packet.state import (
     CONTROL_CLASS,
     FC_CREDIT,
     FC_SCHEDULED,
+    FLAG_REPLAY,
     L_BUSY,
     L_BUSY_UNTIL,
     L_CREDIT_INIT,
@@ -38,6 +40,8 @@ from fabricplan.sim.packet.state import (
     L_DST,
     L_HEADROOM,
     L_LAST_TX,
+    L_LLR_HOLD_HEAD,
+    L_LLR_HOLD_TAIL,
     L_REV,
     L_RR,
     L_SRC,
@@ -47,10 +51,12 @@ from fabricplan.sim.packet.state import (
     L_TX_BYTES,
     LC_FIELDS,
     LF_COLS,
+    LF_FRAME_ERROR,
     LF_PS_PER_BYTE,
     LF_SPEED_BPS,
     LI_COLS,
     P_CLS,
+    P_FLAGS,
     P_SIZE,
     P_TAIL_PS,
     PI_CLASSES,
@@ -102,7 +108,7 @@ def try_send(s: SimState, link: int) -> None:
     blocked = False
     if s.lc[link, CONTROL_CLASS, Q_HEAD] >= 0:
         p = dequeue(s, link, CONTROL_CLASS)
-        if not at_host:
+        if not at_host and s.pi[p, P_FLAGS] & FLAG_REPLAY == 0:  # a replay holds no buffer
             release(s, src - hosts, p, CONTROL_CLASS)
     elif at_host:
         p = next_data_packet(s, src, link)
@@ -164,6 +170,35 @@ def on_tx_done(s: SimState, link: int) -> None:
     try_send(s, link)
 
 
+def frame_error_ratios(spec: PacketSpec, links: int) -> NDArray[np.float64]:
+    """Each link's share of corrupted data frames (``spec.faults``).
+
+    >>> import dataclasses
+    >>> from fabricplan.sim.packet.spec import FaultSpec, packet_spec
+    >>> faults = FaultSpec(frame_error_ratio=0.01, frame_errors=((1, 0.5),))
+    >>> spec = dataclasses.replace(packet_spec("none", "none", "ecmp"), faults=faults)
+    >>> frame_error_ratios(spec, 3).tolist()
+    [0.01, 0.5, 0.01]
+
+    Raises
+    ------
+    ModelError
+        FP541 when a link of ``spec.faults.frame_errors`` is not a link of the network.
+    """
+    ratios = np.full(links, float(spec.faults.frame_error_ratio))
+    for link, ratio in spec.faults.frame_errors:
+        if not 0 <= link < links:
+            raise ModelError(
+                "FP541",
+                "packet spec faults.frame_errors",
+                "names no link of the network",
+                link,
+                f"use links 0 .. {links - 1}",
+            )
+        ratios[link] = float(ratio)
+    return ratios
+
+
 def link_tables(
     net: PacketNetwork, spec: PacketSpec, frame: int, classes: int
 ) -> tuple[NDArray[np.int64], NDArray[np.float64], NDArray[np.int64]]:
@@ -191,7 +226,10 @@ def link_tables(
         else np.array([vl_buffer_bytes(float(g), float(d), frame) for g, d in kinds])[kind_of]
     )
     li[:, L_STALL_SINCE] = -1
+    li[:, L_LLR_HOLD_HEAD] = -1
+    li[:, L_LLR_HOLD_TAIL] = -1
     lf = np.zeros((n_links, LF_COLS), dtype=np.float64)
+    lf[:, LF_FRAME_ERROR] = frame_error_ratios(spec, n_links)
     speed = np.maximum(net.link_speed_gbps, 1e-9)
     lf[:, LF_PS_PER_BYTE] = BITS_PER_BYTE * PS_PER_NS / speed
     lf[:, LF_SPEED_BPS] = net.link_speed_gbps * BPS_PER_GBPS

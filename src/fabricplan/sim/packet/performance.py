@@ -82,11 +82,43 @@ def check_size(graph: FabricGraph) -> None:
 def network_for_graph(
     graph: FabricGraph, valid: ValidScenario, technology: TechnologyName
 ) -> PacketNetwork:
-    """A designed graph with the technology's switch buffer."""
+    """A designed graph with the technology's switch buffer; on a scheduled fabric the links
+    that leave a spine carry its fabric element's forwarding latency (catalog) instead of the
+    leaf switch's (:func:`with_spine_latency`).
+
+    Examples
+    --------
+    >>> from fabricplan.spec import parse_spec
+    >>> from fabricplan.topology.designer import design_fabric
+    >>> valid = parse_spec({"cluster": {"gpus": 256}, "fabric": {"technologies": ["ddc"]}})
+    >>> graph = fabric_graph(design_fabric(valid, "ddc"), valid)
+    >>> net = network_for_graph(graph, valid, "ddc")
+    >>> leaf_ns = valid.switches["ddc"].latency_ns.value
+    >>> element_ns = valid.fabric_elements["ddc"].latency_ns.value
+    >>> shift = net.link_delay_ns - network_from_graph(graph, 1.0).link_delay_ns
+    >>> sorted({round(float(x), 6) for x in shift}) == sorted({0.0, element_ns - leaf_ns})
+    True
+    """
     buffer = valid.switches[technology].buffer_bytes
-    return network_from_graph(
+    net = network_from_graph(
         graph, buffer.value if buffer is not None else DEFAULT_SWITCH_BUFFER_BYTES
     )
+    element = valid.fabric_elements.get(technology)
+    if element is None:
+        return net
+    leaf_ns = valid.switches[technology].latency_ns.value
+    return with_spine_latency(net, graph, element.latency_ns.value - leaf_ns)
+
+
+def with_spine_latency(net: PacketNetwork, graph: FabricGraph, extra_ns: float) -> PacketNetwork:
+    """``net`` with ``extra_ns`` more delay on every link that leaves a spine of ``graph``
+    (the graph gives every switch the leaf's forwarding latency; a scheduled fabric's spine is
+    a fabric element with its own)."""
+    first = graph.hosts + graph.leaves
+    leaving = (net.link_src >= first) & (net.link_src < first + graph.spines)
+    delay = net.link_delay_ns.copy()
+    delay[leaving] += extra_ns
+    return replace(net, link_delay_ns=delay, _cache={})
 
 
 def packet_spec_for_design(

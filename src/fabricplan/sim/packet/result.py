@@ -17,12 +17,16 @@ from fabricplan.sim.packet.network import PacketNetwork
 from fabricplan.sim.packet.spec import PacketSpec
 from fabricplan.sim.packet.state import (
     C_CNPS,
+    C_CORRUPTED,
     C_DELIVERED_BYTES,
     C_DROPS,
     C_ECN_MARKS,
     C_EVENTS,
+    C_FLOWLETS,
+    C_LLR_REPLAYS,
     C_LOSSLESS_DROPS,
     C_PAUSES,
+    C_REASSEMBLY_HELD,
     C_RETX,
     C_SAMPLES,
     C_STALLS,
@@ -41,6 +45,7 @@ from fabricplan.sim.packet.state import (
     F_START_PS,
     F_TIMEOUTS,
     F_TRIMS,
+    L_CORRUPTED,
     L_DROPS,
     L_MAX_Q,
     L_PAUSE_FRAMES,
@@ -167,6 +172,8 @@ class PacketSimResult:
     link_pause_frames: NDArray[np.int64]
     link_drops: NDArray[np.int64]
     link_trims: NDArray[np.int64]
+    link_corrupted: NDArray[np.int64]
+    """Data frames that arrived corrupted on each link (dropped, or replayed under LLR)."""
     link_max_queue_bytes: NDArray[np.int64]
     switch_max_bytes: NDArray[np.int64]
     switch_buffer_bytes: NDArray[np.int64]
@@ -213,6 +220,10 @@ class PacketSimResult:
             "trims": int(c[C_TRIMS]),
             "voq_packets": int(c[C_VOQ_PACKETS]),
             "voq_wait_ps": int(c[C_VOQ_WAIT_PS]),
+            "corrupted_frames": int(c[C_CORRUPTED]),
+            "llr_replays": int(c[C_LLR_REPLAYS]),
+            "flowlets": int(c[C_FLOWLETS]),
+            "reassembly_held": int(c[C_REASSEMBLY_HELD]),
         }
         fi = s.fi
         return cls(
@@ -239,6 +250,7 @@ class PacketSimResult:
             link_pause_frames=li[:, L_PAUSE_FRAMES].copy(),
             link_drops=li[:, L_DROPS].copy(),
             link_trims=li[:, L_TRIMS].copy(),
+            link_corrupted=li[:, L_CORRUPTED].copy(),
             link_max_queue_bytes=li[:, L_MAX_Q].copy(),
             switch_max_bytes=s.si[:, S_MAX_USED].copy(),
             switch_buffer_bytes=s.si[:, S_BUFFER].copy(),

@@ -47,6 +47,7 @@ from fabricplan.sim.packet.state import (
     F_DQ_LAST_DEC,
     F_DST,
     F_FINISH_PS,
+    F_FLOWLET_LAST_PS,
     F_IN_RING,
     F_INFLIGHT,
     F_LAST_CNP_PS,
@@ -462,6 +463,7 @@ def flow_tables(
         F_DQ_LAST_DEC,
         F_NS_LAST_DEC_PS,
         F_RX_TRIM_SEQ,
+        F_FLOWLET_LAST_PS,
     ):
         fi[:, col] = -1
     if n_flows:

@@ -53,7 +53,10 @@ from fabricplan.sim.packet.state import (
     C_FREE,
     CC_HPCC,
     L_HEADROOM,
+    LF_FRAME_ERROR,
     N_COUNTERS,
+    PI_FRAME_ERRORS,
+    PI_ROUTE_SALT,
     SimState,
     event_slots,
     grown,
@@ -63,6 +66,7 @@ from fabricplan.sim.packet.state import (
 )
 from fabricplan.sim.packet.step import step_tables
 from fabricplan.sim.packet.switch import switch_table
+from fabricplan.sim.packet.voq import reassembly_table
 from fabricplan.sim.path import PINNED_ROUTINGS, base_rtt_ns
 from fabricplan.sim.traffic import Traffic
 from fabricplan.units import BPS_PER_GBPS, ns_to_ps, us_to_ps
@@ -70,6 +74,8 @@ from fabricplan.units import BPS_PER_GBPS, ns_to_ps, us_to_ps
 Progress = Callable[[float], None]
 """Called between chunks of events with the share of payload bytes delivered so far."""
 
+ROUTE_SALT_MODULUS = 1 << 62
+"""The run's seed, reduced to a non-negative int64, salts the flowlet path hash."""
 EVENTS_PER_CHUNK = 1_000_000
 """Events per call into the compiled loop (between two progress reports)."""
 _STATUS = {
@@ -237,6 +243,8 @@ def build_state(
     rx_seen, tx_state = placement_tables(spec, int(packets.sum()))
     steps = step_tables(traffic)
     prm_i, prm_f = spec.pack(hosts, classes, max_hops, base_rtt_ps, int_bytes, ack_bytes, line_bps)
+    prm_i[PI_ROUTE_SALT] = seed % ROUTE_SALT_MODULUS
+    prm_i[PI_FRAME_ERRORS] = int((lf[:, LF_FRAME_ERROR] > 0).any())
     slots = packet_pool_slots(int(packets.sum()), n_flows, n_links)
     pi, pint, free = packet_table(slots, max_hops)
     heap, hmeta = event_heap(event_slots(slots, n_flows, n_links, len(traffic.steps)))
@@ -268,6 +276,7 @@ def build_state(
         fib_dest=fib.dest_row,
         rx_seen=rx_seen,
         tx_state=tx_state,
+        eg_held=reassembly_table(spec.egress_reassembly, int(packets.sum())),
         prm_i=prm_i,
         prm_f=prm_f,
         cnt=cnt,

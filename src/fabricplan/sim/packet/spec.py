@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, replace
-from typing import Literal, cast, get_args
+from typing import Literal, get_args
 
 import numpy as np
 from numpy.typing import NDArray
@@ -23,13 +23,15 @@ from fabricplan.errors import ModelError
 from fabricplan.model.hardware import SwitchSpec, TechnologySpec
 from fabricplan.sim.mechanism import (
     RoutingName,
+    adaptive_routing_of,
     default_routing,
     refuse_unmodelled,
     simulated_mechanisms,
 )
-from fabricplan.sim.packet.credit import CreditSpec
+from fabricplan.sim.packet.credit import CBFC_CREDIT_BYTES, CreditSpec
 from fabricplan.sim.packet.dcqcn import DcqcnSpec
 from fabricplan.sim.packet.ecn import EcnSpec
+from fabricplan.sim.packet.flowlet import FLOWLET_GAP_US
 from fabricplan.sim.packet.hpcc import SPECTRUM_X_CC, HpccSpec
 from fabricplan.sim.packet.ibcc import IbccSpec
 from fabricplan.sim.packet.nscc import NsccSpec
@@ -97,6 +99,7 @@ from fabricplan.sim.packet.state import (
     PI_ECN_ON,
     PI_END,
     PI_FC,
+    PI_FLOWLET_GAP,
     PI_HEADER,
     PI_HOSTS,
     PI_HP_INT_BYTES,
@@ -109,6 +112,7 @@ from fabricplan.sim.packet.state import (
     PI_IB_MIN,
     PI_IB_THRESHOLD,
     PI_IB_TIMER,
+    PI_LLR,
     PI_MAX_HOPS,
     PI_NIC_XOFF,
     PI_NS_MIN_CWND,
@@ -118,6 +122,7 @@ from fabricplan.sim.packet.state import (
     PI_PFC_QUANTA,
     PI_PFC_RESUME,
     PI_PFC_STATIC_XOFF,
+    PI_REASSEMBLY,
     PI_REORDER_WINDOW,
     PI_ROUTING,
     PI_RTO,
@@ -131,12 +136,13 @@ from fabricplan.sim.packet.state import (
     PI_WD_RESTORE,
     PI_WINDOW,
     ROUTE_ADAPTIVE,
+    ROUTE_FLOWLET,
     ROUTE_PATH,
     ROUTE_SPRAY,
 )
 from fabricplan.units import BITS_PER_BYTE, PS_PER_S, bps_to_gbps, mbps_to_bps, us_to_ps
 
-PacketRouting = Literal["static", "ecmp", "adaptive", "spray"]
+PacketRouting = Literal["static", "ecmp", "adaptive", "spray", "flowlet"]
 PacketFlowControl = Literal["credit", "pfc", "none", "scheduled"]
 PacketCongestionControl = Literal[
     "none", "dcqcn", "hpcc", "ib_cc", "spectrum_x_cc", "uec_nscc", "voq_scheduled"
@@ -210,6 +216,7 @@ ROUTING_CODE = {
     "ecmp": int(ROUTE_PATH),
     "adaptive": int(ROUTE_ADAPTIVE),
     "spray": int(ROUTE_SPRAY),
+    "flowlet": int(ROUTE_FLOWLET),
 }
 """The kernel's integer code of each mechanism."""
 
@@ -220,6 +227,11 @@ class FaultSpec:
 
     stuck_hosts: tuple[tuple[int, float], ...] = ()
     """(host, time µs): the host's NIC stops draining its receive buffer from that time."""
+    frame_error_ratio: float = 0.0
+    """Share of data frames that arrive with a bad FCS on every link (bit errors past FEC);
+    dropped at the receiving end, or replayed by the link under link-level retry."""
+    frame_errors: tuple[tuple[int, float], ...] = ()
+    """(link, share): the frame error ratio of single links (overrides the one above)."""
 
 
 @dataclass(frozen=True)
@@ -267,6 +279,15 @@ class PacketSpec:
     """``scheduled``: cell payload on fabric links (0: no cells)."""
     cell_header_bytes: int = 0
     """``scheduled``: bytes each cell carries on a fabric link beyond its payload."""
+    egress_reassembly: bool = False
+    """The egress leaf hands each flow's packets to the host in sequence, holding those that
+    overtook one (a scheduled fabric's reassembly, :func:`~fabricplan.sim.packet.voq.
+    reassemble`), so an ``in_order`` receiver sees no reordering under spraying."""
+    link_level_retry: bool = False
+    """Every link replays a corrupted data frame from its replay buffer one link round trip
+    later (:mod:`~fabricplan.sim.packet.llr`) instead of losing it to the transport."""
+    flowlet_gap_us: float = FLOWLET_GAP_US
+    """``flowlet``: idle gap after which a flow's next packets may take another path."""
     faults: FaultSpec = field(default_factory=FaultSpec)
     sample_us: float = SAMPLE_US
     max_samples: int = MAX_SAMPLES
@@ -332,6 +353,9 @@ class PacketSpec:
             PI_TRIM_BYTES: spec.header_bytes if spec.trimmed_bytes is None else spec.trimmed_bytes,
             PI_CELL_BYTES: spec.cell_bytes,
             PI_CELL_HEADER: spec.cell_header_bytes,
+            PI_REASSEMBLY: int(spec.egress_reassembly),
+            PI_LLR: int(spec.link_level_retry),
+            PI_FLOWLET_GAP: max(1, us_to_ps(spec.flowlet_gap_us)),
             PI_BASE_RTT: max(1, base_rtt_ps),
             PI_BDP: bdp,
             PI_NS_TARGET: us_to_ps(ns.target_qdelay_us),
@@ -410,6 +434,9 @@ class PacketSpec:
             prm_f[k] = float(x)
         return prm_i, prm_f
 
+    def _frame_error_ratios(self) -> tuple[float, ...]:
+        return (self.faults.frame_error_ratio, *(r for _, r in self.faults.frame_errors))
+
     def check(self) -> PacketSpec:
         """Raise :class:`ModelError` (FP541) on settings that cannot run.
 
@@ -445,6 +472,18 @@ class PacketSpec:
                 "trimmed_bytes",
                 self.trimmed_bytes,
                 "give a positive size or None",
+            ),
+            (
+                not self.flowlet_gap_us > 0,
+                "flowlet_gap_us",
+                self.flowlet_gap_us,
+                "give a positive gap",
+            ),
+            (
+                any(not 0.0 <= r < 1.0 for r in self._frame_error_ratios()),
+                "faults.frame_errors",
+                (self.faults.frame_error_ratio, self.faults.frame_errors),
+                "give shares of frames in [0, 1)",
             ),
         ]
         for bad, name, value, fix in problems:
@@ -494,17 +533,25 @@ def packet_spec_for(
     switch: SwitchSpec,
     routing: RoutingName | None = None,
     congestion_control: PacketCongestionControl | None = None,
+    link_flow_control: PacketFlowControl | None = None,
+    link_level_retry: bool | None = None,
 ) -> PacketSpec:
     """The spec of a catalog technology on a catalog switch (with optional overrides).
 
     Delivery is the technology's; an ``in_order`` technology under per-packet routing gets its
-    packets placed by sequence (:attr:`PacketSpec.receiver`). Trimming needs both the
-    technology and the switch to trim; a ``scheduled`` technology's cells come from its entry.
+    packets placed by sequence (:attr:`PacketSpec.receiver`), except on a scheduled fabric,
+    whose egress leaf reassembles them so that the host receives them in order
+    (:attr:`PacketSpec.egress_reassembly`). Trimming needs both the technology and the switch
+    to trim, link-level retry both to retry (or ``link_level_retry``); credit flow control on
+    an Ethernet technology is UEC's CBFC, counted in its credits
+    (:data:`~fabricplan.sim.packet.credit.CBFC_CREDIT_BYTES`); a ``scheduled`` technology's
+    cells come from its entry; ``flowlet`` routing takes the switch's flowlet timer, or
+    :data:`~fabricplan.sim.packet.flowlet.FLOWLET_GAP_US` when its ASIC names none.
 
     Raises
     ------
     ModelError
-        FP538 for a mechanism the packet level does not model (``flowlet`` routing).
+        FP538 for a mechanism the packet level does not model.
 
     Examples
     --------
@@ -513,25 +560,33 @@ def packet_spec_for(
     >>> s = packet_spec_for(valid.technologies["infiniband"], valid.switches["infiniband"])
     >>> s.link_flow_control, s.congestion_control, s.routing, s.header_bytes, s.receiver
     ('credit', 'ib_cc', 'adaptive', 26, 'nic_reorder')
+    >>> s = packet_spec_for(valid.technologies["roce_v2"], valid.switches["roce_v2"],
+    ...     routing="flowlet")
+    >>> s.routing, s.receiver, s.flowlet_gap_us > 0
+    ('flowlet', 'in_order', True)
     """
     mechanisms = simulated_mechanisms(tech)
     chosen = routing or default_routing(tech, switch)
+    fc = link_flow_control or mechanisms.link_flow_control
     # The shared vocabulary is wider than this level's models: refuse the rest (FP538).
     refuse_unmodelled(tech, "routing", chosen, get_args(PacketRouting))
-    refuse_unmodelled(
-        tech, "link_flow_control", mechanisms.link_flow_control, get_args(PacketFlowControl)
-    )
+    refuse_unmodelled(tech, "link_flow_control", fc, get_args(PacketFlowControl))
     cc = congestion_control or mechanisms.congestion_control
     refuse_unmodelled(tech, "congestion_control", cc, get_args(PacketCongestionControl))
+    reassembly = tech.delivery == "in_order" and fc == "scheduled" and chosen in PER_PACKET_ROUTINGS
     spec = packet_spec(
-        mechanisms.link_flow_control,
+        fc,
         cc,
-        cast(PacketRouting, chosen),
+        chosen,
         mtu_bytes=tech.mtu_bytes,
         header_bytes=int(tech.header_bytes.value),
-        delivery=None if tech.delivery == "in_order" else tech.delivery,
+        delivery=(
+            "in_order" if reassembly else None if tech.delivery == "in_order" else tech.delivery
+        ),
     )
     buffer = switch.buffer_bytes.value if switch.buffer_bytes is not None else None
+    gap_ns = adaptive_routing_of(switch).flowlet_gap_ns
+    cbfc = fc == "credit" and tech.switch_family == "ethernet"
     return replace(
         spec,
         switch_buffer_bytes=buffer,
@@ -543,4 +598,12 @@ def packet_spec_for(
         cell_header_bytes=(
             int(tech.cell_header_bytes.value) if tech.cell_header_bytes is not None else 0
         ),
+        egress_reassembly=reassembly,
+        link_level_retry=(
+            tech.link_level_retry and switch.link_level_retry
+            if link_level_retry is None
+            else link_level_retry
+        ),
+        credit=CreditSpec(block_bytes=CBFC_CREDIT_BYTES) if cbfc else CreditSpec(),
+        flowlet_gap_us=gap_ns / 1000.0 if gap_ns else FLOWLET_GAP_US,
     )

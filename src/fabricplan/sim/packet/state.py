@@ -19,6 +19,7 @@ Tables and who writes them:
 - ``lc`` (link, class, field): the queue (a linked list through ``pi[:, P_NEXT]``), pause state,
   credits, ingress accounting at the receiving end, watchdog.
 - ``hi`` hosts (links, sender ring, faults), ``si`` switches (buffer), ``st`` steps.
+- ``eg_held`` per data packet: the slot of a packet an egress leaf holds for reassembly (-1).
 - ``fib_*`` the forwarding table (:mod:`fabricplan.sim.packet.forwarding`): next-hop groups
   per (switch, destination leaf), read by per-packet routing.
 - ``prm_i``/``prm_f`` scalar parameters; ``cnt`` counters; ``heap``/``hmeta`` the pending
@@ -98,8 +99,11 @@ I8 = NDArray[np.int8]
     F_NS_LAST_DEC_PS,
     F_TRIMS,
     F_RX_TRIM_SEQ,
-) = range(52)
-FI_COLS = 52
+    F_FLOWLET,
+    F_FLOWLET_LAST_PS,
+    F_EG_NEXT,
+) = range(55)
+FI_COLS = 55
 # The retransmission timer (sender.py): F_RTO_ARMED_PS is when the running timer was last
 # (re)armed, -1 while it is stopped (nothing outstanding); F_RTO_PENDING is 1 while the flow's
 # one EV_RTO check is on the heap.
@@ -107,6 +111,9 @@ FI_COLS = 52
 # acknowledged nor declared lost, F_RTX_PENDING packets declared lost and not yet resent,
 # F_RTX_SCAN the lowest sequence that may be one of them. F_TRIMS: trimmed headers received;
 # F_RX_TRIM_SEQ (go-back-N) a trimmed sequence beyond the expected one not yet NACKed (-1).
+# Flowlet routing (flowlet.py): F_FLOWLET the flow's current flowlet (its path draw),
+# F_FLOWLET_LAST_PS when its last data packet reached its ingress leaf (-1: none yet).
+# Egress reassembly (voq.py): F_EG_NEXT the next sequence the egress leaf hands to the host.
 # Flow floats (ff).
 FF_RATE, FF_LINE, FF_DQ_TARGET, FF_DQ_ALPHA, FF_HP_REF, FF_HP_U, FF_NS_CWND = range(7)
 FF_COLS = 7
@@ -159,11 +166,21 @@ PINT_FIELDS = 4
     L_DROPS,
     L_MAX_Q,
     L_TRIMS,
-) = range(20)
-LI_COLS = 20
+    L_CORRUPTED,
+    L_LLR_REPLAYS,
+    L_LLR_OUTSTANDING,
+    L_LLR_HOLD_HEAD,
+    L_LLR_HOLD_TAIL,
+    L_LLR_RELEASE,
+) = range(26)
+LI_COLS = 26
+# Link-level retry (llr.py): L_CORRUPTED frames that arrived with a bad FCS, L_LLR_REPLAYS
+# frames replayed; at the receiving end L_LLR_OUTSTANDING replays not yet back, the FIFO of
+# frames held behind them (head, tail through P_NEXT) and L_LLR_RELEASE set while it drains.
 # Link floats (lf).
-LF_PS_PER_BYTE, LF_SPEED_BPS = range(2)
-LF_COLS = 2
+LF_PS_PER_BYTE, LF_SPEED_BPS, LF_FRAME_ERROR = range(3)
+LF_COLS = 3
+# LF_FRAME_ERROR: share of data frames that arrive corrupted on the link (a fault, FaultSpec).
 # Link-class fields (lc[link, class, field]).
 (
     Q_HEAD,
@@ -213,8 +230,12 @@ ST_COLS = 5
     C_TRIMS,
     C_VOQ_PACKETS,
     C_VOQ_WAIT_PS,
-) = range(21)
-N_COUNTERS = 21
+    C_CORRUPTED,
+    C_LLR_REPLAYS,
+    C_FLOWLETS,
+    C_REASSEMBLY_HELD,
+) = range(25)
+N_COUNTERS = 25
 
 # Integer parameters (prm_i).
 (
@@ -275,8 +296,13 @@ N_COUNTERS = 21
     PI_BDP,
     PI_NS_TARGET,
     PI_NS_MIN_CWND,
-) = range(57)
-N_PARAM_I = 57
+    PI_LLR,
+    PI_FLOWLET_GAP,
+    PI_REASSEMBLY,
+    PI_ROUTE_SALT,
+    PI_FRAME_ERRORS,
+) = range(62)
+N_PARAM_I = 62
 # Float parameters (prm_f).
 (
     PF_ECN_KMIN,
@@ -327,6 +353,8 @@ FLAG_FECN = int64(2)
 """InfiniBand: Forward Explicit Congestion Notification bit of the BTH (IBTA Annex A10)."""
 FLAG_TRIMMED = int64(4)
 """A data packet a switch cut to its header instead of dropping it (packet trimming)."""
+FLAG_REPLAY = int64(8)
+"""A frame sent again from a link's replay buffer (link-level retry); cleared on arrival."""
 FC_NONE, FC_PFC, FC_CREDIT, FC_SCHEDULED = (int64(k) for k in range(4))
 CC_NONE, CC_DCQCN, CC_HPCC, CC_IBCC, CC_NSCC = (int64(k) for k in range(5))
 DELIVER_IN_ORDER, DELIVER_REORDER, DELIVER_SELECTIVE = (int64(k) for k in range(3))
@@ -334,7 +362,7 @@ DELIVER_IN_ORDER, DELIVER_REORDER, DELIVER_SELECTIVE = (int64(k) for k in range(
 order with every packet acknowledged selectively (selective repeat)."""
 TX_UNSENT, TX_IN_FLIGHT, TX_ACKED = (int64(k) for k in range(3))
 """Sender state of one packet under selective repeat (``tx_state``); a lost packet is unsent."""
-ROUTE_PATH, ROUTE_ADAPTIVE, ROUTE_SPRAY = (int64(k) for k in range(3))
+ROUTE_PATH, ROUTE_ADAPTIVE, ROUTE_SPRAY, ROUTE_FLOWLET = (int64(k) for k in range(4))
 NEVER_PS = int64(np.iinfo(np.int64).max // 4)
 """A time later than any run (and safe to add a delay to)."""
 ZERO = int64(0)
@@ -367,6 +395,7 @@ class SimState(NamedTuple):
     fib_dest: I64
     rx_seen: I8
     tx_state: I8
+    eg_held: I64
     prm_i: I64
     prm_f: F64
     cnt: I64

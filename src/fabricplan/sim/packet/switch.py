@@ -4,7 +4,8 @@ The readable model: an output-queued shared-buffer switch. On arrival a packet g
 link — the next link of its flow's path (static D-mod-K tables or per-flow ECMP, fixed for the
 flow's life), or per packet among the equal-cost next hops: the least loaded one (adaptive
 routing: fewest queued bytes, a paused or credit-less port counted as full; ties in turn) or
-the next one in turn (oblivious spraying). Admission then depends on the class:
+the next one in turn (oblivious spraying), or by a hash of the packet's flowlet
+(:mod:`fabricplan.sim.packet.flowlet`). Admission then depends on the class:
 
 - lossless under PFC: :func:`fabricplan.sim.packet.pfc.pfc_admit` (shared pool, then headroom,
   else a drop that shows the headroom is too small);
@@ -26,6 +27,7 @@ from fabricplan.sim.packet.backpressure import held_back
 from fabricplan.sim.packet.compiled import jit
 from fabricplan.sim.packet.egress import release
 from fabricplan.sim.packet.event import EV_VOQ_RELEASE, EV_WATCHDOG, now_ps, schedule
+from fabricplan.sim.packet.flowlet import flowlet_choice, flowlet_observe
 from fabricplan.sim.packet.forwarding import next_hop_range
 from fabricplan.sim.packet.ibcc import ibcc_mark
 from fabricplan.sim.packet.link import try_send
@@ -66,6 +68,7 @@ from fabricplan.sim.packet.state import (
     PI_CLASSES,
     PI_FC,
     PI_HOSTS,
+    PI_REASSEMBLY,
     PI_ROUTING,
     PI_TRIM,
     PI_TRIM_BYTES,
@@ -82,6 +85,7 @@ from fabricplan.sim.packet.state import (
     Q_WD_SINCE,
     Q_XOFF,
     ROUTE_ADAPTIVE,
+    ROUTE_FLOWLET,
     ROUTE_PATH,
     S_BUFFER,
     S_MAX_USED,
@@ -94,7 +98,7 @@ from fabricplan.sim.packet.state import (
     SimState,
     int64,
 )
-from fabricplan.sim.packet.voq import voq_release_ps
+from fabricplan.sim.packet.voq import reassemble, voq_release_ps
 
 BLOCKED_PORT_BYTES = int64(1 << 40)
 """Load adaptive routing gives a port that cannot send the packet's class now."""
@@ -115,6 +119,8 @@ def route_out(s: SimState, v: int, p: int, now: int) -> int:
     lo, n = next_hop_range(s, sw, dest)
     if n == 1:
         return int(s.fib_links[lo])
+    if s.prm_i[PI_ROUTING] == ROUTE_FLOWLET:
+        return int(s.fib_links[lo + flowlet_choice(s, sw, p, n)])
     turn = s.si[sw, S_RR]
     s.si[sw, S_RR] = turn + 1
     if s.prm_i[PI_ROUTING] != ROUTE_ADAPTIVE:
@@ -167,6 +173,8 @@ def on_switch_arrive(s: SimState, p: int, in_link: int) -> None:
     fc = s.prm_i[PI_FC]
     # A scheduled fabric holds data from a host in its VOQ: routed when it leaves (voq.py).
     voq = fc == FC_SCHEDULED and cls != CONTROL_CLASS and s.li[in_link, L_SRC] < hosts
+    if s.prm_i[PI_ROUTING] == ROUTE_FLOWLET:
+        flowlet_observe(s, p, in_link, now)
     out = in_link if voq else route_out(s, v, p, now)
     size = s.pi[p, P_SIZE]
     lossless = s.class_lossless[cls] != 0
@@ -203,17 +211,28 @@ def on_switch_arrive(s: SimState, p: int, in_link: int) -> None:
     if voq:
         schedule(s, voq_release_ps(s, p, now), EV_VOQ_RELEASE, p, in_link, ZERO)
         return
-    enqueue(s, out, cls, p)
+    _to_queue(s, out, cls, p)
     if cls != CONTROL_CLASS and lossless and fc == FC_PFC:
         pfc_after_admit(s, sw, in_link, cls)
     try_send(s, out)
 
 
 @jit
+def _to_queue(s: SimState, out: int, cls: int, p: int) -> None:
+    """Queue ``p`` on ``out``; data for a host goes through the egress leaf's reassembly
+    where the fabric reassembles (:func:`~fabricplan.sim.packet.voq.reassemble`)."""
+    to_host = s.li[out, L_DST] < s.prm_i[PI_HOSTS]
+    if s.prm_i[PI_REASSEMBLY] != 0 and cls != CONTROL_CLASS and to_host:
+        reassemble(s, p, out, cls)
+    else:
+        enqueue(s, out, cls, p)
+
+
+@jit
 def on_voq_release(s: SimState, p: int, in_link: int) -> None:
     """Packet ``p``'s grant is back: it leaves its VOQ, sprayed onto the fabric."""
     out = route_out(s, s.li[in_link, L_DST], p, now_ps(s))
-    enqueue(s, out, s.pi[p, P_CLS], p)
+    _to_queue(s, out, s.pi[p, P_CLS], p)
     try_send(s, out)
 
 

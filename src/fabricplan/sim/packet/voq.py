@@ -22,25 +22,42 @@ OCP Distributed Disaggregated Chassis specification, 2019):
   cell_bytes)`` cells, each with ``cell_header_bytes`` more on the wire; cells of one packet
   follow one another on the link the packet was sprayed to (the sprayer turns per packet, not
   per cell: a simplification that keeps the per-link load even on a symmetric fabric). Host
-  links carry plain packets. The egress leaf reassembles in order, which the receiving NIC sees
-  as placement by sequence (:mod:`fabricplan.sim.packet.receiver`).
+  links carry plain packets.
+- **Reassembly at the egress leaf** (:func:`reassemble`). Sprayed over fabric links of unequal
+  load or length, a flow's packets reach the egress leaf out of order; the leaf hands them to
+  the host's port in sequence: the next expected packet goes on at once (with every held one
+  that follows it), a packet that overtook it is held in the leaf's buffer until the gap is
+  filled. The host's NIC sees its packets in order (an ``in_order`` receiver discards none);
+  a packet resent by the host (a loss the scheduler could not prevent) passes through. The
+  reassembly buffer has no bound of its own (Jericho3-AI's is deep, off-chip HBM).
 - Control packets (ACKs) are not scheduled: they are small and take the control class.
 """
 
 from __future__ import annotations
 
+import numpy as np
+from numpy.typing import NDArray
+
 from fabricplan.sim.packet.compiled import jit
-from fabricplan.sim.packet.queue import wire_ps
+from fabricplan.sim.packet.egress import release
+from fabricplan.sim.packet.queue import enqueue, free_packet, wire_ps
 from fabricplan.sim.packet.state import (
+    C_REASSEMBLY_HELD,
     C_VOQ_PACKETS,
     C_VOQ_WAIT_PS,
     F_DST,
+    F_EG_NEXT,
+    F_PACKETS,
+    F_RX_OFFSET,
     FH_PATH,
     H_DOWN,
     H_GRANT_PS,
     L_DELAY_PS,
     L_DST,
+    L_SRC,
+    P_CLS,
     P_FLOW,
+    P_SEQ,
     P_SIZE,
     PI_CELL_BYTES,
     PI_CELL_HEADER,
@@ -86,3 +103,43 @@ def cell_wire_bytes(s: SimState, size: int) -> int:
     if cell <= 0:
         return size
     return int(size + (size + cell - 1) // cell * s.prm_i[PI_CELL_HEADER])
+
+
+@jit
+def reassemble(s: SimState, p: int, out: int, cls: int) -> None:
+    """Data packet ``p`` is bound for its host over the egress leaf's port ``out``: queue it
+    if it is the flow's next one (and the held ones that follow), else hold it."""
+    f = s.pi[p, P_FLOW]
+    seq = s.pi[p, P_SEQ]
+    expected = s.fi[f, F_EG_NEXT]
+    base = s.fi[f, F_RX_OFFSET]
+    if seq < expected:  # a resent packet the host has had: it sorts out the duplicate
+        enqueue(s, out, cls, p)
+        return
+    if seq > expected:
+        if s.eg_held[base + seq] >= 0:  # a second copy of one already held
+            release(s, s.li[out, L_SRC] - s.prm_i[PI_HOSTS], p, cls)
+            free_packet(s, p)
+        else:
+            s.eg_held[base + seq] = p
+            s.cnt[C_REASSEMBLY_HELD] += 1
+        return
+    enqueue(s, out, cls, p)
+    expected += 1
+    n = s.fi[f, F_PACKETS]
+    while expected < n and s.eg_held[base + expected] >= 0:
+        held = s.eg_held[base + expected]
+        s.eg_held[base + expected] = -1
+        enqueue(s, out, s.pi[held, P_CLS], held)
+        expected += 1
+    s.fi[f, F_EG_NEXT] = expected
+
+
+def reassembly_table(egress_reassembly: bool, packets: int) -> NDArray[np.int64]:
+    """``eg_held`` of a run carrying ``packets`` data packets: no packet held (one unused
+    slot when the fabric does not reassemble).
+
+    >>> reassembly_table(True, 3).tolist(), reassembly_table(False, 3).size
+    ([-1, -1, -1], 1)
+    """
+    return np.full(packets if egress_reassembly else 1, -1, dtype=np.int64)

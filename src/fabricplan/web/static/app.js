@@ -592,7 +592,21 @@ function renderSweepResult(job) {
   $("job-result").innerHTML = `<div class="card" id="sweep-result"><h3>${esc(job.label)}</h3>${plots}
     <div class="plots"><div class="plot" id="sweep-pareto"><h4>TCO against step time, with the Pareto front${new Set((job.result.options || []).map((o) => o.group)).size > 1 ? " per cluster size" : ""}</h4>${pareto}</div>
     ${map ? `<div class="plot" id="sweep-map"><h4>Recommended technology</h4>${map}</div>` : ""}</div>
-    <table class="t"><tr>${keys.map((k) => `<th class="n">${esc(k)}</th>`).join("")}<th>technology</th><th class="n">capex</th><th class="n">TCO + idle</th><th class="n">step s</th><th>recommended</th><th></th></tr>${table}</table></div>`;
+    <table class="t"><tr>${keys.map((k) => `<th class="n">${esc(k)}</th>`).join("")}<th>technology</th><th class="n">capex</th><th class="n">TCO + idle</th><th class="n">step s</th><th>recommended</th><th></th></tr>${table}</table></div>
+    ${sweepReportCard(job.result)}`;
+}
+
+// The figures and the crossover table exactly as `fabricplan sweep-report` draws them: one line
+// per technology and setting of the other keys, crossovers dotted, seed bands (SVG made by the
+// server's report module; its text is drawn as paths and its comments escaped).
+function sweepReportCard(result) {
+  const figures = (result.figures || []).map((f, i) => `<figure class="report-figure" data-figure="${i}"><figcaption>${esc(f.title)}</figcaption>${f.svg}</figure>`).join("");
+  const cross = result.crossovers || { header: [], rows: [] };
+  const crossTable = cross.rows.length
+    ? `<h4>Crossovers and changes of the recommendation</h4><table class="t" id="sweep-crossovers"><tr>${cross.header.map((h) => `<th>${esc(h)}</th>`).join("")}</tr>${cross.rows.map((r) => `<tr>${r.map((c) => `<td>${esc(c)}</td>`).join("")}</tr>`).join("")}</table>`
+    : "";
+  if (!figures && !crossTable) return "";
+  return `<div class="card" id="sweep-report"><h3>As <code>fabricplan sweep-report</code> draws them</h3>${crossTable}${figures}</div>`;
 }
 
 // The sweep-report's Pareto plot: every point and technology (mean over seeds), and the options
