@@ -1,12 +1,14 @@
 """Packet-level set-up as the fabric grows: the forwarding table and a whole run's tables.
 
 Fat trees of 64-port 100 Gb/s switches (2 tiers up to 2,048 hosts, 3 tiers beyond). Per size:
-the switches and leaves; the forwarding table per (switch, destination leaf) with its shared
+the switches and leaves; the CPU time to design the fabric and build its packet network; the
+forwarding table per (switch, destination leaf) with its shared
 next-hop groups (build time, bytes held, peak memory while building); the table a per-(switch,
 host) layout would hold (counted, and built for the sizes given with ``--per-host``); and the
 tables of a whole per-packet (spray) run with one 64 KiB flow per host (``build_state``: time,
 peak memory traced by Python's allocator), or its refusal (FP660) when the tables, estimated
-before any is allocated, would take more than ``--max-memory-gib``. Times are CPU seconds of
+before any is allocated, would take more than ``--max-memory-gib``; and the process's peak RSS
+so far. Times are CPU seconds of
 this process (wall time on a shared machine counts the other jobs).
 
     .venv/bin/python benchmarks/forwarding_scale.py [--hosts 1024 4096 16384 65536]
@@ -17,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import platform
+import resource
 import sys
 import time
 import tracemalloc
@@ -98,15 +101,17 @@ def main(argv: list[str] | None = None) -> int:
         f"machine: {platform.machine()}, {platform.processor()}, Python {platform.python_version()}"
     )
     print(
-        "| hosts | switches | leaves | links | table CPU s | table MiB | peak MiB | groups"
-        " | per-host MiB (CPU s) | run tables CPU s | run peak MiB |"
+        "| hosts | switches | leaves | links | network CPU s | table CPU s | table MiB | peak MiB"
+        " | groups | per-host MiB (CPU s) | run tables CPU s | run peak MiB | max RSS MiB |"
     )
-    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     spec = packet_spec("pfc", "hpcc", "spray", 4000, 82)
     tiny = fat_tree(64)
     build_state(tiny, one_flow_per_host(64), spec, seed=1)  # load the compiled event heap
     for hosts in args.hosts:
+        start = time.process_time()
         net = fat_tree(hosts)
+        network_s = time.process_time() - start
         tracemalloc.start()
         start = time.process_time()
         table = forwarding_table(net)
@@ -136,10 +141,12 @@ def main(argv: list[str] | None = None) -> int:
                 state_peak = f"refused: {refused.what} [{refused.code}]"
             state_s = f"{time.process_time() - start:.2f}"
             tracemalloc.stop()
+        rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         print(
-            f"| {hosts:,} | {net.switches:,} | {leaves:,} | {net.links:,} | {table_s:.2f}"
-            f" | {table.nbytes / MIB:,.1f} | {peak / MIB:,.0f} | {table.groups:,} | {old}"
-            f" | {state_s} | {state_peak} |"
+            f"| {hosts:,} | {net.switches:,} | {leaves:,} | {net.links:,} | {network_s:.2f}"
+            f" | {table_s:.2f} | {table.nbytes / MIB:,.1f} | {peak / MIB:,.0f} | {table.groups:,}"
+            f" | {old} | {state_s} | {state_peak} | {rss:,.0f} |",
+            flush=True,
         )
     return 0
 

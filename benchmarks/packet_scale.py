@@ -1,12 +1,14 @@
 """Packet simulator events per second as the fabric grows, at the same load per host.
 
-Fat trees of 16-port 100 Gb/s switches (2 tiers up to 128 hosts, 3 tiers beyond), 1 µs per
-link, 32 MiB switch buffers, PFC, HPCC, ECMP (the yardstick's settings); every host sends
-``--flows-per-host`` flows of ``--flow-bytes`` each to seeded random other hosts, all at t = 0.
-Prints per size: hosts, flows, events, wall of the event loop, events per second, and the
-transport counters (timeouts, retransmits, drops, pause frames).
+Fat trees of 16-port (or ``--ports``) 100 Gb/s switches (2 tiers while ports² / 2 hosts fit, 3
+beyond; 16 ports reach 1,024 hosts, 64 ports 65,536), 1 µs per link, 32 MiB switch buffers,
+PFC, HPCC, ECMP (the yardstick's settings); every host sends ``--flows-per-host`` flows of
+``--flow-bytes`` each to seeded random other hosts, all at t = 0. Prints per size: hosts,
+flows, the CPU time to build the fabric, its network and the run's tables, events, the event
+loop's CPU time and events per CPU second (CPU, not wall: the machine is shared), the
+transport counters (timeouts, retransmits, drops, pause frames) and the process's peak RSS.
 
-    .venv/bin/python benchmarks/packet_scale.py [--hosts 64 1024] [--flows-per-host 8]
+    .venv/bin/python benchmarks/packet_scale.py [--hosts 64 1024] [--ports 16] [--flows-per-host 8]
         [--flow-bytes 262144]
 """
 
@@ -14,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import platform
+import resource
 import sys
 import time
 
@@ -35,9 +38,9 @@ SWITCH_BUFFER_BYTES = 32 * 2**20
 PORTS = 16
 
 
-def fat_tree(hosts: int) -> PacketNetwork:
-    """A fat tree of 16-port 100G switches for ``hosts`` hosts, 1 µs on every link."""
-    return fat_tree_network(hosts, PORTS, SWITCH_BUFFER_BYTES, LINK_DELAY_NS, SPEED_GBPS)
+def fat_tree(hosts: int, ports: int = PORTS) -> PacketNetwork:
+    """A fat tree of ``ports``-port 100G switches for ``hosts`` hosts, 1 µs on every link."""
+    return fat_tree_network(hosts, ports, SWITCH_BUFFER_BYTES, LINK_DELAY_NS, SPEED_GBPS)
 
 
 def random_peers(hosts: int, per_host: int, size_bytes: float, seed: int) -> Traffic:
@@ -62,31 +65,42 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--flows-per-host", type=int, default=8)
     parser.add_argument("--flow-bytes", type=float, default=262_144)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--ports", type=int, default=PORTS, help="switch ports (16: k=16)")
     args = parser.parse_args(argv)
     spec = packet_spec("pfc", "hpcc", "ecmp", PAYLOAD_BYTES, ROCE_HEADER_BYTES)
     print(f"machine: {platform.machine()}, Python {platform.python_version()}")
-    print(f"load: {args.flows_per_host} flows of {args.flow_bytes:,.0f} B per host, PFC+HPCC+ECMP")
-    columns = ("hosts", "flows", "events", "loop s", "events/s", "timeouts", "retransmits")
-    print("| " + " | ".join((*columns, "drops", "pauses")) + " |")
-    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print(
+        f"load: {args.flows_per_host} flows of {args.flow_bytes:,.0f} B per host, PFC+HPCC+ECMP,"
+        f" {args.ports}-port switches"
+    )
+    columns = ("hosts", "flows", "build CPU s", "events", "loop CPU s", "events per CPU s")
+    more = ("timeouts", "retransmits", "drops", "pauses", "max RSS MiB")
+    print("| " + " | ".join((*columns, *more)) + " |")
+    print("|" + "---:|" * (len(columns) + len(more)))
     warm = False
     for hosts in args.hosts:
-        net = fat_tree(hosts)
+        start = time.process_time()
+        net = fat_tree(hosts, args.ports)
         traffic = random_peers(hosts, args.flows_per_host, args.flow_bytes, args.seed)
         if not warm:  # load (or compile) the kernels outside the timing
             run_state(build_state(net, random_peers(hosts, 1, 8_000, args.seed), spec, 1))
             warm = True
+            start = time.process_time()
+            net = fat_tree(hosts, args.ports)
         state = build_state(net, traffic, spec, args.seed)
-        start = time.perf_counter()
+        build = time.process_time() - start
+        start = time.process_time()
         state, _ = run_state(state)
-        wall = time.perf_counter() - start
+        cpu = time.process_time() - start
         c = state.cnt
         events = int(c[C_EVENTS])
+        rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         print(
-            f"| {hosts:,} | {traffic.flows:,} | {events:,} | {wall:.2f}"
-            f" | {events / wall / 1e6:.2f} M"
+            f"| {hosts:,} | {traffic.flows:,} | {build:.2f} | {events:,} | {cpu:.2f}"
+            f" | {events / cpu / 1e6:.2f} M"
             f" | {int(c[C_TIMEOUTS]):,} | {int(c[C_RETX]):,} | {int(c[C_DROPS]):,}"
-            f" | {int(c[C_PAUSES]):,} |"
+            f" | {int(c[C_PAUSES]):,} | {rss:,.0f} |",
+            flush=True,
         )
     return 0
 

@@ -9,11 +9,14 @@ Two families:
   :func:`port_scenario`, :func:`leaf_spine_graph`, :func:`k_ary_fat_tree`, with the traffic
   cases both simulation levels' tests share (:func:`one_gpu_per_node`,
   :func:`victim_beside_incast`).
+
+And the golden designs the exports are checked on, made by the designer itself
+(:data:`GOLDEN`, :func:`golden`, :func:`plan_of`).
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -21,7 +24,11 @@ from fabricplan.model.fabric import FabricDesign, LinkGroup, TierDesign
 from fabricplan.model.scenario import TechnologyName, TopologyName, ValidScenario
 from fabricplan.sim.traffic import GpuLayout, StepSpec, Traffic, combine, gpu_flows
 from fabricplan.spec import parse_spec
+from fabricplan.topology.designer import design_fabric
 from fabricplan.topology.graph import FabricGraph, fabric_graph
+
+if TYPE_CHECKING:
+    from fabricplan.export.cabling import CablingPlan
 
 # --- designed fabrics for the analytic models ---------------------------------------------
 
@@ -288,3 +295,80 @@ def victim_beside_incast() -> tuple[FabricGraph, Traffic, int]:
         layout, np.array([7]), np.array([13]), FLOW_BYTES, StepSpec("victim", "victim")
     )
     return graph, combine([culprits, victim]), 7
+
+
+# --- golden designs the exports are checked on --------------------------------------------
+
+# (name, cluster, fabric): the golden designs of tests/test_golden_designs.py and their kin.
+GOLDEN: list[tuple[str, dict[str, Any], dict[str, Any]]] = [
+    (
+        "h100-superpod-4su",
+        {"gpus": 1016},
+        {"technologies": ["infiniband"], "switch": {"infiniband": "qm9700"}},
+    ),
+    (
+        "b200-16su-3tier",
+        {"gpus": 4096},
+        {"technologies": ["infiniband"], "tiers": 3, "switch": {"infiniband": "qm9700"}},
+    ),
+    (
+        "b300-xdr",
+        {"gpus": 576, "nic_speed_gbps": 800},
+        {"technologies": ["infiniband"], "switch": {"infiniband": "q3400"}},
+    ),
+    (
+        "deepseek-8-plane",
+        {"gpus": 2048},
+        {
+            "technologies": ["infiniband"],
+            "planes": 8,
+            "topology": "fat_tree",
+            "management_ports": 0,
+            "switch": {"infiniband": "qm9700"},
+        },
+    ),
+    (
+        "roce-th5-400g",
+        {"gpus": 2048},
+        {"technologies": ["roce_v2"], "switch": {"roce_v2": "ufispace-s9321-64e"}},
+    ),
+    ("roce-sn5600-fat-tree", {"gpus": 512}, {"technologies": ["roce_v2"], "topology": "fat_tree"}),
+    (
+        "roce-fat-tree-free-spine-ports",
+        {"gpus": 384},
+        {"technologies": ["roce_v2"], "topology": "fat_tree"},
+    ),
+    ("roce-single-switch", {"gpus": 64}, {"technologies": ["roce_v2"]}),
+    (
+        "ib-fat-tree-free-spine-ports",
+        {"gpus": 384},
+        {
+            "technologies": ["infiniband"],
+            "topology": "fat_tree",
+            "switch": {"infiniband": "qm9700"},
+        },
+    ),
+    (
+        "roce-per-rail-spines",
+        {"gpus": 8192},
+        {"technologies": ["roce_v2"], "tiers": 2, "switch": {"roce_v2": "ufispace-s9321-64e"}},
+    ),
+    # Scheduled fabrics: Jericho3-AI leaves (host and fabric cages) and Ramon3 fabric elements.
+    ("ddc-400g-fat-tree", {"gpus": 4096, "nic_speed_gbps": 400}, {"technologies": ["ddc"]}),
+    ("ddc-800g", {"gpus": 1024, "nic_speed_gbps": 800}, {"technologies": ["ddc"]}),
+]
+
+
+def golden(name: str) -> tuple[ValidScenario, FabricDesign]:
+    """The scenario and the designed fabric of the :data:`GOLDEN` case ``name``."""
+    _, cluster, fabric = next(g for g in GOLDEN if g[0] == name)
+    valid = parse_spec({"cluster": cluster, "fabric": fabric})
+    return valid, design_fabric(valid, fabric["technologies"][0])
+
+
+def plan_of(name: str) -> tuple[ValidScenario, CablingPlan]:
+    """The scenario and the cabling plan of the :data:`GOLDEN` case ``name``."""
+    from fabricplan.export.cabling import cabling_plan
+
+    valid, design = golden(name)
+    return valid, cabling_plan(design, valid)

@@ -9,81 +9,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fabricplan.export.cabling import CablingPlan, cabling_plan
-from fabricplan.model.fabric import FabricDesign
-from fabricplan.model.scenario import ValidScenario
+from fabricplan.export.cabling import cabling_plan
 from fabricplan.spec import parse_spec
 from fabricplan.topology.designer import design_fabric
-
-# (name, cluster, fabric): the golden designs of tests/test_golden_designs.py and their kin.
-GOLDEN: list[tuple[str, dict[str, Any], dict[str, Any]]] = [
-    (
-        "h100-superpod-4su",
-        {"gpus": 1016},
-        {"technologies": ["infiniband"], "switch": {"infiniband": "qm9700"}},
-    ),
-    (
-        "b200-16su-3tier",
-        {"gpus": 4096},
-        {"technologies": ["infiniband"], "tiers": 3, "switch": {"infiniband": "qm9700"}},
-    ),
-    (
-        "b300-xdr",
-        {"gpus": 576, "nic_speed_gbps": 800},
-        {"technologies": ["infiniband"], "switch": {"infiniband": "q3400"}},
-    ),
-    (
-        "deepseek-8-plane",
-        {"gpus": 2048},
-        {
-            "technologies": ["infiniband"],
-            "planes": 8,
-            "topology": "fat_tree",
-            "management_ports": 0,
-            "switch": {"infiniband": "qm9700"},
-        },
-    ),
-    (
-        "roce-th5-400g",
-        {"gpus": 2048},
-        {"technologies": ["roce_v2"], "switch": {"roce_v2": "ufispace-s9321-64e"}},
-    ),
-    ("roce-sn5600-fat-tree", {"gpus": 512}, {"technologies": ["roce_v2"], "topology": "fat_tree"}),
-    (
-        "roce-fat-tree-free-spine-ports",
-        {"gpus": 384},
-        {"technologies": ["roce_v2"], "topology": "fat_tree"},
-    ),
-    ("roce-single-switch", {"gpus": 64}, {"technologies": ["roce_v2"]}),
-    (
-        "ib-fat-tree-free-spine-ports",
-        {"gpus": 384},
-        {
-            "technologies": ["infiniband"],
-            "topology": "fat_tree",
-            "switch": {"infiniband": "qm9700"},
-        },
-    ),
-    (
-        "roce-per-rail-spines",
-        {"gpus": 8192},
-        {"technologies": ["roce_v2"], "tiers": 2, "switch": {"roce_v2": "ufispace-s9321-64e"}},
-    ),
-    # Scheduled fabrics: Jericho3-AI leaves (host and fabric cages) and Ramon3 fabric elements.
-    ("ddc-400g-fat-tree", {"gpus": 4096, "nic_speed_gbps": 400}, {"technologies": ["ddc"]}),
-    ("ddc-800g", {"gpus": 1024, "nic_speed_gbps": 800}, {"technologies": ["ddc"]}),
-]
-
-
-def golden(name: str) -> tuple[ValidScenario, FabricDesign]:
-    _, cluster, fabric = next(g for g in GOLDEN if g[0] == name)
-    valid = parse_spec({"cluster": cluster, "fabric": fabric})
-    return valid, design_fabric(valid, fabric["technologies"][0])
-
-
-def plan_of(name: str) -> tuple[ValidScenario, CablingPlan]:
-    valid, design = golden(name)
-    return valid, cabling_plan(design, valid)
+from fabrics import GOLDEN, plan_of
 
 
 @pytest.mark.parametrize("name", [g[0] for g in GOLDEN])

@@ -36,7 +36,7 @@ from fabricplan.lint.checking.linter import lint_files
 from fabricplan.model.hardware import SwitchSpec
 from fabricplan.spec import parse_spec
 from fabricplan.topology.designer import design_fabric
-from test_export_cabling import GOLDEN, golden, plan_of
+from fabrics import GOLDEN, golden, plan_of
 
 NAMES = [g[0] for g in GOLDEN]
 IB_NAMES = [g[0] for g in GOLDEN if g[2]["technologies"] == ["infiniband"]]

@@ -183,3 +183,17 @@ def test_the_checker_sees_a_violation(tmp_path: Path) -> None:
     bad = tmp_path / "bad.py"
     bad.write_text("from fabricplan.cli.app import main\nimport fabricplan.report.table\n")
     assert _imported_units(bad) == {"cli", "report"}
+
+
+def test_the_design_documents_layer_table_is_this_one() -> None:
+    """docs/design.md's *Layers* table names every unit at the layer :data:`LAYER` gives it."""
+    import re
+
+    text = (SRC.parent.parent / "docs" / "design.md").read_text(encoding="utf-8")
+    table = {
+        name: int(layer)
+        for layer, cell in re.findall(r"^\| (\d+) \| (.*) \|$", text, re.MULTILINE)
+        for name in re.findall(r"`([a-z_]+)`", cell)
+        if name in LAYER
+    }
+    assert table == LAYER

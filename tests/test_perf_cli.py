@@ -202,7 +202,7 @@ def test_seeds_reach_the_request_of_perf_and_compare(
         seen.append(request if request is not None else args[1])  # type: ignore[arg-type]
         raise StopError
 
-    monkeypatch.setattr(fabricplan.evaluate, "perform_each", capture)
+    monkeypatch.setattr(fabricplan.evaluate, "perform_each", capture)  # perf imports it on use
     monkeypatch.setattr(fabricplan.evaluate, "evaluate_feasible", capture)
     app = create_app()
     for command in ("perf", "compare"):

@@ -132,3 +132,28 @@ def test_spec_py_is_the_only_constructor_of_valid_scenarios() -> None:
             ):
                 builders.append(path.relative_to(src).as_posix())
     assert builders == ["spec.py"]
+
+
+NO_EXAMPLE = {("fabricplan.cli.app", "main")}
+"""Public functions without a runnable example: ``main`` reads ``sys.argv`` and exits."""
+
+
+@pytest.mark.parametrize("module_name", sorted(PUBLIC))
+def test_public_functions_have_numpydoc_sections_and_an_example(module_name: str) -> None:
+    import inspect
+
+    module = importlib.import_module(module_name)
+    missing = []
+    for name in sorted(module.__all__):
+        function = getattr(module, name)
+        if not inspect.isfunction(function):
+            continue
+        doc = inspect.getdoc(function) or ""
+        signature = inspect.signature(function)
+        if signature.parameters and "Parameters\n----------" not in doc:
+            missing.append(f"{name}: Parameters")
+        if signature.return_annotation not in (None, "None") and "Returns\n-------" not in doc:
+            missing.append(f"{name}: Returns")
+        if ">>>" not in doc and (module_name, name) not in NO_EXAMPLE:
+            missing.append(f"{name}: example")
+    assert not missing, missing

@@ -300,6 +300,19 @@ def search_design(
     A ``cache`` (:class:`~fabricplan.search_cache.SearchCache`) makes each design and step-model
     run once over the re-evaluations that share it.
 
+    Parameters
+    ----------
+    valid
+        The validated scenario.
+    technology
+        One of its technologies.
+    backend
+        The performance backend's name, for the idle-GPU term of the cheapest designs.
+    request
+        What the evaluation will model (the step decides whether idle GPU time is priced).
+    cache
+        Designs and step-model runs shared with the run's other evaluations.
+
     Returns
     -------
     tuple
@@ -436,7 +449,32 @@ def search_design(
 def applicable_profile(
     request: PerfRequest, valid: ValidScenario, design: FabricDesign
 ) -> CalibrationProfile | None:
-    """The request's calibration profile if it was fitted on this fabric, else ``None``."""
+    """The request's calibration profile if it was fitted on this fabric, else ``None``.
+
+    Parameters
+    ----------
+    request
+        What to model, with the calibration profile ``fabricplan calibrate`` wrote (if any).
+    valid
+        The validated scenario (its resolved NIC and switch per technology).
+    design
+        The fabric the prediction is for.
+
+    Returns
+    -------
+    CalibrationProfile or None
+        The profile when it was fitted on ``design``'s technology (and NIC and switch where it
+        names them), else ``None``.
+
+    Examples
+    --------
+    >>> from fabricplan.model.results import CalibrationProfile
+    >>> from fabricplan.spec import parse_spec
+    >>> valid = parse_spec({"cluster": {"gpus": 64}})
+    >>> roce = PerfRequest(calibration=CalibrationProfile(technology="roce_v2"))
+    >>> applicable_profile(roce, valid, design_fabric(valid, "infiniband")) is None
+    True
+    """
     profile = request.calibration
     technology = design.technology
     if profile is None or profile.applies_to(
@@ -456,6 +494,25 @@ def calibrated_performance(
     names them (:meth:`~fabricplan.model.results.CalibrationProfile.applies_to`): one fitted on
     RoCE runs leaves the InfiniBand prediction as it was, and the result says so.
 
+    Parameters
+    ----------
+    valid
+        The validated scenario.
+    design
+        The fabric to predict for.
+    backend
+        A name of :func:`fabricplan.backends.backend_names`, or a backend object.
+    request
+        What to model, with the calibration profile (if any).
+
+    Returns
+    -------
+    PerformanceResult
+        The backend's tables, calibrated where the profile applies, with uncertainty bands and
+        a note of what the profile changed (or why it did not apply).
+
+    Examples
+    --------
     >>> from fabricplan.model.results import CalibrationProfile
     >>> from fabricplan.spec import parse_spec
     >>> valid = parse_spec({"cluster": {"gpus": 64}})
@@ -795,8 +852,31 @@ def evaluate(
 ) -> list[Evaluation]:
     """One :class:`Evaluation` per technology in the spec, in the spec's order.
 
-    Raises the first :class:`~fabricplan.errors.DesignError` if a technology cannot be designed;
-    :func:`evaluate_feasible` keeps going instead.
+    Parameters
+    ----------
+    valid
+        The validated scenario.
+    backend
+        A name of :func:`fabricplan.backends.backend_names`, or a backend object.
+    request
+        What to model (default: every collective at the default sizes, the training step).
+
+    Returns
+    -------
+    list of Evaluation
+        One per technology (:func:`evaluate_one`).
+
+    Raises
+    ------
+    DesignError
+        The first technology that cannot be designed; :func:`evaluate_feasible` keeps going
+        instead.
+
+    Examples
+    --------
+    >>> from fabricplan.spec import parse_spec
+    >>> [e.technology for e in evaluate(parse_spec({"cluster": {"gpus": 256}}), "fake")]
+    ['infiniband', 'roce_v2']
     """
     return [evaluate_one(valid, tech, backend, request) for tech in valid.spec.fabric.technologies]
 
@@ -811,9 +891,29 @@ def evaluate_feasible(
     """Evaluations of the technologies that can be designed, and the others with the reason.
 
     A spec asking for something no technology can build still raises the first design error.
-    ``performance`` reuses results per technology, ``cache`` designs and step-model runs (see
-    :func:`evaluate_one`).
 
+    Parameters
+    ----------
+    valid
+        The validated scenario.
+    backend
+        A name of :func:`fabricplan.backends.backend_names`, or a backend object.
+    request
+        What to model (default: every collective at the default sizes, the training step).
+    performance
+        Results already made, per technology, used instead of running the backend again.
+    cache
+        Designs and step-model runs shared with other evaluations of the same run (see
+        :func:`evaluate_one`).
+
+    Returns
+    -------
+    tuple
+        The evaluations of the technologies that could be designed, in the spec's order, and
+        an :class:`~fabricplan.model.results.InfeasibleOption` with the reason for each other.
+
+    Examples
+    --------
     >>> from fabricplan.spec import parse_spec
     >>> valid = parse_spec({"cluster": {"gpus": 256}})
     >>> evals, infeasible = evaluate_feasible(valid, backend="fake")

@@ -156,6 +156,22 @@ def _width(count: int, least: int) -> int:
 def device_names(prefix: str, count: int, least: int = 3) -> list[str]:
     """``prefix-001`` ... numbered from 1, zero-padded to the widest number.
 
+    Parameters
+    ----------
+    prefix
+        The device kind (``leaf``, ``spine``, ``node``, ...).
+    count
+        How many devices.
+    least
+        Fewest digits (more when ``count`` needs them).
+
+    Returns
+    -------
+    list of str
+        One name per device, in order.
+
+    Examples
+    --------
     >>> device_names("leaf", 2), device_names("node", 3, least=4)[-1]
     (['leaf-001', 'leaf-002'], 'node-0003')
     """
@@ -382,12 +398,27 @@ def cabling_plan(
     switch_os
         Whose port names to use; ``None`` for the switch model's first OS in the catalog.
 
+    Returns
+    -------
+    CablingPlan
+        Every device (with its rack position) and every cable (both ends' port names, its
+        class and walked length).
+
     Raises
     ------
     ModelError
         FP530 / FP1240 when the design does not expand consistently (a bug: report the spec).
     CatalogError
         FP1230 when the port mode does not fit the switch's cages or the OS has no names for it.
+
+    Examples
+    --------
+    >>> from fabricplan.spec import parse_spec
+    >>> from fabricplan.topology.designer import design_fabric
+    >>> valid = parse_spec({"cluster": {"gpus": 64}, "fabric": {"technologies": ["roce_v2"]}})
+    >>> plan = cabling_plan(design_fabric(valid, "roce_v2"), valid)
+    >>> len(plan.node_names), len(plan.cables) >= 64   # 8 nodes, a cable per NIC at least
+    (8, True)
     """
     graph = fabric_graph(design, valid)
     where = _positions(design, valid, graph)

@@ -105,10 +105,28 @@ def _check_format(fmt: str, technology: TechnologyName, valid: ValidScenario) ->
 def check_technology(valid: ValidScenario, technology: str) -> TechnologyName:
     """The technology, which must be one of the spec's.
 
+    Parameters
+    ----------
+    valid
+        The validated scenario.
+    technology
+        The name given (``--technology``).
+
+    Returns
+    -------
+    TechnologyName
+        The same name, now known to be one of the spec's.
+
     Raises
     ------
     InputFileError
         FP1202 otherwise.
+
+    Examples
+    --------
+    >>> from fabricplan.spec import parse_spec
+    >>> check_technology(parse_spec({"cluster": {"gpus": 64}}), "roce_v2")
+    'roce_v2'
     """
     if technology not in valid.technologies:
         raise InputFileError(
@@ -128,6 +146,29 @@ def export_files(
     options: ExportOptions | None = None,
 ) -> dict[str, str | bytes]:
     """The files of one export format for one technology's designed fabric.
+
+    Parameters
+    ----------
+    valid
+        The validated scenario.
+    technology
+        One of its technologies.
+    fmt
+        An export format (:data:`EXPORT_FORMATS`).
+    options
+        Settings of the formats that take any (default: :class:`ExportOptions`).
+
+    Returns
+    -------
+    dict
+        File name to contents (text, or bytes for binary formats), written by the caller.
+
+    Examples
+    --------
+    >>> from fabricplan.spec import parse_spec
+    >>> valid = parse_spec({"cluster": {"gpus": 64}, "fabric": {"technologies": ["roce_v2"]}})
+    >>> sorted(export_files(valid, "roce_v2", "bom"))
+    ['bom.csv']
 
     Raises
     ------

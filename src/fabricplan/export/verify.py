@@ -115,6 +115,21 @@ def compare_cabling(
         What the fabric reports (LLDP, ibnetdiscover, a cut sheet of the built fabric).
     reporters
         Devices that reported: planned cables touching none of them are out of scope.
+
+    Returns
+    -------
+    CablingComparison
+        Counts of planned, observed and matched cables, every difference (missing, extra,
+        miswired, swapped) and the kinds per switch.
+
+    Examples
+    --------
+    >>> from fabricplan.export.cutsheet import SheetLink
+    >>> plan = [SheetLink("leaf-001", "p1", "node-01", "eth0")]
+    >>> built = [SheetLink("leaf-001", "p1", "node-02", "eth0")]
+    >>> result = compare_cabling(plan, built, ["leaf-001"])
+    >>> result.planned, result.matched, result.equal
+    (1, 0, False)
     """
     names: dict[tuple[str, int], str] = {}
     for sheet in plan:

@@ -135,10 +135,32 @@ def simulate(
     progress
         Called with the share of bytes delivered after every epoch.
 
+    Returns
+    -------
+    FlowSimResult
+        Every flow's start, finish and path latency, every link's bytes and paused time, the
+        steps' times, and the run's epochs and wall time.
+
     Raises
     ------
     ModelError
         FP531/FP532 when a flow has no path; FP534 when a flow can make no progress.
+
+    Examples
+    --------
+    >>> from fabricplan.sim.flow.transport import TransportSpec
+    >>> from fabricplan.sim.traffic import GpuLayout, incast
+    >>> from fabricplan.spec import parse_spec
+    >>> from fabricplan.topology.designer import design_fabric
+    >>> from fabricplan.topology.graph import fabric_graph
+    >>> valid = parse_spec({"cluster": {"gpus": 32, "gpus_per_node": 1, "nics_per_node": 1},
+    ...     "fabric": {"technologies": ["roce_v2"]}})
+    >>> graph = fabric_graph(design_fabric(valid, "roce_v2"), valid)
+    >>> traffic = incast(GpuLayout(32, 1, 1), 4, 1e6)      # 4 senders, 1 MB each, to GPU 0
+    >>> result = simulate(graph, traffic, TransportSpec("ecmp", "pfc", "none", 1.0))
+    >>> wire_us = 4 * 1e6 / (valid.spec.cluster.nic_speed_gbps * 1e3 / 8)   # N S / B
+    >>> bool(result.completion_us >= wire_us)
+    True
     """
     wall0 = time.perf_counter()
     n = traffic.flows

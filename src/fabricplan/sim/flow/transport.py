@@ -231,6 +231,25 @@ def transport_for(
 ) -> TransportSpec:
     """The transport of a technology on a switch, with optional overrides.
 
+    Parameters
+    ----------
+    tech
+        The technology's catalog entry (its mechanisms, MTU and header bytes).
+    switch
+        The switch it runs on (adaptive routing, buffer, trimming).
+    routing
+        A routing to use instead of the technology's default on this switch.
+    congestion_control
+        A congestion control to use instead of the technology's.
+
+    Returns
+    -------
+    TransportSpec
+        What the fluid model applies: routing, flow control, congestion control, payload
+        shares, adaptive efficiency, loss recovery and the per-port buffer.
+
+    Examples
+    --------
     >>> from fabricplan.spec import parse_spec
     >>> valid = parse_spec({"cluster": {"gpus": 256}})
     >>> t = transport_for(valid.technologies["roce_v2"], valid.switches["roce_v2"])
