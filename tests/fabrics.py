@@ -16,12 +16,14 @@ And the golden designs the exports are checked on, made by the designer itself
 
 from __future__ import annotations
 
+import dataclasses
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from fabricplan.model.fabric import FabricDesign, LinkGroup, TierDesign
 from fabricplan.model.scenario import TechnologyName, TopologyName, ValidScenario
+from fabricplan.sim.packet.spec import PacketSpec, packet_spec
 from fabricplan.sim.traffic import GpuLayout, StepSpec, Traffic, combine, gpu_flows
 from fabricplan.spec import parse_spec
 from fabricplan.topology.designer import design_fabric
@@ -372,3 +374,30 @@ def plan_of(name: str) -> tuple[ValidScenario, CablingPlan]:
 
     valid, design = golden(name)
     return valid, cabling_plan(design, valid)
+
+
+def custom_flows(src: list[int], dst: list[int], size: float) -> Traffic:
+    """One flow of ``size`` bytes from each ``src`` host to its ``dst``, all at time 0."""
+    n = len(src)
+    return Traffic(
+        src=np.array(src, dtype=np.int64),
+        dst=np.array(dst, dtype=np.int64),
+        size_bytes=np.full(n, float(size)),
+        step=np.zeros(n, dtype=np.int64),
+        offset_us=np.zeros(n),
+        steps=(StepSpec("flows", "custom"),),
+    )
+
+
+PACKET_MTU = 4096
+"""Payload bytes per packet of the packet-level test specs."""
+PACKET_HEADER = 82
+"""Header bytes per packet of the packet-level test specs (RoCEv2 over Ethernet)."""
+
+
+def lossless_packet_spec(
+    fc: str, cc: str, routing: str, delivery: str | None = None, **changes: Any
+) -> PacketSpec:
+    """:func:`packet_spec` at :data:`PACKET_MTU` with priority 1 lossless, then ``changes``."""
+    spec = packet_spec(fc, cc, routing, PACKET_MTU, PACKET_HEADER, delivery)  # type: ignore[arg-type]
+    return dataclasses.replace(spec, lossless_classes=(1,), **changes)

@@ -26,38 +26,19 @@ from fabricplan.sim.packet.network import PacketNetwork, dumbbell, network_from_
 from fabricplan.sim.packet.performance import network_for_graph
 from fabricplan.sim.packet.result import PacketSimResult
 from fabricplan.sim.packet.simulation import simulate_packet
-from fabricplan.sim.packet.spec import RTO_US, FaultSpec, PacketSpec, packet_spec, packet_spec_for
-from fabricplan.sim.traffic import GpuLayout, StepSpec, Traffic, incast
+from fabricplan.sim.packet.spec import RTO_US, FaultSpec, PacketSpec, packet_spec_for
+from fabricplan.sim.traffic import GpuLayout, incast
 from fabricplan.spec import parse_spec
 from fabricplan.topology.designer import design_fabric
 from fabricplan.topology.graph import fabric_graph
-from fabrics import leaf_spine_graph
+from fabrics import PACKET_HEADER, PACKET_MTU, custom_flows, leaf_spine_graph, lossless_packet_spec
 
 SPEED_GBPS = 100.0
-MTU = 4096
-HEADER = 82
+MTU = PACKET_MTU
+HEADER = PACKET_HEADER
 FRAME = MTU + HEADER
 DELAY_NS = 1000.0
 """Every link of the named fabrics: 1 µs each way."""
-
-
-def _flows(src: list[int], dst: list[int], size: float) -> Traffic:
-    n = len(src)
-    return Traffic(
-        src=np.array(src, dtype=np.int64),
-        dst=np.array(dst, dtype=np.int64),
-        size_bytes=np.full(n, float(size)),
-        step=np.zeros(n, dtype=np.int64),
-        offset_us=np.zeros(n),
-        steps=(StepSpec("flows", "custom"),),
-    )
-
-
-def _spec(
-    fc: str, cc: str, routing: str, delivery: str | None = None, **changes: Any
-) -> PacketSpec:
-    spec = packet_spec(fc, cc, routing, MTU, HEADER, delivery)  # type: ignore[arg-type]
-    return dataclasses.replace(spec, lossless_classes=(1,), **changes)
 
 
 def _wire_us(payload_bytes: float) -> float:
@@ -85,13 +66,15 @@ ERRORS = FaultSpec(frame_errors=((TRUNK, 0.05),))
 def _one_flow(spec: PacketSpec) -> PacketSimResult:
     net = dumbbell(1, delay_ns=DELAY_NS)
     assert (int(net.link_src[TRUNK]), int(net.link_dst[TRUNK])) == (2, 3)
-    return simulate_packet(net, _flows([0], [1], SIZE), spec, seed=3)
+    return simulate_packet(net, custom_flows([0], [1], SIZE), spec, seed=3)
 
 
 @pytest.mark.parametrize("delivery", ["out_of_order", "in_order"])
 def test_llr_replays_a_corrupted_frame_within_a_link_round_trip(delivery: str) -> None:
-    clean = _one_flow(_spec("none", "none", "ecmp", delivery))
-    llr = _one_flow(_spec("none", "none", "ecmp", delivery, link_level_retry=True, faults=ERRORS))
+    clean = _one_flow(lossless_packet_spec("none", "none", "ecmp", delivery))
+    llr = _one_flow(
+        lossless_packet_spec("none", "none", "ecmp", delivery, link_level_retry=True, faults=ERRORS)
+    )
     assert clean.status == llr.status == "done"
     c = llr.counters
     assert c["corrupted_frames"] > 0
@@ -111,7 +94,7 @@ def test_llr_replays_a_corrupted_frame_within_a_link_round_trip(delivery: str) -
 
 
 def test_without_llr_a_corrupted_frame_is_a_loss_the_transport_times_out() -> None:
-    lost = _one_flow(_spec("none", "none", "ecmp", "out_of_order", faults=ERRORS))
+    lost = _one_flow(lossless_packet_spec("none", "none", "ecmp", "out_of_order", faults=ERRORS))
     assert lost.status == "done"
     c = lost.counters
     # The same draws: the bad frames are dropped at the trunk's far end, and selective repeat
@@ -125,11 +108,13 @@ def test_without_llr_a_corrupted_frame_is_a_loss_the_transport_times_out() -> No
 def test_frame_errors_name_links_of_the_network() -> None:
     from fabricplan.errors import ModelError
 
-    bad = _spec("none", "none", "ecmp", faults=FaultSpec(frame_errors=((99, 0.1),)))
+    bad = lossless_packet_spec("none", "none", "ecmp", faults=FaultSpec(frame_errors=((99, 0.1),)))
     with pytest.raises(ModelError, match="FP541"):
         _one_flow(bad)
     with pytest.raises(ModelError, match="FP541"):
-        _spec("none", "none", "ecmp", faults=FaultSpec(frame_error_ratio=1.0)).check()
+        lossless_packet_spec(
+            "none", "none", "ecmp", faults=FaultSpec(frame_error_ratio=1.0)
+        ).check()
 
 
 def test_llr_is_on_when_the_technology_and_its_switch_retry() -> None:
@@ -155,9 +140,9 @@ def _incast(spec: PacketSpec, senders: int = 8, size: float = 200_000) -> Packet
 
 def test_cbfc_never_drops_and_needs_no_pfc() -> None:
     senders, size = 8, 200_000
-    lossy = _incast(_spec("none", "none", "spray", "out_of_order"), senders, size)
+    lossy = _incast(lossless_packet_spec("none", "none", "spray", "out_of_order"), senders, size)
     cbfc = _incast(
-        _spec(
+        lossless_packet_spec(
             "credit",
             "none",
             "spray",
@@ -207,8 +192,10 @@ def _uplinks_used(net: PacketNetwork, result: PacketSimResult, leaf_vertex: int)
 
 def _flowlet_run(gap_us: float, window_bytes: int) -> tuple[PacketNetwork, PacketSimResult]:
     net = _clos()
-    spec = _spec("none", "none", "flowlet", flowlet_gap_us=gap_us, window_bytes=window_bytes)
-    return net, simulate_packet(net, _flows([0], [4], 100_000), spec, seed=1)
+    spec = lossless_packet_spec(
+        "none", "none", "flowlet", flowlet_gap_us=gap_us, window_bytes=window_bytes
+    )
+    return net, simulate_packet(net, custom_flows([0], [4], 100_000), spec, seed=1)
 
 
 def test_a_flow_with_gaps_longer_than_the_timer_spreads_over_the_paths() -> None:
@@ -260,7 +247,7 @@ def _slow_spine_dumbbell() -> PacketNetwork:
 
 
 def _scheduled(**changes: Any) -> PacketSpec:
-    return _spec(
+    return lossless_packet_spec(
         "scheduled",
         "voq_scheduled",
         "spray",
@@ -274,7 +261,7 @@ def _scheduled(**changes: Any) -> PacketSpec:
 def test_a_scheduled_fabric_delivers_in_order_by_reassembling_at_the_egress() -> None:
     net = _slow_spine_dumbbell()
     size = 200_000
-    traffic = _flows([0], [2], size)
+    traffic = custom_flows([0], [2], size)
     reassembled = simulate_packet(net, traffic, _scheduled(egress_reassembly=True))
     raw = simulate_packet(net, traffic, _scheduled())
     assert reassembled.status == raw.status == "done"

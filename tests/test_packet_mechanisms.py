@@ -28,37 +28,17 @@ from fabricplan.sim.packet.spec import (
     RTO_US,
     SUPERNIC_REORDER_WINDOW_PACKETS,
     PacketSpec,
-    packet_spec,
     packet_spec_for,
 )
 from fabricplan.sim.path import pinned_paths
-from fabricplan.sim.traffic import GpuLayout, StepSpec, Traffic, incast
-from fabrics import leaf_spine_graph
+from fabricplan.sim.traffic import GpuLayout, incast
+from fabrics import PACKET_HEADER, PACKET_MTU, custom_flows, leaf_spine_graph, lossless_packet_spec
 
 SPEED_GBPS = 100.0
-MTU = 4096
-HEADER = 82
+MTU = PACKET_MTU
+HEADER = PACKET_HEADER
 CELL_BYTES = 256
 CELL_HEADER_BYTES = 16
-
-
-def _flows(src: list[int], dst: list[int], size: float) -> Traffic:
-    n = len(src)
-    return Traffic(
-        src=np.array(src, dtype=np.int64),
-        dst=np.array(dst, dtype=np.int64),
-        size_bytes=np.full(n, float(size)),
-        step=np.zeros(n, dtype=np.int64),
-        offset_us=np.zeros(n),
-        steps=(StepSpec("flows", "custom"),),
-    )
-
-
-def _spec(
-    fc: str, cc: str, routing: str, delivery: str | None = None, **changes: Any
-) -> PacketSpec:
-    spec = packet_spec(fc, cc, routing, MTU, HEADER, delivery)  # type: ignore[arg-type]
-    return dataclasses.replace(spec, lossless_classes=(1,), **changes)
 
 
 def _wire_us(payload_bytes: float, speed_gbps: float = SPEED_GBPS) -> float:
@@ -98,9 +78,11 @@ def test_spraying_removes_the_permutation_collisions_ecmp_has() -> None:
     size = 400_000
     src, dst = _shift(16, 4)  # every host to the same place on the next leaf
     seed, load = _colliding_seed(graph, src, dst)
-    traffic = _flows(src, dst, size)
-    ecmp = simulate_packet(net, traffic, _spec("pfc", "none", "ecmp"), seed=seed)
-    spray = simulate_packet(net, traffic, _spec("pfc", "none", "spray", "nic_reorder"), seed=seed)
+    traffic = custom_flows(src, dst, size)
+    ecmp = simulate_packet(net, traffic, lossless_packet_spec("pfc", "none", "ecmp"), seed=seed)
+    spray = simulate_packet(
+        net, traffic, lossless_packet_spec("pfc", "none", "spray", "nic_reorder"), seed=seed
+    )
     assert ecmp.status == spray.status == "done"
     # k flows pinned to one link share it: the last of them needs k times its wire time.
     assert ecmp.completion_us >= 0.95 * load * _wire_us(size)
@@ -125,9 +107,11 @@ def _slow_spine_dumbbell() -> PacketNetwork:
 def test_in_order_receiver_pays_for_spraying_and_reordering_ones_do_not(delivery: str) -> None:
     net = _slow_spine_dumbbell()
     size = 200_000
-    traffic = _flows([0], [2], size)  # across the two leaves
-    ordered = simulate_packet(net, traffic, _spec("pfc", "none", "spray", "in_order"))
-    placed = simulate_packet(net, traffic, _spec("pfc", "none", "spray", delivery))
+    traffic = custom_flows([0], [2], size)  # across the two leaves
+    ordered = simulate_packet(
+        net, traffic, lossless_packet_spec("pfc", "none", "spray", "in_order")
+    )
+    placed = simulate_packet(net, traffic, lossless_packet_spec("pfc", "none", "spray", delivery))
     assert ordered.status == placed.status == "done"
     # Every other packet takes the slow spine and is overtaken: go-back-N discards the
     # overtakers and sends them again; a reordering receiver places them.
@@ -142,13 +126,17 @@ def test_in_order_receiver_pays_for_spraying_and_reordering_ones_do_not(delivery
 
 def test_a_bounded_reorder_window_discards_what_lies_beyond_it() -> None:
     net = _slow_spine_dumbbell()
-    traffic = _flows([0], [2], 200_000)
+    traffic = custom_flows([0], [2], 200_000)
     # The slow way is 4 µs behind: about 12 packets at 100G overtake each slow one. A window
     # of 2 cannot hold them; an unbounded one can.
     small = simulate_packet(
-        net, traffic, _spec("pfc", "none", "spray", "nic_reorder", reorder_window_packets=2)
+        net,
+        traffic,
+        lossless_packet_spec("pfc", "none", "spray", "nic_reorder", reorder_window_packets=2),
     )
-    unbounded = simulate_packet(net, traffic, _spec("pfc", "none", "spray", "nic_reorder"))
+    unbounded = simulate_packet(
+        net, traffic, lossless_packet_spec("pfc", "none", "spray", "nic_reorder")
+    )
     assert small.status == unbounded.status == "done"
     assert small.ooo_discards.sum() > 0
     assert unbounded.ooo_discards.sum() == 0
@@ -166,9 +154,11 @@ def _incast(
 
 def test_trimming_turns_an_overflow_into_a_header_and_a_fast_retransmit() -> None:
     senders, size = 8, 200_000
-    dropped = _incast(_spec("none", "none", "spray", "out_of_order"), senders, size)
+    dropped = _incast(lossless_packet_spec("none", "none", "spray", "out_of_order"), senders, size)
     trimmed = _incast(
-        _spec("none", "none", "spray", "out_of_order", packet_trimming=True), senders, size
+        lossless_packet_spec("none", "none", "spray", "out_of_order", packet_trimming=True),
+        senders,
+        size,
     )
     assert dropped.status == trimmed.status == "done"
     # Without trimming the overflow is lost: found only by the retransmission timer.
@@ -191,7 +181,7 @@ def test_trimming_turns_an_overflow_into_a_header_and_a_fast_retransmit() -> Non
 
 
 def test_trimming_with_go_back_n_still_needs_no_timeout() -> None:
-    result = _incast(_spec("none", "none", "ecmp", "in_order", packet_trimming=True))
+    result = _incast(lossless_packet_spec("none", "none", "ecmp", "in_order", packet_trimming=True))
     assert result.status == "done"
     assert result.counters["timeouts"] == 0 and result.counters["drops"] == 0
     assert result.counters["trims"] > 0
@@ -206,8 +196,8 @@ def _victim_run(fc: str, cc: str, routing: str, **changes: Any) -> PacketSimResu
     """Hosts 1-3 (left) send to host 4 (right), host 0 (left) to host 5 (right); the leaves
     are joined by an 800G link, so the only overloaded port is the one to host 4."""
     net = dumbbell(4, bottleneck_gbps=800.0, delay_ns=500.0, buffer_bytes=2e6)
-    traffic = _flows([1, 2, 3, 0], [4, 4, 4, 5], 300_000)
-    return simulate_packet(net, traffic, _spec(fc, cc, routing, **changes))
+    traffic = custom_flows([1, 2, 3, 0], [4, 4, 4, 5], 300_000)
+    return simulate_packet(net, traffic, lossless_packet_spec(fc, cc, routing, **changes))
 
 
 def _scheduled(**changes: Any) -> dict[str, Any]:
@@ -238,7 +228,9 @@ def test_a_voq_fabric_spares_the_victim_that_pfc_blocks_behind_an_incast() -> No
 def test_a_grant_comes_back_one_fabric_round_trip_after_the_request() -> None:
     net = dumbbell(1, delay_ns=700.0)
     result = simulate_packet(
-        net, _flows([0], [1], 100_000), _spec("scheduled", "voq_scheduled", "spray", **_scheduled())
+        net,
+        custom_flows([0], [1], 100_000),
+        lossless_packet_spec("scheduled", "voq_scheduled", "spray", **_scheduled()),
     )
     assert result.status == "done"
     c = result.counters
@@ -254,7 +246,9 @@ def test_cells_add_their_headers_on_fabric_links_only() -> None:
     net = dumbbell(1)
     size = 100_000
     result = simulate_packet(
-        net, _flows([0], [1], size), _spec("scheduled", "voq_scheduled", "spray", **_scheduled())
+        net,
+        custom_flows([0], [1], size),
+        lossless_packet_spec("scheduled", "voq_scheduled", "spray", **_scheduled()),
     )
     assert result.status == "done"
     packets = math.ceil(size / MTU)
@@ -269,7 +263,7 @@ def test_cells_add_their_headers_on_fabric_links_only() -> None:
 
 def test_voq_scheduled_without_a_scheduled_fabric_is_refused() -> None:
     with pytest.raises(ModelError, match="FP547"):
-        _spec("pfc", "voq_scheduled", "spray").check()
+        lossless_packet_spec("pfc", "voq_scheduled", "spray").check()
 
 
 # --- congestion control ---------------------------------------------------------------------
@@ -277,13 +271,13 @@ def test_voq_scheduled_without_a_scheduled_fabric_is_refused() -> None:
 
 def test_spectrum_x_cc_is_the_telemetry_law_under_its_own_settings() -> None:
     buffer = 4e6  # room for the PFC headroom of nine ports
-    hpcc = _incast(_spec("pfc", "hpcc", "adaptive"), buffer_bytes=buffer)
-    same = _incast(_spec("pfc", "spectrum_x_cc", "adaptive"), buffer_bytes=buffer)
+    hpcc = _incast(lossless_packet_spec("pfc", "hpcc", "adaptive"), buffer_bytes=buffer)
+    same = _incast(lossless_packet_spec("pfc", "spectrum_x_cc", "adaptive"), buffer_bytes=buffer)
     other = _incast(
-        _spec("pfc", "spectrum_x_cc", "adaptive", spectrum_x=HpccSpec(eta=0.7)),
+        lossless_packet_spec("pfc", "spectrum_x_cc", "adaptive", spectrum_x=HpccSpec(eta=0.7)),
         buffer_bytes=buffer,
     )
-    none = _incast(_spec("pfc", "none", "adaptive"), buffer_bytes=buffer)
+    none = _incast(lossless_packet_spec("pfc", "none", "adaptive"), buffer_bytes=buffer)
     assert hpcc.status == same.status == other.status == none.status == "done"
     # The same law with the same numbers gives the same run; its own numbers move it.
     assert np.array_equal(hpcc.finish_us, same.finish_us)
@@ -295,9 +289,13 @@ def test_spectrum_x_cc_is_the_telemetry_law_under_its_own_settings() -> None:
 def test_nscc_shrinks_the_windows_so_fewer_packets_are_trimmed() -> None:
     # Marking well below the 150 kB a lossy queue may reach in this 300 kB switch.
     ecn = EcnSpec(kmin_bytes=20_000, kmax_bytes=100_000, pmax=0.2)
-    none = _incast(_spec("none", "none", "spray", "out_of_order", packet_trimming=True))
+    none = _incast(
+        lossless_packet_spec("none", "none", "spray", "out_of_order", packet_trimming=True)
+    )
     nscc = _incast(
-        _spec("none", "uec_nscc", "spray", "out_of_order", packet_trimming=True, ecn=ecn)
+        lossless_packet_spec(
+            "none", "uec_nscc", "spray", "out_of_order", packet_trimming=True, ecn=ecn
+        )
     )
     assert none.status == nscc.status == "done"
     assert nscc.counters["timeouts"] == 0

@@ -10,13 +10,12 @@ from __future__ import annotations
 import dataclasses
 import math
 
-import numpy as np
 import pytest
 
 from fabricplan.sim.packet.network import dumbbell, star
 from fabricplan.sim.packet.simulation import simulate_packet
 from fabricplan.sim.packet.spec import PacketSpec, packet_spec
-from fabricplan.sim.traffic import StepSpec, Traffic
+from fabrics import custom_flows
 
 MTU = 4096
 HEADER = 82
@@ -28,18 +27,6 @@ DELAY_NS = 100.0
 
 def _wire_us(n_bytes: float, gbps: float) -> float:
     return n_bytes * 8 / (gbps * 1e3)
-
-
-def _flows(src: list[int], dst: list[int], size: float) -> Traffic:
-    n = len(src)
-    return Traffic(
-        src=np.array(src, dtype=np.int64),
-        dst=np.array(dst, dtype=np.int64),
-        size_bytes=np.full(n, float(size)),
-        step=np.zeros(n, dtype=np.int64),
-        offset_us=np.zeros(n),
-        steps=(StepSpec("flows", "custom"),),
-    )
 
 
 def _spec(fc: str, **changes: object) -> PacketSpec:
@@ -76,7 +63,7 @@ def test_tail_losses_are_recovered_by_exactly_the_timeouts_counted_by_hand(packe
     buffer_bytes = 1.5 * PACKET_BYTES  # one waiting packet fits, two do not (lossy admission)
     net = dumbbell(1, HOST_GBPS, BOTTLENECK_GBPS, DELAY_NS, buffer_bytes)
     spec = _spec("none", rto_us=rto_us, switch_buffer_bytes=buffer_bytes)
-    result = simulate_packet(net, _flows([0], [1], packets * MTU), spec)
+    result = simulate_packet(net, custom_flows([0], [1], packets * MTU), spec)
 
     timeouts, sent, retransmits, drops = _hand_count(packets)
     assert result.status == "done"
@@ -103,7 +90,7 @@ def test_a_loss_free_run_has_no_timeouts_though_flows_wait_longer_than_rto() -> 
     rto_us = 5.0
     assert (flows - 1) * _wire_us(PACKET_BYTES, HOST_GBPS) > 2 * rto_us
     net = star(2, delay_ns=DELAY_NS)
-    traffic = _flows([0] * flows, [1] * flows, packets * MTU)
+    traffic = custom_flows([0] * flows, [1] * flows, packets * MTU)
     for fc in ("none", "pfc"):
         result = simulate_packet(net, traffic, _spec(fc, rto_us=rto_us))
         assert result.status == "done"
