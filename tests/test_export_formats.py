@@ -53,7 +53,7 @@ def test_cutsheet_round_trip_has_no_differences(name: str) -> None:
     _, plan = plan_of(name)
     text = cutsheet_csv(plan)
     header = "a_device,a_port,z_device,z_port,link_group,speed_gbps,part,reach_class,length_m"
-    assert ",".join(CUTSHEET_COLUMNS) == header  # the header, exactly
+    assert ",".join(CUTSHEET_COLUMNS) == header  # the documented cut-sheet header, exactly
     assert text.splitlines()[0].startswith(header + ",")
     sheet = read_cutsheet(text, "plan.csv")
     assert len(sheet) == len(plan.cables)

@@ -93,6 +93,10 @@ def test_bad_options_are_one_line(spec_file: Path, tmp_path: Path) -> None:
     ):
         result = RUNNER.invoke(APP, [*base, *extra])
         assert result.exit_code == 2 and result.stderr.strip().endswith(f"[{code}]"), result.output
+    misnamed = tmp_path / "r.yaml"
+    result = RUNNER.invoke(APP, [*base[:-1], str(misnamed)])
+    assert result.exit_code == 2 and result.stderr.strip().endswith("[FP1233]"), result.output
+    assert len(result.stderr.strip().splitlines()) == 1 and not misnamed.exists()
 
 
 def test_a_results_file_of_another_sweep_is_refused(spec_file: Path, tmp_path: Path) -> None:

@@ -122,6 +122,10 @@ def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
     raise KeyboardInterrupt
 
 
+PARQUET_SUFFIXES = frozenset({".parquet", ".pq"})
+"""The names a results file may have (a results file is always Parquet)."""
+
+
 @guarded
 def sweep(
     spec: Annotated[Path, typer.Argument(help="The base cluster spec (YAML).")],
@@ -172,6 +176,14 @@ def sweep(
     from fabricplan.units import parse_size
 
     check_output_path(output)
+    if output.suffix.lower() not in PARQUET_SUFFIXES:
+        raise SweepError(
+            "FP1233",
+            "--output",
+            "names another kind of file; the results are Parquet",
+            str(output),
+            f"name the results file {output.stem}.parquet",
+        )
     if ray is not None and workers is not None:
         raise SweepError(
             "FP1011", "--workers", "cannot be combined with --ray", workers, "give one of them"
