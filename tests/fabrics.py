@@ -23,6 +23,7 @@ import numpy as np
 
 from fabricplan.model.fabric import FabricDesign, LinkGroup, TierDesign
 from fabricplan.model.scenario import TechnologyName, TopologyName, ValidScenario
+from fabricplan.sim.packet.network import PacketNetwork, network_from_graph
 from fabricplan.sim.packet.spec import PacketSpec, packet_spec
 from fabricplan.sim.traffic import GpuLayout, StepSpec, Traffic, combine, gpu_flows
 from fabricplan.spec import parse_spec
@@ -401,3 +402,13 @@ def lossless_packet_spec(
     """:func:`packet_spec` at :data:`PACKET_MTU` with priority 1 lossless, then ``changes``."""
     spec = packet_spec(fc, cc, routing, PACKET_MTU, PACKET_HEADER, delivery)  # type: ignore[arg-type]
     return dataclasses.replace(spec, lossless_classes=(1,), **changes)
+
+
+def slow_spine_dumbbell() -> PacketNetwork:
+    """Two leaves joined through two spines, the way over spine 0 2 µs longer each way."""
+    graph, _ = leaf_spine_graph(leaves=2, spines=2, hosts_per_leaf=2, tech="roce_v2")
+    net = network_from_graph(graph, 16e6)
+    spine0 = graph.hosts + graph.leaves
+    delay = net.link_delay_ns.copy()
+    delay[(net.link_src == spine0) | (net.link_dst == spine0)] += 2000.0
+    return dataclasses.replace(net, link_delay_ns=delay, _cache={})

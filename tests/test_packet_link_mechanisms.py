@@ -11,7 +11,6 @@ an egress that hands packets on in sequence leaves the receiver nothing out of o
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from typing import Any
 
@@ -31,7 +30,14 @@ from fabricplan.sim.traffic import GpuLayout, incast
 from fabricplan.spec import parse_spec
 from fabricplan.topology.designer import design_fabric
 from fabricplan.topology.graph import fabric_graph
-from fabrics import PACKET_HEADER, PACKET_MTU, custom_flows, leaf_spine_graph, lossless_packet_spec
+from fabrics import (
+    PACKET_HEADER,
+    PACKET_MTU,
+    custom_flows,
+    leaf_spine_graph,
+    lossless_packet_spec,
+    slow_spine_dumbbell,
+)
 
 SPEED_GBPS = 100.0
 MTU = PACKET_MTU
@@ -236,16 +242,6 @@ def test_flowlet_routing_runs_at_the_packet_level_with_the_switch_timer() -> Non
 # --- a scheduled fabric's egress reassembly -------------------------------------------------
 
 
-def _slow_spine_dumbbell() -> PacketNetwork:
-    """Two leaves joined through two spines, the way over spine 0 2 µs longer each way."""
-    graph, _ = leaf_spine_graph(leaves=2, spines=2, hosts_per_leaf=2, tech="roce_v2")
-    net = network_from_graph(graph, 16e6)
-    spine0 = graph.hosts + graph.leaves
-    delay = net.link_delay_ns.copy()
-    delay[(net.link_src == spine0) | (net.link_dst == spine0)] += 2000.0
-    return dataclasses.replace(net, link_delay_ns=delay, _cache={})
-
-
 def _scheduled(**changes: Any) -> PacketSpec:
     return lossless_packet_spec(
         "scheduled",
@@ -259,7 +255,7 @@ def _scheduled(**changes: Any) -> PacketSpec:
 
 
 def test_a_scheduled_fabric_delivers_in_order_by_reassembling_at_the_egress() -> None:
-    net = _slow_spine_dumbbell()
+    net = slow_spine_dumbbell()
     size = 200_000
     traffic = custom_flows([0], [2], size)
     reassembled = simulate_packet(net, traffic, _scheduled(egress_reassembly=True))

@@ -32,7 +32,14 @@ from fabricplan.sim.packet.spec import (
 )
 from fabricplan.sim.path import pinned_paths
 from fabricplan.sim.traffic import GpuLayout, incast
-from fabrics import PACKET_HEADER, PACKET_MTU, custom_flows, leaf_spine_graph, lossless_packet_spec
+from fabrics import (
+    PACKET_HEADER,
+    PACKET_MTU,
+    custom_flows,
+    leaf_spine_graph,
+    lossless_packet_spec,
+    slow_spine_dumbbell,
+)
 
 SPEED_GBPS = 100.0
 MTU = PACKET_MTU
@@ -93,19 +100,9 @@ def test_spraying_removes_the_permutation_collisions_ecmp_has() -> None:
     assert spray.counters["delivered_bytes"] == traffic.total_bytes
 
 
-def _slow_spine_dumbbell() -> PacketNetwork:
-    """Two leaves joined through two spines, the way over spine 0 2 µs longer each way."""
-    graph, _ = leaf_spine_graph(leaves=2, spines=2, hosts_per_leaf=2, tech="roce_v2")
-    net = network_from_graph(graph, 16e6)
-    spine0 = graph.hosts + graph.leaves
-    delay = net.link_delay_ns.copy()
-    delay[(net.link_src == spine0) | (net.link_dst == spine0)] += 2000.0
-    return dataclasses.replace(net, link_delay_ns=delay, _cache={})
-
-
 @pytest.mark.parametrize("delivery", ["nic_reorder", "out_of_order"])
 def test_in_order_receiver_pays_for_spraying_and_reordering_ones_do_not(delivery: str) -> None:
-    net = _slow_spine_dumbbell()
+    net = slow_spine_dumbbell()
     size = 200_000
     traffic = custom_flows([0], [2], size)  # across the two leaves
     ordered = simulate_packet(
@@ -125,7 +122,7 @@ def test_in_order_receiver_pays_for_spraying_and_reordering_ones_do_not(delivery
 
 
 def test_a_bounded_reorder_window_discards_what_lies_beyond_it() -> None:
-    net = _slow_spine_dumbbell()
+    net = slow_spine_dumbbell()
     traffic = custom_flows([0], [2], 200_000)
     # The slow way is 4 µs behind: about 12 packets at 100G overtake each slow one. A window
     # of 2 cannot hold them; an unbounded one can.
