@@ -90,7 +90,35 @@ def _guarded_command_interrupted() -> None:
         sys.exit(exc.exit_code)
 
 
-@pytest.mark.parametrize("app", [_typer_parsing_interrupted, _guarded_command_interrupted])
+def _guarded_command_interrupted_in_a_class_body() -> None:
+    """Ctrl-C while a command imports a module and a class is built: CPython 3.11 wraps the
+    interrupt from ``__set_name__`` into a ``RuntimeError`` (seen in CI during a lazy import)."""
+    from fabricplan.cli.guard import guarded
+
+    class Field:
+        def __set_name__(self, owner: type, name: str) -> None:
+            raise KeyboardInterrupt
+
+    @guarded
+    def command() -> None:
+        type("DeviceConfig", (), {"where": Field()})
+
+    import typer
+
+    try:
+        command()
+    except typer.Exit as exc:
+        sys.exit(exc.exit_code)
+
+
+@pytest.mark.parametrize(
+    "app",
+    [
+        _typer_parsing_interrupted,
+        _guarded_command_interrupted,
+        _guarded_command_interrupted_in_a_class_body,
+    ],
+)
 def test_an_interrupt_anywhere_in_the_application_says_the_line_once(
     app: object, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -1,8 +1,9 @@
 """How every command meets the outside world: errors, output files and signals.
 
 - :func:`guarded` turns a :class:`FabricPlanError` into one line on stderr and exit code 2, an
-  interrupt (Ctrl-C, SIGTERM, also when it surfaces as a ``SystemError`` from a compiled numba
-  loop) into one line and exit code 130 / 143, and an internal error that user input reached
+  interrupt (Ctrl-C, SIGTERM, also when it surfaces wrapped: a ``SystemError`` from a compiled
+  numba loop, a ``RuntimeError`` from a class being built mid-import) into one line and exit
+  code 130 / 143, and an internal error that user input reached
   into one line and exit code 2 instead of a traceback.
 - the output files' checks and atomic writes (:func:`check_output_path`,
   :func:`check_output_folder`, :func:`check_output_format`, :func:`write_atomic`,
@@ -115,14 +116,14 @@ def guarded(func: Callable[P, R]) -> Callable[P, R]:
             raise interrupted(exc) from None
         except typer.Exit:
             raise
-        except SystemError as exc:
-            cause = _interrupt_in(exc)
-            if cause is None:
-                raise
-            raise interrupted(cause) from None
-        except INTERNAL_ERRORS as exc:
-            raise _internal(exc) from None
         except Exception as exc:
+            # An interrupt can surface wrapped: numba re-raises it as ``SystemError``, CPython as
+            # ``RuntimeError`` when it lands in a class body's ``__set_name__`` during an import.
+            cause = _interrupt_in(exc)
+            if cause is not None:
+                raise interrupted(cause) from None
+            if isinstance(exc, INTERNAL_ERRORS):
+                raise _internal(exc) from None
             from pydantic import ValidationError
 
             if isinstance(exc, ValidationError):
@@ -151,6 +152,12 @@ def run_main(build: Callable[[], Callable[[], Any]]) -> None:
     except (KeyboardInterrupt, Terminated) as exc:
         code = interrupted(exc).exit_code
         sys.exit(code)
+    except Exception as exc:
+        # an interrupt wrapped by CPython while the application is imported or built
+        cause = _interrupt_in(exc)
+        if cause is None:
+            raise
+        sys.exit(interrupted(cause).exit_code)
     except SystemExit as exc:
         # Ctrl-C while click parses the command line, before the command's own guard: typer
         # exits 130 without a word; say the one line the guard would have said.
