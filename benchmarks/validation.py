@@ -174,6 +174,11 @@ class HardwareSpec(_Record):
     nvlink_domain_gpus: int | None = Field(default=None, gt=0)
     """GPUs per NVLink domain as the run had it, where it is smaller than the node's (a GB200
     NVL72 rack holding fewer than 18 compute trays); ``None``: the catalog node's."""
+    cpu_vendor: Literal["intel", "amd", "arm"] | None = None
+    """The hosts' CPU as NCCL detects it (the ``vendor`` of the ``<cpu>`` elements of the shape's
+    NCCL topology file, ``AuthenticAMD`` / ``GenuineIntel``), where a source states it; NCCL's
+    tuner takes its LL ceiling across nodes and its cost per network post from it
+    (``cluster.host.cpu_vendor``). ``None``: the spec's default (Intel)."""
 
 
 class ReferenceRow(_Record):
@@ -375,8 +380,13 @@ def spec_data(
         "gpu": node,
         "nic": {"speed_gbps": speed} if generic_nic else "auto",
     }
+    host: dict[str, Any] = {}
     if hw.nvlink_domain_gpus is not None:
-        cluster["host"] = {"nvlink_domain_gpus": hw.nvlink_domain_gpus}
+        host["nvlink_domain_gpus"] = hw.nvlink_domain_gpus
+    if hw.cpu_vendor is not None:
+        host["cpu_vendor"] = hw.cpu_vendor
+    if host:
+        cluster["host"] = host
     data: dict[str, Any] = {"name": row.id, "cluster": cluster, "fabric": fabric}
     if row.nccl_version is not None:
         data["nccl"] = {"version": row.nccl_version}

@@ -190,6 +190,18 @@ def test_spec_is_the_tested_cluster(rows: list[Any]) -> None:
     assert extra == ()
 
 
+def test_the_hosts_cpu_reaches_the_spec_only_where_a_row_states_it(rows: list[Any]) -> None:
+    # NCCL picks its LL ceiling and network post cost by the CPU vendor it detects; a row whose
+    # source states the hosts' CPU (an NCCL topology file of the shape) carries it into the spec,
+    # the others keep the spec's default.
+    amd = next(r for r in rows if r.id == "oci-a100-roce-2n-8k")
+    unstated = next(r for r in rows if r.id == "cw-a100-ib-128g-4k-latency")
+    assert validation.valid_scenario(amd)[0].spec.cluster.host.cpu_vendor == "amd"
+    assert unstated.hardware.cpu_vendor is None
+    assert validation.valid_scenario(unstated)[0].spec.cluster.host.cpu_vendor == "intel"
+    assert all(r.hardware.cpu_vendor is None or r.assumptions for r in rows)
+
+
 def test_sharp_is_off_unless_the_run_enabled_collnet(rows: list[Any]) -> None:
     # NCCL uses in-network reduction only with NCCL_COLLNET_ENABLE=1: the request says so, and the
     # catalog switch keeps its figures (and its SHARP) either way.
