@@ -17,12 +17,14 @@ from fabricplan.analytic.collective import (
     NCCL_NET_POST_OVERHEAD_US,
     NCCL_PATH_IN_NET_STEP_US,
     NVLS_REDUCTION_EFFICIENCY,
+    busbw_factor,
     collective_candidates,
     collective_point,
     ll128_enabled,
 )
 from fabricplan.analytic.nccl_tuning import nccl_releases, nccl_tuning
 from fabricplan.analytic.p2p import p2p_point
+from fabricplan.analytic.pipeline import tree_shape
 from fabricplan.analytic.profile import (
     DEFAULT_COLLECTIVE_EFFICIENCY,
     FabricProfile,
@@ -186,17 +188,73 @@ def test_nvls_efficiency_is_per_architecture() -> None:
 
 
 def test_every_release_line_is_stored_with_its_tag() -> None:
-    assert nccl_releases() == ("2.19", "2.21", "2.23", "2.24", "2.25", "2.28", "2.28.9", "2.30")
+    assert nccl_releases() == (
+        "2.19",
+        "2.21",
+        "2.22",
+        "2.23",
+        "2.24",
+        "2.25",
+        "2.28",
+        "2.28.9",
+        "2.29",
+        "2.29.7",
+        "2.30",
+    )
     for line in nccl_releases():
         tuning = nccl_tuning(line)
         assert tuning.tag.startswith("v2.")
         assert set(tuning.sources) >= {"base_latency_us", "nvlink_step_us", "net_step_us"}
     assert nccl_tuning("2.30.7").line == "2.30"
-    assert nccl_tuning("2.29.7").line == "2.28.9"
+    assert nccl_tuning("2.29.3").line == "2.29"
+    assert nccl_tuning("2.29.7").line == "2.29.7"
     # NVLSTree's network step went 14 -> 20.9 inside the 2.28 series (v2.28.9-1).
     assert nccl_tuning("2.28.7").net_step_us["NVLSTree"]["Simple"] == 14.0
     assert nccl_tuning("2.28.9").net_step_us["NVLSTree"]["Simple"] == 20.9
     assert nccl_tuning("2.20").sources["nvlink_step_us"] == "v2.19.4-1"
+    assert nccl_tuning("2.22.3").sources["nvlink_step_us"] == "v2.21.5-1"
+
+
+def test_trees_run_all_their_threads_from_2_22() -> None:
+    # topoGetAlgoInfo (src/enqueue.cc): "Tree now uses all threads always" from v2.22.3-1, nt =
+    # NCCL_MAX_NTHREADS (640); before, LL kept 512 threads, halved for a small one-channel buffer.
+    assert nccl_tuning("2.21").tree_threads is None
+    assert nccl_tuning("2.22").tree_threads == nccl_tuning("2.30").tree_threads == 640
+    old = tree_shape(8, 2, "LL", 16, 1024)
+    new = tree_shape(8, 2, "LL", 16, 1024, fixed_threads=nccl_tuning("2.22").tree_threads)
+    assert (old.trip_bytes, new.trip_bytes) == (128 * 8 * 0.5, 640 * 8 * 0.5)
+
+
+@pytest.mark.parametrize(
+    ("version", "blackwell"),
+    [("2.25", 73.4), ("2.28.9", 34.6), ("2.29.2", 34.6), ("2.29.7", 40.0), ("2.30", 40.0)],
+)
+def test_ring_ll128_has_a_per_channel_cap_from_2_25(version: str, blackwell: float) -> None:
+    # perChMaxRingLL128Bws (src/graph/tuning.cc), two-node column: new in v2.25.1-1 (Blackwell
+    # 2 x 36.7), 34.6 from v2.28.9-1, 40.0 from v2.29.7-1; Hopper 36.7 throughout.
+    table = nccl_tuning(version).ring_ll128_channel_busbw_GBps
+    assert table is not None
+    assert table["blackwell"][1] == blackwell
+    assert table["hopper"] == (36.7, 36.7, 36.7)
+    assert nccl_tuning("2.24").ring_ll128_channel_busbw_GBps is None
+
+
+def test_the_ring_ll128_cap_binds_where_the_network_is_faster() -> None:
+    # 4 x 8 H100 with eight 400G NICs: LL128's ring bus bandwidth is 0.92 x the NIC-bound ring's,
+    # above 8 channels x 36.7 GB/s, so NCCL's 2.25+ cap binds; 2.24 has no cap.
+    def ll128_busbw(version: str) -> float:
+        valid = parse_spec({"cluster": {"gpus": 32}, "nccl": {"version": version}})
+        profile = fabric_profile(valid, design_fabric(valid, "infiniband"))
+        group = group_for(profile, 32)
+        ring = next(
+            c
+            for c in collective_candidates(profile, group, "all_reduce", 2**28)
+            if c.label == "Ring/LL128"
+        )
+        return ring.algbw_GBps * busbw_factor("all_reduce", 32) / profile.collective_efficiency
+
+    assert ll128_busbw("2.30") == pytest.approx(8 * 36.7)
+    assert ll128_busbw("2.24") > 8 * 36.7
 
 
 def test_an_nccl_older_than_the_tables_is_refused() -> None:

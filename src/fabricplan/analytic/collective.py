@@ -192,6 +192,12 @@ SMs carry 8 searched channels. NCCL maintainers: a tree "would require 32 SMs" t
 on H100 (NVIDIA/nccl #1649) and "will struggle to get better performance than ring without using
 32 SMs" with 8 NICs (NVIDIA/nccl-tests #196)."""
 
+NCCL_RING_SEARCH_CHANNELS = NCCL_NET_CHANNELS // 2
+"""Ring channels the per-channel caps count: NCCL's ring search finds them and ``ncclTopoPostset``
+runs each twice ("Connect rings and trees. This should also duplicate the channels",
+``src/graph/connect.cc``), and ``tuning.cc`` caps ``graphs[RING]->nChannels`` of them, as for the
+tree (:data:`NCCL_TREE_SEARCH_CHANNELS`)."""
+
 ALGORITHM_LABELS: dict[AlgorithmName, str] = {
     "ring": "Ring",
     "tree": "Tree",
@@ -439,8 +445,9 @@ def _ring_candidates(
         latency = base + (steps - inter) * intra + inter * net_step
         share = _ring_share(profile, group, collective, protocol)
         to_algbw = profile.collective_efficiency / factor  # η, and bus to algorithm bandwidth
-        algbw = _ll_cap(profile, busbw * share, protocol, domains) * to_algbw
-        tuner = _ll_cap(profile, busbw * share, protocol, domains, tuner=True) * to_algbw
+        shared = _ring_ll128_cap(profile, group, busbw * share, protocol)
+        algbw = _ll_cap(profile, shared, protocol, domains) * to_algbw
+        tuner = _ll_cap(profile, shared, protocol, domains, tuner=True) * to_algbw
         # LL's cross-domain ceiling comes from its network steps; its NVLink steps run at the
         # one-domain ceiling.
         nvlink = algbw
@@ -462,6 +469,38 @@ def _ring_candidates(
             else None,
             plateau_factor=_by_class(profile, profile.nccl.ring_plateau_factor),
         )
+
+
+def ring_ll128_channel_busbw_GBps(  # noqa: N802 - GB/s
+    profile: FabricProfile, group: CommGroup
+) -> float | None:
+    """A ring's LL128 bound: ``channels x perChMaxRingLL128Bw`` of bus bandwidth (NCCL 2.25+,
+    per GPU class and node count; :data:`NCCL_RING_SEARCH_CHANNELS` channels); ``None`` where
+    the release has no such table or the GPU class is unknown.
+
+    >>> from fabricplan.analytic.profile import fabric_profile
+    >>> from fabricplan.analytic.traffic import group_for
+    >>> from fabricplan.spec import parse_spec
+    >>> from fabricplan.topology.designer import design_fabric
+    >>> valid = parse_spec({"cluster": {"gpus": 32}})          # 4 x 8 H100
+    >>> ring_ll128_channel_busbw_GBps(fabric_profile(valid, design_fabric(valid, "infiniband")),
+    ...                               group_for(fabric_profile(valid, design_fabric(valid,
+    ...                               "infiniband")), 32))     # 8 x 36.7
+    293.6
+    """
+    table = profile.nccl.ring_ll128_channel_busbw_GBps
+    if table is None or profile.gpu_class is None or profile.gpu_class not in table:
+        return None
+    per_channel = table[profile.gpu_class][_nodes_class(group.domains)]
+    return NCCL_RING_SEARCH_CHANNELS * per_channel
+
+
+def _ring_ll128_cap(
+    profile: FabricProfile, group: CommGroup, busbw: float, protocol: Protocol
+) -> float:
+    """LL128's bus bandwidth on a ring after NCCL's per-channel cap (2.25+)."""
+    cap = ring_ll128_channel_busbw_GBps(profile, group) if protocol == "LL128" else None
+    return busbw if cap is None else min(busbw, cap)
 
 
 def _ring_share(
@@ -608,7 +647,14 @@ def _tree_candidates(
             base_us=base,
             tuner_algbw_GBps=tuner if tuner != algbw else None,
             pass_algbw_GBps=nvlink if nvlink != algbw else None,
-            shape=tree_shape(local, domains, protocol, _max_channels(group), size_bytes),
+            shape=tree_shape(
+                local,
+                domains,
+                protocol,
+                _max_channels(group),
+                size_bytes,
+                fixed_threads=profile.nccl.tree_threads,
+            ),
         )
 
 

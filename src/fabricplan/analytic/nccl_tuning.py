@@ -74,6 +74,13 @@ class NcclTuning(Frozen):
     ring_plateau_min_bytes: float
     pat: PatTuning | None
     nvls_efficiency: dict[str, float] | None
+    ring_ll128_channel_busbw_GBps: dict[str, tuple[float, float, float]] | None = None  # noqa: N815
+    """A ring's LL128 bus bandwidth per searched channel (``perChMaxRingLL128Bws``, 1 / 2 / more
+    nodes), from 2.25; ``None`` before (no such cap)."""
+    tree_threads: int | None = None
+    """Threads a tree channel runs whatever the size and protocol (2.22+: ``nt =
+    NCCL_MAX_NTHREADS``, 640, ``topoGetAlgoInfo`` in ``src/enqueue.cc``); ``None``: the
+    protocol's own count, halved for small buffers (before 2.22)."""
     nvlstree_channel_busbw_GBps: dict[str, tuple[float, float, float]] | None = None  # noqa: N815
     """NVLSTree's bus bandwidth per NVLS head (``perChMaxNVLSTreeBws``, 1 / 2 / more nodes),
     from 2.28; ``None`` before."""

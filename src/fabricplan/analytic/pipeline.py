@@ -302,8 +302,40 @@ def tree_levels(domains: int) -> int:
     return math.ceil(math.log2(domains)) if domains > 1 else 0
 
 
+NCCL_MIN_THREADS = 3 * 32
+"""Fewest threads NCCL gives a channel (``nt / WARP_SIZE < 3 ? 3 * WARP_SIZE``,
+``topoGetAlgoInfo``, ``src/enqueue.cc`` v2.19-v2.30)."""
+
+
+def tree_threads(protocol: str, size_bytes: float, channels: int, fixed: int | None) -> int:
+    """Threads of one tree channel: ``fixed`` where the release runs every tree with all its
+    threads (2.22+, ``NcclTuning.tree_threads``); before, the protocol's count, halved while one
+    channel would get less than ``threads x threshold`` bytes and the count is a multiple of 128
+    (``topoGetAlgoInfo``, ``src/enqueue.cc`` v2.19-v2.21).
+
+    >>> tree_threads("LL", 1024, 1, None), tree_threads("LL", 8, 1, None)
+    (128, 96)
+    >>> tree_threads("LL", 1024, 1, 640), tree_threads("LL", 2**20, 16, None)
+    (640, 512)
+    """
+    if fixed is not None:
+        return fixed
+    threads = NCCL_MAX_THREADS[protocol]
+    if protocol == "Simple":
+        return threads
+    threshold = NCCL_THREAD_THRESHOLD[protocol]
+    while channels == 1 and size_bytes < threads * threshold and threads % 128 == 0:
+        threads //= 2
+    return max(NCCL_MIN_THREADS, threads)
+
+
 def tree_shape(
-    local_ranks: int, domains: int, protocol: str, max_channels: int, size_bytes: float
+    local_ranks: int,
+    domains: int,
+    protocol: str,
+    max_channels: int,
+    size_bytes: float,
+    fixed_threads: int | None = None,
 ) -> PipelineShape:
     """NCCL's tree all-reduce: up a chain of ``local_ranks`` GPUs and :func:`tree_levels` network
     hops, then back down, concurrently (``runTreeSplit``, ``src/device/all_reduce.h``); every hop
@@ -311,11 +343,14 @@ def tree_shape(
 
     Simple stores the piece at every hop; LL and LL128 only at the network hops (the proxy sends
     whole steps) and pass it on line by line across NVLink. LL128's piece is NCCL's chunk for
-    this size (:func:`tree_ll128_piece_bytes`).
+    this size (:func:`tree_ll128_piece_bytes`). A line-by-line stage holds one trip of the
+    channel's threads (:func:`tree_threads`; ``fixed_threads``: ``NcclTuning.tree_threads``).
 
     >>> shape = tree_shape(8, 16, "LL", 16, 2**20)
     >>> shape.stages, shape.stored_stages, shape.trip_bytes
     (22, 8, 2048.0)
+    >>> tree_shape(8, 16, "LL", 16, 2**20, fixed_threads=640).trip_bytes   # 2.22+
+    2560.0
     """
     threshold = NCCL_MAX_THREADS[protocol] * NCCL_THREAD_THRESHOLD[protocol]
     levels = tree_levels(domains)
@@ -323,9 +358,10 @@ def tree_shape(
     piece = _step_data_bytes(protocol)
     if protocol == "Simple":
         return PipelineShape(stages, 1, 1.0, piece, threshold, max_channels)
+    channels = _channels(size_bytes, threshold, max_channels)
     if protocol == "LL128":
-        channels = _channels(size_bytes, threshold, max_channels)
         piece = tree_ll128_piece_bytes(size_bytes, channels, domains, local_ranks)
+    threads = tree_threads(protocol, size_bytes / channels, channels, fixed_threads)
     return PipelineShape(
         stages,
         1,
@@ -334,7 +370,7 @@ def tree_shape(
         threshold,
         max_channels,
         stored_stages=2 * levels,
-        trip_bytes=_trip_data_bytes(protocol) * TREE_MEAN_TRIP_SHARE,
+        trip_bytes=_trip_data_bytes(protocol, threads) * TREE_MEAN_TRIP_SHARE,
         # the chain up to the domain's head and the chain back down; the network hops between
         line_runs=2 if local_ranks > 1 else 0,
     )
@@ -388,11 +424,14 @@ def collnet_chain_shape(size_bytes: float, local_ranks: int, max_channels: int) 
     return PipelineShape(2 * (local_ranks - 1) + 2, 1, 1.0, piece, threshold, max_channels)
 
 
-def _trip_data_bytes(protocol: str) -> int:
-    """Data one channel's threads move in one trip (LL, LL128)."""
+def _trip_data_bytes(protocol: str, threads: int | None = None) -> int:
+    """Data one channel's ``threads`` (default: the protocol's count) move in one trip (LL,
+    LL128)."""
+    if threads is None:
+        threads = NCCL_MAX_THREADS[protocol]
     if protocol == "LL":
-        return NCCL_MAX_THREADS["LL"] * NCCL_LL_LINE_DATA_BYTES
-    words = NCCL_MAX_THREADS["LL128"] * NCCL_LL128_SHMEM_ELEMS_PER_THREAD
+        return threads * NCCL_LL_LINE_DATA_BYTES
+    words = threads * NCCL_LL128_SHMEM_ELEMS_PER_THREAD
     return int(words * NCCL_LL128_WORD_BYTES * NCCL_LL128_DATA_SHARE)
 
 
