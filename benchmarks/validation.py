@@ -214,6 +214,9 @@ class ReferenceRow(_Record):
     """``NCCL_ALGO`` the run forced; the model is then asked for that algorithm."""
     collnet: bool = False
     """The run enabled CollNet (``NCCL_COLLNET_ENABLE=1``): SHARP in-network reduction."""
+    nvls_enable: bool = True
+    """``False`` where the run set ``NCCL_NVLS_ENABLE=0`` (no NVLS or NVLSTree): the spec says
+    so (``nccl.nvls_enable``)."""
     switch_hops: int | None = Field(default=None, ge=0)
     """Switches between a perftest pair as the source states it (0: back to back); ``None``
     is :data:`PERFTEST_SWITCH_HOPS`."""
@@ -388,8 +391,13 @@ def spec_data(
     if host:
         cluster["host"] = host
     data: dict[str, Any] = {"name": row.id, "cluster": cluster, "fabric": fabric}
+    nccl: dict[str, Any] = {}
     if row.nccl_version is not None:
-        data["nccl"] = {"version": row.nccl_version}
+        nccl["version"] = row.nccl_version
+    if not row.nvls_enable:
+        nccl["nvls_enable"] = False
+    if nccl:
+        data["nccl"] = nccl
     return data
 
 

@@ -443,3 +443,17 @@ def test_amd_hosts_take_nccls_amd_ll_ceiling_and_post_overhead() -> None:
     assert simple_gap == pytest.approx(28 * (3 * 2.0 - nvlink_simple))
     with pytest.raises(SpecError):
         parse_spec({"cluster": {"gpus": 16, "host": {"cpu_vendor": "power9"}}})
+
+
+def test_nvls_enable_0_leaves_nvlink_sharp_out() -> None:
+    # NCCL_NVLS_ENABLE=0 disables NVLS and NVLSTree even on NVSwitch nodes that have them: an
+    # 8 B all-reduce over 4 x 8 H100 then runs the tree (what NCCL's tuner rates next).
+    def algorithms(nvls_enable: bool) -> set[str]:
+        spec = {"cluster": {"gpus": 32}, "nccl": {"nvls_enable": nvls_enable}}
+        valid = parse_spec(spec)
+        profile = fabric_profile(valid, design_fabric(valid, "infiniband"))
+        group = group_for(profile, 32)
+        return {c.algorithm for c in collective_candidates(profile, group, "all_reduce", 8)}
+
+    assert "NVLSTree" in algorithms(True)
+    assert not {"NVLS", "NVLSTree"} & algorithms(False)

@@ -663,7 +663,7 @@ def fabric_profile(
         routing=routing,
         in_network_reduction=sharp,
         nvlink_GBps=node.nvlink_GBps.value * nvlink_efficiency,
-        nvls=node.nvls,
+        nvls=node.nvls and valid.spec.nccl.nvls_enable,
         gpus_per_node=cluster.gpus_per_node,
         nics_per_node=cluster.nics_per_node,
         nvlink_domain_gpus=domain,

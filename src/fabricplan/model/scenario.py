@@ -355,6 +355,9 @@ class NcclSpec(Frozen):
     qps_per_connection: int | None = Field(default=None, ge=1, le=128)
     """``NCCL_IB_QPS_PER_CONNECTION``: queue pairs per connection (``None``: NCCL's default, 1);
     each is hashed onto its own ECMP path."""
+    nvls_enable: bool = True
+    """``NCCL_NVLS_ENABLE``: ``false`` (``=0``) keeps NCCL off NVLink SHARP (NVLS and NVLSTree)
+    even where the NVSwitch has it; ``true``: NCCL's default (``2``, on where supported)."""
 
     @field_validator("version", mode="before")
     @classmethod
