@@ -16,6 +16,8 @@ from fabricplan.analytic.pipeline import (
     PipelineShape,
     channels_for,
     collnet_chain_piece_bytes,
+    nvlstree_chunk_bytes,
+    nvlstree_shape,
     pipelined_time_us,
     ring_shape,
     tree_levels,
@@ -231,3 +233,34 @@ def test_never_faster_than_the_link_nor_the_latency(
         assert time >= latency * (1 - 1e-9)
         if shape.link_stages == 1:  # a chain pays its latency and its bandwidth
             assert time >= latency + size / (algbw * 1e3) * (1 - 1e-9)
+
+
+# --- NVLSTree: NVSwitch in, the tree of domains over the network, NVSwitch out -----------------
+
+
+def test_nvlstree_chunks_follow_nccls_rules() -> None:
+    # calcCollChunking (src/enqueue.cc): 128 KiB (NCCL_NVLS_CHUNKSIZE), at most 64 KiB from four
+    # nodes, then 256K/128K/64K/32K while the buffer is below 32/16/4/1 x ops x chunk.
+    ops = 16 * 8  # 16 NVLS channels (Hopper) x 8 heads
+    assert nvlstree_chunk_bytes(2**33, 2, ops) == 128 * 2**10
+    assert nvlstree_chunk_bytes(2**33, 4, ops) == 64 * 2**10
+    assert nvlstree_chunk_bytes(4 * ops * 128 * 2**10 - 1, 2, ops) == 64 * 2**10
+    assert nvlstree_chunk_bytes(ops * 64 * 2**10 - 1, 2, ops) == 32 * 2**10
+
+
+def test_an_nvlstree_pipeline_costs_its_fill_at_mid_sizes_and_nothing_at_large() -> None:
+    # One 64 KiB chunk per op crosses 2 network hops and 2 NVSwitch stages in turn: the fill is
+    # a chunk at each hop at the head's rate and at each NVSwitch stage at the NVLS rate.
+    latency, algbw, nvls, hop = 53.2, 274.8, 478.5, 2 * 274.8
+    size = 16 * 8 * 64 * 2**10
+    shape = nvlstree_shape(size, 2, 8, 16)
+    piece = size / (algbw * 1e3)
+    fill = 2 * piece * algbw / hop + 2 * piece * algbw / nvls
+    got = pipelined_time_us(size, latency, 0.0, algbw, shape, nvls, hop)
+    assert got == pytest.approx(latency + fill)
+    big = 2**34
+    line = latency + big / (algbw * 1e3)
+    shape = nvlstree_shape(big, 2, 8, 16)
+    assert pipelined_time_us(big, latency, 0.0, algbw, shape, nvls, hop) == pytest.approx(
+        line, rel=0.01
+    )

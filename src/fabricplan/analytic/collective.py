@@ -73,8 +73,10 @@ from dataclasses import dataclass
 from fabricplan.analytic.pipeline import (
     NCCL_NET_CHANNELS,
     NCCL_NVLINK_CHANNELS,
+    NCCL_NVLS_CHANNELS,
     PipelineShape,
     collnet_chain_shape,
+    nvlstree_shape,
     pipelined_time_us,
     ring_shape,
     tree_levels,
@@ -263,6 +265,8 @@ class Candidate:
     """How the data is pipelined; ``None``: one stage, the alpha-beta line."""
     pass_algbw_GBps: float | None = None  # noqa: N815
     """Bandwidth of the line-by-line (NVLink) stages when it is not ``algbw_GBps`` (LL)."""
+    store_algbw_GBps: float | None = None  # noqa: N815
+    """Bandwidth of the storing stages when it is not ``algbw_GBps`` (NVLSTree's network hops)."""
     plateau_min_bytes: float | None = None
     """Size from which NCCL's tuner multiplies the latency by ``plateau_factor`` (the ring
     plateau); ``None``: never."""
@@ -295,6 +299,7 @@ class Candidate:
             self.algbw_GBps,
             self.shape,
             self.pass_algbw_GBps,
+            self.store_algbw_GBps,
         )
 
     @property
@@ -719,11 +724,23 @@ def _in_switch_candidates(
         levels = tree_levels(domains)
         inter = _net_step_us(profile, group, ("NVLSTree", simple)) + path_us
         net = _tree_net_bandwidth(profile, group, _tree_sends(domains))
-        algbw = min(_nvls_bandwidth(profile, local), net)
+        nvls = _nvls_bandwidth(profile, local)
+        algbw = min(nvls, net)
         heads_cap = nvlstree_heads_algbw_GBps(profile, group)
         if heads_cap is not None:
             algbw = min(algbw, heads_cap)
-        yield Candidate("NVLSTree", simple, nvls_intra + 2 * levels * inter, algbw * eff)
+        channels = NCCL_NVLS_CHANNELS.get(profile.gpu_class or "", NCCL_NVLS_CHANNELS["hopper"])
+        # one hop of the tree: a head's link, undivided by the double binary tree's two sends
+        hop = _tree_net_bandwidth(profile, group, 1.0)
+        yield Candidate(
+            "NVLSTree",
+            simple,
+            nvls_intra + 2 * levels * inter,
+            algbw * eff,
+            pass_algbw_GBps=nvls * eff if nvls != algbw else None,
+            store_algbw_GBps=hop * eff if hop != algbw else None,
+            shape=nvlstree_shape(size_bytes, domains, nvls_heads(profile, group), channels),
+        )
     if profile.in_network_reduction and domains > 1:
         sharp = _sharp_bandwidth(profile, group)
         if profile.nvls and local > 1:

@@ -180,6 +180,7 @@ def pipelined_time_us(
     algbw_GBps: float,  # noqa: N803 - GB/s
     shape: PipelineShape,
     pass_algbw_GBps: float | None = None,  # noqa: N803 - GB/s
+    store_algbw_GBps: float | None = None,  # noqa: N803 - GB/s
 ) -> float:
     """Time of one collective through NCCL's pipeline, us.
 
@@ -199,6 +200,9 @@ def pipelined_time_us(
         The bandwidth at which the line-by-line stages move data when it is not ``algbw_GBps``
         (LL across NVLink runs at its one-domain rate, the network stages at its slower
         cross-domain rate).
+    store_algbw_GBps
+        The bandwidth at which a storing stage moves a piece when it is not ``algbw_GBps``
+        (NVLSTree's network hops, when the NVSwitch binds the whole).
 
     Returns
     -------
@@ -232,7 +236,8 @@ def pipelined_time_us(
     busiest_link_us = shape.link_stages * pieces * period_us
     line_stages = shape.stages - stored
     runs = line_stages if shape.line_runs is None else min(line_stages, shape.line_runs)
-    journey_us = stored * piece_us + runs * trip_us
+    store_us = piece_us if store_algbw_GBps is None else piece_us * algbw_GBps / store_algbw_GBps
+    journey_us = stored * store_us + runs * trip_us
     first_piece_us = steps_us + journey_us + (pieces - 1) * period_us
     return base_us + max(busiest_link_us, first_piece_us)
 
@@ -395,6 +400,77 @@ def tree_ll128_piece_bytes(
         while int(size_bytes) // (channels * chunk) < wanted and chunk > floor_bytes:
             chunk //= 2
     return float(chunk)
+
+
+NCCL_NVLS_CHUNK_BYTES = 128 * 2**10
+"""NVLS chunk (``NCCL_NVLS_CHUNKSIZE``, 128 KiB, ``src/transport/nvls.cc`` v2.21-v2.30; 2.19-2.20
+start from the 512 KiB Simple step instead, not modelled)."""
+NCCL_NVLSTREE_DEEP_CHUNK_BYTES = 64 * 2**10
+"""NVLSTree's largest chunk from four nodes on (``NCCL_NVLSTREE_MAX_CHUNKSIZE`` default:
+``nNodes >= 4 ? 65536 : chunkSize``, ``src/enqueue.cc`` / ``nvls.cc`` v2.19-v2.30)."""
+NVLSTREE_CHUNK_RULES: tuple[tuple[int, int], ...] = (
+    (32, 262144),
+    (16, 131072),
+    (4, 65536),
+    (1, 32768),
+)
+"""NVLSTree's chunk shrinks to ``floor`` bytes when the buffer is below ``k x concurrent ops x
+chunk``, for ``(k, floor)`` in turn; concurrent ops = NVLS channels x heads
+(``computeColl`` / ``calcCollChunking``, ``src/enqueue.cc`` v2.19-v2.30)."""
+NCCL_NVLS_CHANNELS: dict[str, int] = {"hopper": 16, "blackwell": 32}
+"""NVLS channels across nodes (``NVLS_NCHANNELS_SM90`` 16, ``NVLS_NCHANNELS_SM100`` 32,
+``src/transport/nvls.cc`` v2.26-v2.30; 2.30's extra Blackwell NVLSTree tuning is not modelled); a
+GPU of another class takes Hopper's."""
+
+
+def nvlstree_chunk_bytes(size_bytes: float, domains: int, concurrent_ops: int) -> int:
+    """NVLSTree's chunk for ``size_bytes`` over ``domains`` NVLink domains with
+    ``concurrent_ops`` (NVLS channels x heads) in flight (:data:`NVLSTREE_CHUNK_RULES`).
+
+    >>> nvlstree_chunk_bytes(2**30, 2, 128), nvlstree_chunk_bytes(2**20, 2, 128)
+    (131072, 32768)
+    >>> nvlstree_chunk_bytes(2**30, 4, 128)        # four nodes and more: at most 64 KiB
+    65536
+    """
+    chunk = NCCL_NVLS_CHUNK_BYTES
+    if domains >= 4:
+        chunk = min(chunk, NCCL_NVLSTREE_DEEP_CHUNK_BYTES)
+    for times, floor in NVLSTREE_CHUNK_RULES:
+        if size_bytes < times * concurrent_ops * chunk and chunk > floor:
+            chunk = floor
+    return chunk
+
+
+def nvlstree_shape(
+    size_bytes: float, domains: int, heads: int, nvls_channels: int
+) -> PipelineShape:
+    """NVLSTree (``runNvlsTree``, ``src/device/all_reduce.h``): every chunk is reduced through
+    the NVSwitch to its head, goes up and down the tree of domains over the network, and is
+    multicast back through the NVSwitch; ``nvls_channels x heads`` chunks are in flight, each
+    on its own head's link. The network hops store a whole chunk (Simple); the two NVSwitch
+    stages stream it at the NVLS rate (``pass_algbw_GBps`` of the candidate): line-by-line
+    stages whose trip is the whole chunk. A network hop moves its chunk at the head's link rate
+    (``store_algbw_GBps``), the NVSwitch stages at the NVLS rate; the slower of the two bounds
+    the whole (the candidate's algorithm bandwidth).
+
+    >>> shape = nvlstree_shape(8 * 2**20, 4, 8, 16)
+    >>> shape.stages, shape.stored_stages, shape.piece_max_bytes, shape.max_channels
+    (6, 4, 65536, 128)
+    """
+    concurrent = max(1, nvls_channels * heads)
+    levels = tree_levels(domains)
+    chunk = nvlstree_chunk_bytes(size_bytes, domains, concurrent)
+    return PipelineShape(
+        stages=2 + 2 * levels,
+        link_stages=1,
+        stream_share=1.0,
+        piece_max_bytes=chunk,
+        channel_min_bytes=1.0,  # NVLS runs all its channels at every size (topoGetAlgoInfo)
+        max_channels=concurrent,
+        stored_stages=2 * levels,
+        trip_bytes=chunk,
+        line_runs=2,
+    )
 
 
 def collnet_chain_piece_bytes(size_bytes: float, channels: int, depth: int) -> float:
