@@ -30,6 +30,7 @@ Lengths are rounded up to orderable steps (:data:`LENGTH_STEPS_M`).
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -425,6 +426,44 @@ def layout_runs(
     >>> sum(n for _, n in runs["node_leaf"]), runs["node_leaf"][0]
     (256, (5.0, 64))
     """
+    fixed = None if fixed_m is None else tuple(sorted(fixed_m.items()))
+    runs = _layout_runs(
+        layout,
+        topology,
+        plane,
+        planes,
+        nodes,
+        nics_per_node,
+        gpus_per_node,
+        management_links,
+        fixed,
+        rack_domain_gpus,
+    )
+    return {group: list(lengths) for group, lengths in runs.items()}
+
+
+LAYOUT_MEMO_SIZE = 1024
+"""Designs whose runs :func:`layout_runs` keeps (a few kB each). A design search tries every
+switch model of the catalog, and models of the same radix and speed give the same plane: at
+100k GPUs a ``compare`` asks for the runs of 185 designs, 119 of them different."""
+
+
+@functools.lru_cache(maxsize=LAYOUT_MEMO_SIZE)
+def _layout_runs(
+    layout: LayoutSpec,
+    topology: TopologyName,
+    plane: FatTree,
+    planes: int,
+    nodes: int,
+    nics_per_node: int,
+    gpus_per_node: int,
+    management_links: int,
+    fixed: tuple[tuple[LinkGroupName, float], ...] | None,
+    rack_domain_gpus: int,
+) -> Runs:
+    """:func:`layout_runs` for hashable arguments, kept for the designs asked again (the
+    caller copies the lists, so the kept ones stay as made)."""
+    fixed_m = None if fixed is None else dict(fixed)
     counts: dict[LinkGroupName, int] = {
         "node_leaf": nodes * nics_per_node,
         "management": management_links,
