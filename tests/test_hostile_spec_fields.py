@@ -247,13 +247,18 @@ def _takes_numbers(path: tuple[str, ...]) -> bool:
     return any(part in {int, float} for part in _args(_field_of(path)))
 
 
+def _refused(path: tuple[str, ...], value: object) -> SpecError:
+    """The edge's error for ``value`` at ``path``, which must name that field."""
+    with pytest.raises(SpecError) as refused:
+        read_spec(_spec(path, value), "spec.yaml")
+    assert refused.value.where == f"spec.yaml: {'.'.join(path)}", (path, str(refused.value))
+    return refused.value
+
+
 @settings(max_examples=200, deadline=None, derandomize=True)
 @given(path=st.sampled_from(NUMERIC), text=QUOTED_NUMBERS)
 def test_a_quoted_number_is_refused_naming_its_field(path: tuple[str, ...], text: str) -> None:
-    with pytest.raises(SpecError) as refused:
-        read_spec(_spec(path, text), "spec.yaml")
-    error = refused.value
-    assert error.where == f"spec.yaml: {'.'.join(path)}", (path, str(error))
+    error = _refused(path, text)
     assert error.code == ("FP1412" if _takes_numbers(path) else "FP104"), str(error)
     assert "\n" not in str(error) and repr(text)[:40].strip("'") in str(error)
 
@@ -261,10 +266,7 @@ def test_a_quoted_number_is_refused_naming_its_field(path: tuple[str, ...], text
 @settings(max_examples=120, deadline=None, derandomize=True)
 @given(path=st.sampled_from(FLAGS), word=FLAG_WORDS)
 def test_a_flag_word_is_refused_naming_its_field(path: tuple[str, ...], word: object) -> None:
-    with pytest.raises(SpecError) as refused:
-        read_spec(_spec(path, word), "spec.yaml")
-    error = refused.value
-    assert error.where == f"spec.yaml: {'.'.join(path)}", (path, str(error))
+    error = _refused(path, word)
     assert error.code == "FP1413" and str(error).endswith("write true or false [FP1413]")
 
 
