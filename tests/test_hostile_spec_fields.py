@@ -216,7 +216,7 @@ FLAGS = [path for path, kind in PATHS if kind == "flag"]
 QUOTED_NUMBERS = st.one_of(
     st.integers(min_value=-(10**15), max_value=10**15).map(str),
     st.floats(allow_nan=False, allow_infinity=False).map(repr),
-    st.sampled_from(["12", " 12 ", "1_000", "1e3", "12.0", "+5", "0x10", "inf", "nan"]),
+    st.sampled_from(["12", " 12 ", "1_000", "1e3", "12.0", "+5", "-0"]),
 )
 """What a quoted number looks like in YAML (``gpus: "2048"``): every form pydantic's lax mode
 would have read as a number."""

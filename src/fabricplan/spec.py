@@ -110,10 +110,19 @@ NUMBER_TYPES = {"int_type": "a whole number", "float_type": "a number"}
 """Pydantic's strict-number error types (``model/base.py`` makes every number field strict)."""
 
 
+def _reads_as_number(text: str) -> bool:
+    """Whether ``text`` is a finite number in quotes (``"12"``, ``" 1e3 "``)."""
+    try:
+        number = float(text)
+    except ValueError:
+        return False
+    return number - number == 0
+
+
 def _strict_type_error(kind: str, value: Any, where: str) -> SpecError | None:
-    """The message for a value the strict number and bool fields refuse: text or a flag for a
-    number (FP1412), a fraction for a whole number, anything but true/false for a flag (FP1413).
-    None for any other error."""
+    """The message for a value the strict number and bool fields refuse: a quoted number
+    (FP1412), a true/false or a fraction for a number (FP105), anything but true/false for a
+    flag (FP1413). None for any other error (other text for a number stays FP105)."""
     if kind == "bool_type":
         shown = value if isinstance(value, str | int | float) else type(value).__name__
         return SpecError("FP1413", where, "is not true or false", shown, "write true or false")
@@ -122,11 +131,11 @@ def _strict_type_error(kind: str, value: Any, where: str) -> SpecError | None:
         return None
     if isinstance(value, bool):
         return SpecError("FP105", where, f"a true/false is not {wanted}", value, "write the number")
-    if isinstance(value, str):
+    if isinstance(value, str) and _reads_as_number(value):
         return SpecError(
             "FP1412",
             where,
-            f"is text, not {wanted}",
+            f"is a quoted number, text and not {wanted}",
             value,
             "write the number without quotes",
         )

@@ -11,9 +11,10 @@ Every model inherits four checks, so a field added later gets them without a wor
 
 The last two are pydantic's strict mode set on the number and bool leaves of each model's core
 schema, once, when the class is built (:func:`_strict_leaves`): validation then runs in
-pydantic-core with no Python call per field. Enum, path, tuple, list and nested-model fields keep
-pydantic's usual coercion (a YAML list still feeds a tuple, a string an enum or a path); only
-the int, float and bool leaves inside them are strict.
+pydantic-core with no Python call per field. A literal of numbers (``tiers: auto | 2 | 3``),
+which pydantic lets ``True`` match as 1 even when strict, gets the one Python check. Enum,
+path, tuple, list and nested-model fields keep pydantic's usual coercion (a YAML list still
+feeds a tuple, a string an enum or a path); only the leaves inside them are strict.
 
 >>> class Link(Frozen):
 ...     speed_gbps: float
@@ -36,7 +37,7 @@ from __future__ import annotations
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, GetCoreSchemaHandler, ValidationError
-from pydantic_core import CoreSchema
+from pydantic_core import CoreSchema, PydanticCustomError, core_schema
 
 __all__ = ["Frozen", "ValidationError"]
 
@@ -59,6 +60,11 @@ def _strict_leaves(schema: Any) -> None:
     if kind in STRICT_LEAVES:
         schema["strict"] = True
         return
+    if kind == "literal" and _numbered(schema["expected"]):
+        literal = dict(schema)
+        schema.clear()
+        schema.update(core_schema.no_info_before_validator_function(_no_bool, literal))
+        return
     if kind in {"model", "dataclass", "definition-ref", "definitions"}:
         return
     if kind == "model-fields":
@@ -78,6 +84,22 @@ def _strict_leaves(schema: Any) -> None:
     elif kind == "tagged-union":
         for choice in schema["choices"].values():
             _strict_leaves(choice)
+
+
+def _numbered(expected: list[Any]) -> bool:
+    """Whether a literal's choices hold a number and no true/false (``tiers: auto | 2 | 3``):
+    pydantic matches ``True`` to the choice ``1`` even in strict mode."""
+    return any(isinstance(v, int | float) for v in expected) and not any(
+        isinstance(v, bool) for v in expected
+    )
+
+
+def _no_bool(value: Any) -> Any:
+    """Refuse a true/false where a literal's choices are numbers (a literal's only Python
+    check, on the few fields of fixed numbers)."""
+    if value.__class__ is bool:
+        raise PydanticCustomError("int_type", "Input should be a valid integer")
+    return value
 
 
 def _own_fields(schema: Any) -> Any:
