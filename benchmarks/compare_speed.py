@@ -6,6 +6,8 @@ with its re-evaluations) as the cluster grows. Prints a table; docs/performance.
 Like the CLI, the evaluation and the decision share one ``SearchCache``: ``reused`` counts the
 designs and step-model runs the re-evaluations took from it, ``made`` those they had to make.
 Wall and process CPU seconds are both printed: on a shared machine the CPU time is the steadier.
+Each timed run starts with the layout memo emptied (``forget_layout_runs``), so that it measures
+one cold ``compare``, as the command runs it, not a repeat of the warm-up.
 
 A second table times the whole command, ``fabricplan compare SPEC`` in a fresh process (table
 output, and ``--format json``), against a process that only imports what compare imports: the
@@ -30,10 +32,11 @@ from fabricplan.evaluate import evaluate_feasible
 from fabricplan.recommend.decision import recommend
 from fabricplan.search_cache import SearchCache
 from fabricplan.spec import parse_spec
+from fabricplan.topology.layout import forget_layout_runs
 
 GPU_COUNTS = (1_024, 8_192, 32_768, 100_000)
 REPEATS = 5
-PROCESS_REPEATS = 3
+PROCESS_REPEATS = 5
 IMPORTS = (
     "import fabricplan.cli.app, fabricplan.cli.plan_cmd, fabricplan.evaluate,"
     " fabricplan.recommend.decision, fabricplan.report.table"
@@ -55,6 +58,7 @@ def time_once(gpus: int) -> tuple[float, float, float, int, SearchCache]:
     """Wall seconds of (evaluate only, the whole compare with the decision), process CPU seconds
     of the whole compare, the designs the search kept in the output over both technologies, and
     the cache."""
+    forget_layout_runs()
     start, cpu_start = time.perf_counter(), time.process_time()
     valid = parse_spec(spec_for(gpus))
     cache = SearchCache()
@@ -66,11 +70,23 @@ def time_once(gpus: int) -> tuple[float, float, float, int, SearchCache]:
     return middle - start, end - start, cpu_end - cpu_start, designs, cache
 
 
+def cpu_model() -> str:
+    """The processor's model name as the kernel reports it (``lscpu``'s "Model name")."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as info:
+            for line in info:
+                if line.startswith("model name"):
+                    return line.partition(":")[2].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown processor"
+
+
 def main() -> None:
     time_once(GPU_COUNTS[0])  # warm the imports and the catalog once
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(
-        f"machine: {platform.machine()}, {os.cpu_count()} CPUs, Python"
+        f"machine: {platform.machine()} {cpu_model()}, {os.cpu_count()} CPUs, Python"
         f" {platform.python_version()}; load average {load:.1f} at the start"
     )
     print(
@@ -127,6 +143,8 @@ def whole_process() -> None:
             wall = statistics.median(r[0] for r in runs)
             cpu = statistics.median(r[1] for r in runs)
             print(f"{gpus:>8,} {label:<32} {wall:>9.3f} {cpu:>8.3f}")
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    print(f"load average {load:.1f} at the end")
 
 
 if __name__ == "__main__":

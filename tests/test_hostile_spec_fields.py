@@ -8,7 +8,9 @@ The field list is generated from the pydantic models (:func:`leaf_paths`): a fie
 model reachable from :class:`ScenarioSpec` is walked without a change here, and
 :func:`test_the_walk_covers_every_field_of_every_model` fails if the walk misses one.
 Numbers get ``true``, negative, zero, huge, infinite, NaN and 30-digit values; strings, choices,
-flags, lists and mappings get wrong types, empty, enormous and unknown values."""
+flags, lists and mappings get wrong types, empty, enormous and unknown values. Number fields
+take numbers only and flags ``true``/``false`` only (``model/base.py``): generated quoted
+numbers and flag words are refused with FP1412 / FP1413, naming the field."""
 
 from __future__ import annotations
 
@@ -20,9 +22,11 @@ from typing import Any
 
 import pytest
 import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from pydantic import BaseModel
 
-from fabricplan.errors import FabricPlanError
+from fabricplan.errors import FabricPlanError, SpecError
 from fabricplan.model.scenario import ScenarioSpec
 from fabricplan.spec import SPEC_NUMBER_LIMIT, read_spec, resolve
 from hostile_run import run
@@ -145,6 +149,8 @@ def _spec(path: tuple[str, ...], value: Any) -> dict[str, Any]:
         spec["workload"] = {"model": "custom", "params_b": 7, "layers": 32, "hidden": 4096}
     if path[0] == "growth" and len(path) > 1:
         spec["growth"] = {"target_gpus": 128}
+    if path[:3] == ("cluster", "host", "nic_slot") and len(path) > 3:
+        spec["cluster"]["host"] = {"nic_slot": {"generation": 5, "lanes": 16}}
     node = spec
     for key in path[:-1]:
         child = node.get(key)
@@ -188,11 +194,10 @@ def test_hostile_values_are_refused_at_the_edge_or_resolve(
             fuzz_counts["clean errors"] += 1
         else:
             if kind == "number":
-                assert value is not True, f"{'.'.join(path)} took true as a number"
-                number = float(value)  # a quoted number is read as the number (pydantic's rule)
-                assert number == number and abs(number) <= SPEC_NUMBER_LIMIT, (path, value)
-            if kind == "flag":  # pydantic's words for a flag ("yes", "true") are read as one
-                assert value in {"yes", "true"}, f"{'.'.join(path)} took {value!r} as a flag"
+                assert isinstance(value, int | float) and value is not True, (path, value)
+                assert value == value and abs(value) <= SPEC_NUMBER_LIMIT, (path, value)
+            if kind == "flag":
+                raise AssertionError(f"{'.'.join(path)} took {value!r} as a flag")
             fuzz_counts["answers"] += 1
 
 
@@ -205,3 +210,81 @@ def test_the_largest_accepted_values_reach_an_answer_or_one_line(
         file.write_text(yaml.safe_dump(_spec(path, value)))
         result = run(["compare", str(file), "-f", "json"], fuzz_counts)
         assert "FP1399" not in result.stderr, (path, value, result.stderr)
+
+
+FLAGS = [path for path, kind in PATHS if kind == "flag"]
+QUOTED_NUMBERS = st.one_of(
+    st.integers(min_value=-(10**15), max_value=10**15).map(str),
+    st.floats(allow_nan=False, allow_infinity=False).map(repr),
+    st.sampled_from(["12", " 12 ", "1_000", "1e3", "12.0", "+5", "-0"]),
+)
+"""What a quoted number looks like in YAML (``gpus: "2048"``): every form pydantic's lax mode
+would have read as a number."""
+FLAG_WORDS = st.one_of(
+    st.sampled_from(["yes", "no", "on", "off", "y", "n", "1", "0", "true", "false", "True"]),
+    st.sampled_from([0, 1, 0.0, 1.0]),
+    st.integers(min_value=2, max_value=10**6),
+)
+"""Pydantic's lax words and numbers for a bool, and other integers."""
+
+
+def _field_of(path: tuple[str, ...]) -> Any:
+    """The annotation of the field at ``path`` (through sections, mappings and overrides)."""
+    annotation: Any = ScenarioSpec
+    for key in path:
+        models = _models(annotation)
+        model = next((m for m in models if key in m.model_fields), None)
+        if model is not None:
+            annotation = model.model_fields[key].annotation
+            continue
+        mapping = next(a for a in _args(annotation) if typing.get_origin(a) is dict)
+        annotation = typing.get_args(mapping)[1]
+    return annotation
+
+
+def _takes_numbers(path: tuple[str, ...]) -> bool:
+    """Whether the field takes any int or float (not only a fixed choice such as tiers 2 or 3)."""
+    return any(part in {int, float} for part in _args(_field_of(path)))
+
+
+def _refused(path: tuple[str, ...], value: object) -> SpecError:
+    """The edge's error for ``value`` at ``path``, which must name that field."""
+    with pytest.raises(SpecError) as refused:
+        read_spec(_spec(path, value), "spec.yaml")
+    assert refused.value.where == f"spec.yaml: {'.'.join(path)}", (path, str(refused.value))
+    return refused.value
+
+
+@settings(max_examples=200, deadline=None, derandomize=True)
+@given(path=st.sampled_from(NUMERIC), text=QUOTED_NUMBERS)
+def test_a_quoted_number_is_refused_naming_its_field(path: tuple[str, ...], text: str) -> None:
+    error = _refused(path, text)
+    assert error.code == ("FP1412" if _takes_numbers(path) else "FP104"), str(error)
+    assert "\n" not in str(error) and repr(text)[:40].strip("'") in str(error)
+
+
+@settings(max_examples=120, deadline=None, derandomize=True)
+@given(path=st.sampled_from(FLAGS), word=FLAG_WORDS)
+def test_a_flag_word_is_refused_naming_its_field(path: tuple[str, ...], word: object) -> None:
+    error = _refused(path, word)
+    assert error.code == "FP1413" and str(error).endswith("write true or false [FP1413]")
+
+
+@pytest.mark.parametrize("path", FLAGS, ids=".".join)
+def test_a_flag_takes_true_and_false(path: tuple[str, ...]) -> None:
+    for value in (True, False):
+        read_spec(_spec(path, value))
+
+
+def test_numbers_from_yaml_and_the_coerced_kinds_still_read() -> None:
+    """YAML gives real numbers (an integer feeds a float field); lists still feed tuples,
+    strings choices, mappings sections: only the number and flag leaves are strict."""
+    text = (
+        "cluster: {gpus: 64, nic_speed_gbps: 400}\n"
+        "fabric: {technologies: [infiniband], topology: fat_tree, lossless: {pfc: false}}\n"
+        "cost: {prices: {qm9700: 25000}, price_book: prices.yaml}\n"
+    )
+    spec = read_spec(yaml.safe_load(text))
+    assert spec.cluster.nic_speed_gbps == 400.0 and isinstance(spec.cluster.nic_speed_gbps, float)
+    assert spec.fabric.technologies == ("infiniband",) and spec.fabric.topology == "fat_tree"
+    assert spec.cost.prices == {"qm9700": 25000.0} and spec.fabric.lossless.pfc is False

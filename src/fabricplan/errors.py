@@ -25,7 +25,7 @@ TYPE_CHECKING = False
 """``typing`` is not imported at run time: this module is on the path of every start-up, where
 Ctrl-C must already meet fabricplan's own handling (type checkers read the block below)."""
 if TYPE_CHECKING:
-    from typing import Any
+    from typing import Any, Self
 
 
 MAX_SHOWN_VALUE_CHARS = 120
@@ -83,6 +83,26 @@ class FabricPlanError(Exception):
 
     def __str__(self) -> str:
         return self.message
+
+    def detached(self) -> Self:
+        """A copy of this error without its traceback, cause or context, to keep.
+
+        An error as raised holds its traceback, whose frames hold their locals: an error kept
+        in a list or a cache of the frame that caught it makes a reference cycle, and
+        everything those frames reached waits for the cyclic garbage collector. The copy
+        has the same class, code and message; raised again it gets a traceback of its own,
+        so a kept copy is raised as ``raise kept.detached()``.
+
+        >>> try:
+        ...     raise DesignError("FP301", "fabric", "cannot be built", 7, "use fewer GPUs")
+        ... except DesignError as exc:
+        ...     kept = exc.detached()
+        >>> str(kept), kept.__traceback__ is None, type(kept).__name__
+        ('fabric: cannot be built (7); use fewer GPUs [FP301]', True, 'DesignError')
+        """
+        copy = self.__class__.__new__(self.__class__, *self.args)
+        copy.__dict__.update(self.__dict__)
+        return copy
 
 
 class SpecError(FabricPlanError):

@@ -369,7 +369,7 @@ def search_design(
             else:
                 design = cache.design(scenario, technology, choice)
         except DesignError as exc:
-            failed.append((choice, exc))
+            failed.append((choice, exc.detached()))  # its traceback would hold this list
             if choice.tiers is None:
                 fewest[key] = None
             continue
@@ -929,10 +929,10 @@ def evaluate_feasible(
                 evaluate_one(valid, tech, backend, request, (performance or {}).get(tech), cache)
             )
         except DesignError as exc:
-            first_error = first_error or exc
+            first_error = first_error or exc.detached()  # its traceback would hold this frame
             infeasible.append(InfeasibleOption(technology=tech, code=exc.code, message=str(exc)))
     if not evaluations and first_error is not None:
-        raise first_error
+        raise first_error.detached()
     return evaluations, infeasible
 
 

@@ -202,7 +202,7 @@ class SearchCache:
                 self.performance_hits += 1
             found = store[key]
             if isinstance(found, FabricPlanError):
-                raise found
+                raise found.detached()
             return found  # type: ignore[no-any-return]
         if design:
             self.design_misses += 1
@@ -211,7 +211,7 @@ class SearchCache:
         try:
             made = make()
         except kept_error as exc:
-            store[key] = exc
+            store[key] = exc.detached()
             raise
         store[key] = made
         return made

@@ -53,7 +53,7 @@ def _is_union_tag(part: str) -> bool:
     """Pydantic names union branches in error locations (``literal[...]``, ``PriorityWeights``)."""
     return (
         "[" in part
-        or part.startswith("function-")
+        or part.startswith(("function-", "constrained-"))
         or part[:1].isupper()
         or part in {"str", "int", "float", "bool"}
     )
@@ -99,8 +99,49 @@ def _pydantic_error(exc: ValidationError, origin: str) -> SpecError:
         return SpecError(
             "FP104", where, "is not one of the allowed values", value, f"use {expected}"
         )
+    strict = _strict_type_error(kind, value, where)
+    if strict is not None:
+        return strict
     shown = value if isinstance(value, str | int | float | bool) else type(value).__name__
     return SpecError("FP105", where, msg.lower(), shown, "fix the value")
+
+
+NUMBER_TYPES = {"int_type": "a whole number", "float_type": "a number"}
+"""Pydantic's strict-number error types (``model/base.py`` makes every number field strict)."""
+
+
+def _reads_as_number(text: str) -> bool:
+    """Whether ``text`` is a finite number in quotes (``"12"``, ``" 1e3 "``)."""
+    try:
+        number = float(text)
+    except ValueError:
+        return False
+    return number - number == 0
+
+
+def _strict_type_error(kind: str, value: Any, where: str) -> SpecError | None:
+    """The message for a value the strict number and bool fields refuse: a quoted number
+    (FP1412), a true/false or a fraction for a number (FP105), anything but true/false for a
+    flag (FP1413). None for any other error (other text for a number stays FP105)."""
+    if kind == "bool_type":
+        shown = value if isinstance(value, str | int | float) else type(value).__name__
+        return SpecError("FP1413", where, "is not true or false", shown, "write true or false")
+    wanted = NUMBER_TYPES.get(kind)
+    if wanted is None:
+        return None
+    if isinstance(value, bool):
+        return SpecError("FP105", where, f"a true/false is not {wanted}", value, "write the number")
+    if isinstance(value, str) and _reads_as_number(value):
+        return SpecError(
+            "FP1412",
+            where,
+            f"is a quoted number, text and not {wanted}",
+            value,
+            "write the number without quotes",
+        )
+    if isinstance(value, float):
+        return SpecError("FP105", where, "is not a whole number", value, "write a whole number")
+    return None
 
 
 SPEC_FILE = FileKind("spec", SpecError, "FP108", yaml_code="FP106", fix="check the path")

@@ -27,7 +27,7 @@ from fabricplan.model.hardware import PortMode, SwitchSpec, TechnologySpec
 from fabricplan.model.scenario import TechnologyName, TopologyName, ValidScenario
 from fabricplan.topology.cable import cable_chooser, switch_module
 from fabricplan.topology.fat_tree import FatTree, fat_tree, rail_optimized
-from fabricplan.topology.layout import layout_runs
+from fabricplan.topology.layout import FixedLengths, layout_runs
 from fabricplan.topology.scale_limit import (
     IB_ROUTER_PORTS,
     addresses_per_plane,
@@ -187,18 +187,18 @@ def _plane(
     return fat_tree(nodes * rails, radix, oversubscription, choice.tiers, management)
 
 
-def _fixed_lengths(valid: ValidScenario) -> dict[LinkGroupName, float] | None:
+def _fixed_lengths(valid: ValidScenario) -> FixedLengths | None:
     """``fabric.cable_reach`` as one length per group, when the spec sets it."""
     fabric = valid.spec.fabric
     if "cable_reach" not in fabric.model_fields_set:
         return None
     reach = fabric.cable_reach
-    return {
-        "node_leaf": reach.node_leaf_m,
-        "management": reach.node_leaf_m,
-        "leaf_spine": reach.leaf_spine_m,
-        "spine_core": reach.spine_core_m,
-    }
+    return (
+        ("node_leaf", reach.node_leaf_m),
+        ("management", reach.node_leaf_m),
+        ("leaf_spine", reach.leaf_spine_m),
+        ("spine_core", reach.spine_core_m),
+    )
 
 
 def _link_groups(

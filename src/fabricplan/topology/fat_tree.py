@@ -419,9 +419,9 @@ def fat_tree(
                 _fat_tree_split(endpoints, host_ports, radix, down, up, oversubscription, tiers)
             )
         except DesignError as exc:
-            first_error = first_error or exc
+            first_error = first_error or exc.detached()  # its traceback would hold this frame
     if first_error is not None and not built:
-        raise first_error
+        raise first_error.detached()
     return _best(built)
 
 
@@ -505,9 +505,9 @@ def rail_optimized(
             )
             built.append(plane)
         except DesignError as exc:
-            first_error = first_error or exc
+            first_error = first_error or exc.detached()  # its traceback would hold this frame
     if first_error is not None and not built:
-        raise first_error
+        raise first_error.detached()
     return _best(built)
 
 

@@ -30,9 +30,11 @@ Lengths are rounded up to orderable steps (:data:`LENGTH_STEPS_M`).
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 
 import numpy as np
 import numpy.typing as npt
@@ -83,6 +85,10 @@ def row_length_racks(layout: LayoutSpec, racks: int) -> int:
 
 Runs = dict[LinkGroupName, list[tuple[float, int]]]
 """Per link group: ``(orderable length in m, links)`` pairs, shortest first."""
+LayoutRuns = Mapping[LinkGroupName, tuple[tuple[float, int], ...]]
+"""The same, read-only, as :func:`layout_runs` returns (and keeps) it."""
+FixedLengths = tuple[tuple[LinkGroupName, float], ...]
+"""``fabric.cable_reach`` as ``(group, metres)`` pairs (hashable, for the memo)."""
 
 
 def orderable_length_m(length_m: float) -> float:
@@ -387,6 +393,18 @@ def rack_name(position: int, per_row: int) -> tuple[str, str]:
     return letters, f"{letters}{column + 1:02d}"
 
 
+LAYOUT_MEMO_SIZE = 1024
+"""Designs whose runs :func:`layout_runs` keeps (a few kB each). A design search tries every
+switch model of the catalog, and models of the same radix and speed give the same plane: at
+100k GPUs a ``compare`` asks for the runs of 185 designs, 119 of them different."""
+
+
+def forget_layout_runs() -> None:
+    """Empty the memo of :func:`layout_runs` (a benchmark times a compare from cold)."""
+    layout_runs.cache_clear()
+
+
+@functools.lru_cache(maxsize=LAYOUT_MEMO_SIZE)
 def layout_runs(
     layout: LayoutSpec,
     topology: TopologyName,
@@ -396,10 +414,13 @@ def layout_runs(
     nics_per_node: int,
     gpus_per_node: int,
     management_links: int,
-    fixed_m: Mapping[LinkGroupName, float] | None = None,
+    fixed_m: FixedLengths | None = None,
     rack_domain_gpus: int = 0,
-) -> Runs:
+) -> LayoutRuns:
     """Links per group and orderable length for one design (every plane alike).
+
+    A pure function of frozen values, remembered for the planes asked again
+    (:data:`LAYOUT_MEMO_SIZE`); what it returns is read-only.
 
     Parameters
     ----------
@@ -413,7 +434,8 @@ def layout_runs(
         Subnet-manager links of all planes (from the central block to a leaf,
         :func:`management_leaf_positions`).
     fixed_m
-        Per group, one length for every run (``fabric.cable_reach`` set in the spec).
+        Per group, one length for every run (``fabric.cable_reach`` set in the spec), as
+        ``(group, metres)`` pairs.
     rack_domain_gpus
         GPUs of a rack-scale NVLink domain (see :func:`nodes_per_rack`).
 
@@ -425,17 +447,20 @@ def layout_runs(
     >>> sum(n for _, n in runs["node_leaf"]), runs["node_leaf"][0]
     (256, (5.0, 64))
     """
+    fixed = None if fixed_m is None else dict(fixed_m)
     counts: dict[LinkGroupName, int] = {
         "node_leaf": nodes * nics_per_node,
         "management": management_links,
         "leaf_spine": plane.leaf_spine_links * planes,
         "spine_core": plane.spine_core_links * planes,
     }
-    if fixed_m is not None:
-        return {
-            group: [(orderable_length_m(fixed_m[group]), count)] if count else []
-            for group, count in counts.items()
-        }
+    if fixed is not None:
+        return MappingProxyType(
+            {
+                group: ((orderable_length_m(fixed[group]), count),) if count else ()
+                for group, count in counts.items()
+            }
+        )
     runs: Runs = {group: [] for group in counts}
     if topology == "rail_optimized" or plane.leaves == 1:
         # Every NIC of a rack's nodes reaches the same leaf rack: one run length per rack.
@@ -506,4 +531,4 @@ def layout_runs(
         if have != count and runs[group]:
             length, last = runs[group][-1]
             runs[group][-1] = (length, last + count - have)
-    return runs
+    return MappingProxyType({group: tuple(lengths) for group, lengths in runs.items()})
