@@ -186,4 +186,8 @@ def spec_roce_config_files(
             "add roce_v2 to fabric.technologies",
         )
     box_os: dict[str, SwitchOs] = {"sonic": "sonic", "nvue": "cumulus", "eos": "eos"}
+    if vendor not in box_os:
+        raise InputFileError(
+            "FP421", "--vendor", "unknown vendor", vendor, f"use one of {', '.join(box_os)}"
+        )
     return roce_config_files(valid, design_fabric(valid, technology), box_os[vendor])
