@@ -366,6 +366,8 @@ def render_one(example: Example, outcome: Outcome) -> list[str]:
         out.append("```python")
         for line in example.python.rstrip().splitlines():
             out.append(f"... {line}" if line[:1].isspace() else f">>> {line}")
+        if re.search(r"^line = ", example.python, re.MULTILINE):
+            out.append(">>> print(line)")
         out += [message, "```"]
     return [*out, ""]
 
@@ -379,7 +381,10 @@ def render(found: dict[str, Example]) -> str:
         "",
         "Each input is the smallest one found that reaches the code; the line below it is what",
         "fabricplan printed (`tests/test_error_examples.py` runs every example and checks this",
-        "section; the inputs are `tests/data/error_examples/FPnnn.yaml`).",
+        "section; the inputs are `tests/data/error_examples/FPnnn.yaml`). A command runs in an",
+        "empty folder holding the files shown; a web request goes to `fabricplan serve` (HTTP",
+        "status and the answer's `error`); a code that only the Python API reaches, or only a",
+        "bug, is shown as the Python call that raises it, with the reason no command does.",
         "",
     ]
     for code in sorted(found, key=code_order):

@@ -526,7 +526,8 @@ def resolve(
             raise SpecError(
                 "FP112",
                 where,
-                f"{switch.id} is an {switch.family} switch, but {name} needs {tech.switch_family}",
+                f"{switch.id} is an {switch.family} switch, but {name} needs an"
+                f" {tech.switch_family} switch",
                 None,
                 f"choose an {tech.switch_family} switch or 'auto'",
             )
