@@ -7,14 +7,15 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 SRC = ROOT / "src" / "fabricplan"
-CODE = re.compile(r"""["'](FP\d{3,5})["']""")
-"""A code as the code passes it to an error: a quoted string literal."""
+CODE = re.compile(r"""["'](FP\d{3,5})["']|\[(FP\d{3,5})\]""")
+"""A code as the code passes it to an error (a quoted string literal) or writes it at the end of
+a line it builds itself (``... [FP1121]`` in an f-string)."""
 LISTED = re.compile(r"^\|\s*(FP\d{3,5})\s*\|", re.MULTILINE)
 """A code as docs/errors.md lists it: the first cell of a table row."""
 
 
 def raised_codes(text: str) -> set[str]:
-    return set(CODE.findall(text))
+    return {quoted or bracketed for quoted, bracketed in CODE.findall(text)}
 
 
 def listed_codes(text: str) -> set[str]:
@@ -34,4 +35,5 @@ def test_every_raised_code_is_listed() -> None:
 
 def test_the_listers_see_codes_and_only_codes() -> None:
     assert raised_codes('raise ModelError("FP537", "x")\n# FP999 in a comment') == {"FP537"}
+    assert raised_codes('fail(f"--token: too short; use a longer one [FP1121]")') == {"FP1121"}
     assert listed_codes("| FP101 | meaning |\n| code | meaning |\nFP102 in prose") == {"FP101"}

@@ -248,6 +248,8 @@ def iter_lines(path: str | os.PathLike[str], kind: FileKind) -> Iterator[str]:
                 text = text.removeprefix("\ufeff")
                 first = False
             pending += text
+            if chunk and "\n" not in text and "\r" not in text:
+                continue  # still inside one line: splitting it again each chunk is quadratic
             lines = pending.splitlines(keepends=True)
             # A last line ending in "\r" may be the first half of a "\r\n" cut by the chunk.
             open_end = lines and (not lines[-1].endswith(("\n", "\r")) or lines[-1][-1] == "\r")

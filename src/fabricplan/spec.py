@@ -567,7 +567,8 @@ def resolve(
             raise SpecError(
                 "FP112",
                 where,
-                f"{switch.id} is an {switch.family} switch, but {name} needs {tech.switch_family}",
+                f"{switch.id} is an {switch.family} switch, but {name} needs an"
+                f" {tech.switch_family} switch",
                 None,
                 f"choose an {tech.switch_family} switch or 'auto'",
             )
@@ -653,9 +654,12 @@ def resolve(
         try:
             prices.update(load_price_book(spec.cost.price_book))
         except CatalogError as exc:
-            raise SpecError(
-                "FP116", f"{origin}: cost.price_book", exc.what, exc.value, exc.fix
-            ) from None
+            # A book that cannot be read is the spec's FP116; one that is read keeps its own
+            # code (FP204, FP207, FP208, FP211) and its file, line and item.
+            code = "FP116" if exc.code == "FP209" else exc.code
+            where = f"{origin}: cost.price_book: {exc.where}"
+            kind = SpecError if code == "FP116" else CatalogError
+            raise kind(code, where, exc.what, exc.value, exc.fix) from None
     for item, price in spec.cost.prices.items():
         prices[item] = PriceEntry(
             item=item, price_usd=price, basis="measured", note="price given in the spec"

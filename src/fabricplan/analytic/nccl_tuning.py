@@ -142,8 +142,14 @@ def _lines() -> tuple[NcclTuning, ...]:
                 )
             )
         except ValidationError as exc:  # a packaging bug, not a user error
+            first = exc.errors()[0]
+            field = ".".join(str(p) for p in first["loc"])
             raise ModelError(
-                "FP500", f"nccl_tuning.yaml: {raw['line']}", str(exc), None, "fix the data file"
+                "FP500",
+                f"nccl_tuning.yaml: {raw['line']}.{field}",
+                str(first["msg"]).lower(),
+                None,
+                "fix the data file",
             ) from None
     return tuple(lines)
 

@@ -53,7 +53,7 @@ def _priorities(text: str | None) -> frozenset[int] | None:
 
 def _ranged(value: int | None, option: str, high: int) -> int | None:
     if value is not None and not 0 <= value <= high:
-        raise InputFileError("FP409", option, f"must be 0-{high}", value)
+        raise InputFileError("FP409", option, f"must be 0-{high}", value, f"use 0 to {high}")
     return value
 
 

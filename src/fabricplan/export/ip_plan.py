@@ -91,7 +91,11 @@ def switch_asns(plan: CablingPlan) -> dict[str, int]:
         asns[device.name] = shared[key]
     if next_asn > PRIVATE_ASN_LAST:
         raise InputFileError(
-            "FP1222", "ip-plan", "more switches than private ASNs", next_asn - PRIVATE_ASN_FIRST
+            "FP1222",
+            "ip-plan",
+            "more switches than private ASNs",
+            next_asn - PRIVATE_ASN_FIRST,
+            "split the fabric into several BGP domains",
         )
     return asns
 

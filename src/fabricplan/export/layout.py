@@ -67,6 +67,7 @@ def read_layout(text: str, where: str) -> dict[str, RackPosition]:
                 f"{where}:{number}",
                 "a row lacks the device, row or rack",
                 ",".join(cells),
+                "give device,row,rack on every row",
             )
         if cells[0] in layout:
             raise InputFileError(

@@ -90,7 +90,9 @@ def expand_hostlist(expression: str) -> list[str]:
         match = re.fullmatch(r"([^\[\]]*)\[([^\]]+)\]([^\[\]]*)", item)
         if match is None:
             if "[" in item or "]" in item:
-                raise InputFileError("FP1218", "hostlist", "unbalanced bracket", item)
+                raise InputFileError(
+                    "FP1218", "hostlist", "unbalanced bracket", item, "close every [ with a ]"
+                )
             names.append(item)
             continue
         prefix, body, suffix = match.groups()
@@ -99,7 +101,9 @@ def expand_hostlist(expression: str) -> list[str]:
             width = len(low)
             end = int(high) if high else int(low)
             if end < int(low):
-                raise InputFileError("FP1218", "hostlist", "range runs backwards", piece)
+                raise InputFileError(
+                    "FP1218", "hostlist", "range runs backwards", piece, "write LOW-HIGH"
+                )
             names += [f"{prefix}{n:0{width}d}{suffix}" for n in range(int(low), end + 1)]
     return names
 
@@ -225,7 +229,11 @@ def read_topology_conf(text: str) -> dict[str, tuple[str, list[str]]]:
         name = lowered.get("switchname")
         if name is None or ("nodes" in lowered) == ("switches" in lowered):
             raise InputFileError(
-                "FP1219", f"topology.conf:{number}", "not a SwitchName line", line[:60]
+                "FP1219",
+                f"topology.conf:{number}",
+                "not a SwitchName line",
+                line[:60],
+                "write SwitchName=NAME Nodes=HOSTLIST or SwitchName=NAME Switches=HOSTLIST",
             )
         kind = "nodes" if "nodes" in lowered else "switches"
         out[name] = (kind, expand_hostlist(lowered[kind]))

@@ -27,8 +27,10 @@ VENDOR_BY_OS: dict[SwitchOs, Vendor] = {"sonic": "sonic", "cumulus": "nvue", "eo
 """The ``roce-config`` writer for each switch OS (NVUE is Cumulus Linux's configuration)."""
 
 
-def config_os(design: FabricDesign, wanted: SwitchOs | None) -> SwitchOs:
-    """The OS to configure: the one asked for if the box runs it, else the box's default.
+def config_os(design: FabricDesign, wanted: SwitchOs | None, option: str = "--os") -> SwitchOs:
+    """The OS to configure: the one asked for if the box runs it, else the box's default
+    (``option`` names what the user gave: ``--os``, or ``roce-config``'s ``--vendor``, which
+    names the OS by its baseline flavour, NVUE for Cumulus).
 
     Raises
     ------
@@ -51,12 +53,14 @@ def config_os(design: FabricDesign, wanted: SwitchOs | None) -> SwitchOs:
     if wanted is None:
         return oses[0]
     if wanted not in oses:
+        said: str = VENDOR_BY_OS.get(wanted, wanted) if option == "--vendor" else wanted
+        names: list[str] = [VENDOR_BY_OS[o] if option == "--vendor" else o for o in oses]
         raise InputFileError(
             "FP1224",
-            "--os",
-            f"{design.switch_id} does not run {wanted}",
-            wanted,
-            f"use {' or '.join(oses)} (NVUE runs on NVIDIA Spectrum boxes only)",
+            option,
+            f"{design.switch_id} does not run {said}",
+            said,
+            f"use {' or '.join(names)} (NVUE runs on NVIDIA Spectrum boxes only)",
         )
     return wanted
 
@@ -90,7 +94,7 @@ def _platform_headroom(
 
 
 def roce_config_files(
-    valid: ValidScenario, design: FabricDesign, wanted: SwitchOs | None = None
+    valid: ValidScenario, design: FabricDesign, wanted: SwitchOs | None = None, option: str = "--os"
 ) -> dict[str, str]:
     """Every file of the baseline for the designed box (see the module docstring).
 
@@ -102,7 +106,7 @@ def roce_config_files(
     >>> [line for line in files["eos-leaf.cfg"].splitlines() if line.startswith("interface")][:3]
     ['interface Ethernet1/1', 'interface Ethernet1/5', 'interface Ethernet2/1']
     """
-    os = config_os(design, wanted)
+    os = config_os(design, wanted, option)
     panel = front_panel(design.switch_id)
     names = port_names(panel, design.radix, os)
     spec = baseline_spec(valid, design)
@@ -186,4 +190,8 @@ def spec_roce_config_files(
             "add roce_v2 to fabric.technologies",
         )
     box_os: dict[str, SwitchOs] = {"sonic": "sonic", "nvue": "cumulus", "eos": "eos"}
-    return roce_config_files(valid, design_fabric(valid, technology), box_os[vendor])
+    if vendor not in box_os:
+        raise InputFileError(
+            "FP421", "--vendor", "unknown vendor", vendor, f"use one of {', '.join(box_os)}"
+        )
+    return roce_config_files(valid, design_fabric(valid, technology), box_os[vendor], "--vendor")

@@ -31,11 +31,23 @@ _NUMBER_RE = re.compile(r"^\s*[-+]?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?\s*$")
 _TRAILING_NUMBER_RE = re.compile(r"^(.*?)(\d+)$")
 
 
+DEFAULT_FIXES = {
+    "FP405": "give the configuration as the device prints it (see docs/lint.md)",
+    "FP406": "write the value as the device prints it",
+    "FP409": "use a value in the range the message names",
+}
+"""What to do, for a reader's check that names none: the message keeps its ``; fix`` part."""
+
+
 def input_error(
     code: str, where: str, what: str, value: object = None, fix: str = ""
 ) -> InputFileError:
-    """An :class:`InputFileError` (codes FP400-FP449)."""
-    return InputFileError(code, where, what, value, fix)
+    """An :class:`InputFileError` (codes FP400-FP449); without ``fix``, the code's default.
+
+    >>> str(input_error("FP409", "leaf.cfg:3", "ToS must be 0-255", 300))
+    'leaf.cfg:3: ToS must be 0-255 (300); use a value in the range the message names [FP409]'
+    """
+    return InputFileError(code, where, what, value, fix or DEFAULT_FIXES.get(code, ""))
 
 
 def to_float(value: object, where: str) -> float:

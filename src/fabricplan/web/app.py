@@ -254,7 +254,9 @@ class RequestGate:
         try:
             text = body.decode("utf-8-sig")
         except UnicodeDecodeError as exc:
-            problem = WebRequestError("FP1107", "spec", "not UTF-8 text", f"byte {exc.start}")
+            problem = WebRequestError(
+                "FP1107", "spec", "not UTF-8 text", f"byte {exc.start}", "send the spec as UTF-8"
+            )
             return _error(422, problem.message, problem.code)
         try:
             data = spec_mapping(text, operation.SPEC_ORIGIN)

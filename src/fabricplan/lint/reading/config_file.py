@@ -114,11 +114,19 @@ def read_text(path: str | Path) -> str:
     file = str(path)
     data = read_bytes(path, CONFIG_FILE)
     if b"\x00" in data:
-        raise input_error("FP401", file, "binary file, not configuration text")
+        raise input_error(
+            "FP401",
+            file,
+            "binary file, not configuration text",
+            None,
+            "give the text the device prints",
+        )
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise input_error("FP401", file, "not UTF-8 text", f"byte {exc.start}") from None
+        raise input_error(
+            "FP401", file, "not UTF-8 text", f"byte {exc.start}", "save it as UTF-8"
+        ) from None
 
 
 def read_device_config(path: str | Path, device_type: str = "auto") -> DeviceConfig:
