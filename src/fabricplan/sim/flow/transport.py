@@ -273,8 +273,8 @@ def with_go_back_n(
     >>> with_go_back_n(ecmp, graph, 4178).go_back_n_share
     1.0
     >>> sprayed = with_go_back_n(transport_for(tech, switch, routing="spray"), graph, 4178)
-    >>> round(sprayed.go_back_n_share, 3)   # 128 uplinks: q ~ 1/2 of ~54 packets in flight
-    0.036
+    >>> round(sprayed.go_back_n_share, 3)   # 128 uplinks: q ~ 1/2 of ~68 packets in flight
+    0.029
     """
     flowlets = transport.routing == "adaptive" and transport.adaptive_granularity == "flowlet"
     if (
