@@ -138,8 +138,10 @@ SIGCOMM 2019) sets the window from the INT utilisation each round trip; NVIDIA p
 Spectrum-X CC algorithm, so this is an estimate for it. Used for ``spectrum_x_cc``."""
 NSCC_RTTS = 2.0
 """Round trips UEC NSCC needs to settle after an incast starts (estimate: UE Specification 1.0
-NSCC reacts per acknowledgement to ECN, delay and trims, and on a trim cuts the window to what
-was delivered in the last round trip; one round trip to see it, one to take effect)."""
+NSCC reacts per acknowledgement to ECN, delay and trims; on a trim its quick adapt sets the
+window to what was acknowledged over the last base RTT plus target delay (the UEC's reference
+model, uet-htsim htsim/sim/uec.cpp ``UecSrc::quick_adapt``): one round trip to see it, one to
+take effect)."""
 
 
 def congestion_settle_us(

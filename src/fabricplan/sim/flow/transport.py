@@ -107,9 +107,13 @@ NSCC_QUICK_ADAPT_PERIOD_RTTS = 1.0
 """UEC NSCC: on heavy congestion (trims or a delay far above target) the sender's "quick adapt"
 sets its window to the bytes acknowledged over the last base round trip, one step to the
 achieved rate (factor 0); finer fair sharing follows by per-ACK increase and decrease.
-Estimate of the timescale: UE Specification 1.0 (2025-06-11), NSCC; the control law as
-published for its precursor, Bonato et al., "SMaRTT-REPS: Sender-based Marked Rapidly-adapting
-Trimmed & Timed Transport with Recycled Entropies", arXiv:2404.01630 (2024)."""
+The period is the UEC's public reference model's: quick adapt runs once per ``base RTT +
+target delay``, on a trim, a loss or a delay above four targets, and sets the window to the
+bytes acknowledged in that period (uet-htsim htsim/sim/uec.cpp, ``UecSrc::quick_adapt``, as
+forked in HLC-Lab/uet-htsim @35962f13); the target's share of the period is left out here, so
+one base round trip is a lower estimate. Control law: UE Specification 1.0 (2025-06-11), NSCC;
+its precursor Bonato et al., "SMaRTT-REPS: Sender-based Marked Rapidly-adapting Trimmed & Timed
+Transport with Recycled Entropies", arXiv:2404.01630 (2024)."""
 
 
 @dataclass(frozen=True)
