@@ -283,26 +283,11 @@ def test_the_128_host_all_to_all_gap_is_the_credit_buffer_not_the_adaptive_model
     # per VL no flow mix fills, it agrees with the flow level's adaptive model; with the
     # default buffer (two credit round trips per VL, a model choice: NVIDIA publishes none)
     # the difference is credit stalls, head-of-line blocking the flow level does not model.
-    spec = {
-        "cluster": {
-            "gpus": 128,
-            "gpus_per_node": 1,
-            "nics_per_node": 1,
-            "nic_speed_gbps": 100,
-            "nic": {"speed_gbps": 100},
-        },
-        "fabric": {
-            "technologies": ["infiniband"],
-            "topology": "fat_tree",
-            "tiers": 3,
-            "management_ports": 0,
-            "switch": {"infiniband": {"ports": 8, "port_speed_gbps": 100}},
-        },
-    }
-    valid = parse_spec(spec)
-    from fabricplan.topology.graph import fabric_graph
+    # (The k = 8 fat tree of the cross-validation, with tests/fabrics.py's switch and NIC
+    # latencies.)
+    from fabrics import k_ary_fat_tree
 
-    graph = fabric_graph(design_fabric(valid, "infiniband"), valid)
+    graph, valid = k_ary_fat_tree(8, "infiniband")  # 128 hosts on 8-port switches, 3 tiers
     flow, ample = _ib_all_to_all(graph, valid, 8e6, 4_000_000)
     _, default = _ib_all_to_all(graph, valid, 8e6, None)
     assert ample.counters["stalls"] == 0
