@@ -34,6 +34,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from fabricplan.analytic.collision import in_order_goodput_share
+from fabricplan.analytic.lossless import PER_PACKET_ROUTINGS
 from fabricplan.analytic.profile import VOQ_SCHEDULER_DECISION_NS
 from fabricplan.model.hardware import SwitchSpec, TechnologySpec
 from fabricplan.sim.mechanism import (
@@ -241,10 +242,6 @@ class TransportSpec:
         return (
             self.payload_share if self.fabric_payload_share is None else self.fabric_payload_share
         )
-
-
-PER_PACKET_ROUTINGS = ("adaptive", "spray")
-"""Routings that place every packet on its own path (packets of one flow may overtake)."""
 
 
 def with_go_back_n(
