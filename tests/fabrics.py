@@ -172,8 +172,10 @@ def port_scenario(
     gpus_per_node: int = 1,
     nics_per_node: int = 1,
     topology: TopologyName = "fat_tree",
+    fabric: dict[str, Any] | None = None,
 ) -> ValidScenario:
-    """A spec of ``hosts`` NIC ports on generic ``radix``-port 100G switches."""
+    """A spec of ``hosts`` NIC ports on generic ``radix``-port 100G switches (``fabric``: more
+    keys of the spec's ``fabric:``)."""
     spec: dict[str, Any] = {
         "cluster": {
             "gpus": hosts // nics_per_node * gpus_per_node,
@@ -186,6 +188,7 @@ def port_scenario(
             "technologies": [tech],
             "topology": topology,
             "switch": {tech: {"ports": radix, "port_speed_gbps": SPEED_GBPS, "latency_ns": 300}},
+            **(fabric or {}),
         },
     }
     return parse_spec(spec)
@@ -242,12 +245,14 @@ def leaf_spine_graph(
     hosts_per_leaf: int = 2,
     up_ports: int | None = None,
     tech: TechnologyName = "infiniband",
+    fabric: dict[str, Any] | None = None,
 ) -> tuple[FabricGraph, ValidScenario]:
     """``leaves`` leaves of ``hosts_per_leaf`` hosts, each with ``up_ports`` uplinks (default:
-    as many as hosts) spread over ``spines`` spines; one GPU and one NIC per node."""
+    as many as hosts) spread over ``spines`` spines; one GPU and one NIC per node (``fabric``:
+    more keys of the spec's ``fabric:``)."""
     up = hosts_per_leaf if up_ports is None else up_ports
     radix = max(hosts_per_leaf + up, leaves * up // spines)
-    valid = port_scenario(leaves * hosts_per_leaf, radix, tech)
+    valid = port_scenario(leaves * hosts_per_leaf, radix, tech, fabric=fabric)
     tiers = (
         _tier("leaf", leaves, radix, hosts_per_leaf, up),
         _tier("spine", spines, radix, leaves * up // spines, 0),

@@ -28,6 +28,7 @@ from fabricplan.sim.flow.transport import (
     cell_payload_share,
     settle_time_us,
     transport_for,
+    with_go_back_n,
 )
 from fabricplan.sim.mechanism import adaptive_routing_of
 from fabricplan.sim.packet.spec import packet_spec_for
@@ -376,3 +377,40 @@ def test_a_scheduled_fabric_runs_on_its_leaves_and_fabric_elements() -> None:
     assert set(per_leaf.tolist()) == {40} and graph.hosts_per_leaf == 36
     t = transport_for(valid.technologies["ddc"], leaf)
     assert 40 * t.fabric_share > 36 * t.payload_share
+
+
+def test_an_in_order_receiver_pays_go_back_n_for_spraying() -> None:
+    # 4 leaves of 4 hosts, 4 uplinks each: spraying over U = 4 paths lets a packet overtake
+    # the one before it with share q = (1 - 1/U) / 2 = 3/8; an RC receiver takes each as a
+    # loss and the sender resends its window of W packets (one leaf-spine-leaf round trip at
+    # the host rate), so a useful packet costs 1 + q W on the wire.
+    graph, valid = leaf_spine_graph(leaves=4, spines=4, hosts_per_leaf=4, tech="roce_v2")
+    tech, switch = valid.technologies["roce_v2"], valid.switches["roce_v2"]
+    frame = tech.mtu_bytes + tech.header_bytes.value
+    sprayed = transport_for(tech, switch, routing="spray")
+    rc = with_go_back_n(sprayed, graph, frame)
+    path = [
+        int(graph.host_up_link[0]),
+        int(graph.leaf_up_links[0, 0]),
+        int(graph.link_reverse[graph.leaf_up_links[0, 0]]),
+        int(graph.host_down_link[0]),
+    ]
+    rate = 100.0 / 8  # bytes per ns
+    one_way = 2 * graph.nic_latency_ns + graph.link_latency_ns[path].sum() + frame / rate
+    window = 2 * one_way * rate / frame
+    assert rc.go_back_n_share == pytest.approx(1 / (1 + 3 / 8 * window))
+    assert rc.payload_share == pytest.approx(sprayed.payload_share * rc.go_back_n_share)
+    # A permutation at line rate under spraying takes S / (B share) with a reordering NIC, and
+    # 1 / go_back_n_share as long with the RC receiver.
+    traffic = permutation(one_gpu_per_node(16), S, seed=1)
+    placed = simulate(graph, traffic, dataclasses.replace(sprayed, delivery="nic_reorder"))
+    resent = simulate(graph, traffic, rc)
+    assert resent.transfer_us == pytest.approx(placed.transfer_us / rc.go_back_n_share, rel=1e-6)
+    # Nothing to pay for a pinned path, a reordering NIC, an unordered transport or a
+    # scheduled fabric's reassembly.
+    assert with_go_back_n(transport_for(tech, switch), graph, frame).go_back_n_share == 1.0
+    for other in ("spectrum_x", "uec", "ddc"):
+        t, sw = _catalog(other, "sn5600")
+        assert with_go_back_n(transport_for(t, sw, routing="spray"), graph, frame) == (
+            transport_for(t, sw, routing="spray")
+        )

@@ -304,3 +304,31 @@ def test_the_fabric_element_latency_is_on_the_spine_hop() -> None:
     others = np.ones(net.links, dtype=bool)
     others[(net.link_src >= spine0) & (net.link_src < spine0 + graph.spines)] = False
     assert np.array_equal(net.link_delay_ns[others], plain.link_delay_ns[others])
+
+
+# --- per-packet routing with an in-order receiver -------------------------------------------
+
+
+def test_roce_v2_forced_to_spray_keeps_its_go_back_n_receiver() -> None:
+    # A plain RoCEv2 NIC runs an RC queue pair: it takes the expected packet only, so spraying
+    # does not buy it out-of-order placement; a SuperNIC technology keeps its own.
+    roce = packet_spec_for(*_catalog("roce_v2"), routing="spray")
+    assert (roce.routing, roce.receiver, roce.reorder_window_packets) == ("spray", "in_order", 0)
+    assert packet_spec_for(*_catalog("roce_v1"), routing="spray").receiver == "in_order"
+    supernic = packet_spec_for(*_catalog("spectrum_x"), routing="spray")
+    assert supernic.receiver == "nic_reorder"
+    net = slow_spine_dumbbell()
+    size = 200_000
+    traffic = custom_flows([0], [2], size)
+    in_order = simulate_packet(net, traffic, roce)
+    placed = simulate_packet(net, traffic, supernic)
+    assert in_order.status == placed.status == "done"
+    # Sprayed over a fast and a 4 µs slower spine, packets overtake each other: the RC
+    # receiver discards the overtakers and NAKs, the sender goes back N and resends ...
+    assert in_order.ooo_discards.sum() > 0 and in_order.retransmits.sum() > 0
+    assert in_order.stats().delivery == "in_order"
+    # ... the reordering NIC places them as they come: nothing discarded, nothing resent,
+    # and the flow ends sooner.
+    assert placed.ooo_discards.sum() == 0 and placed.retransmits.sum() == 0
+    assert placed.completion_us < in_order.completion_us
+    assert in_order.counters["delivered_bytes"] == placed.counters["delivered_bytes"] == size

@@ -32,6 +32,7 @@ from fabricplan.analytic.cost import (
     with_gpu_idle_cost,
 )
 from fabricplan.analytic.growth import growth_result
+from fabricplan.analytic.link_error import with_link_errors
 from fabricplan.analytic.lossless import (
     WATCHDOG_OFF,
     LosslessEffect,
@@ -794,6 +795,8 @@ def evaluate_one(
         # The packet level simulates the lossless settings itself (drops, pauses, go-back-N).
         if chosen.technologies[technology].link_flow_control == "pfc" and name != "packet":
             performance = _with_configuration(chosen, design, performance, routing)
+        if name != "packet":  # the packet level corrupts and replays the frames itself
+            performance = with_link_errors(chosen, design, performance, request)
         performance = with_uncertainty(performance)  # the bands of the values as changed above
     cost = with_gpu_idle_cost(chosen, searched_cost, performance.step)
     tech = chosen.technologies[technology]

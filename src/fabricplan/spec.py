@@ -33,6 +33,7 @@ from fabricplan.model.scenario import (
     ScenarioSpec,
     TechnologyName,
     ValidScenario,
+    deployed_technology,
 )
 from fabricplan.units import gbps_to_tbps
 
@@ -257,7 +258,9 @@ def load_spec_file(path: str | os.PathLike[str]) -> ScenarioSpec:
     return read_spec(_read_yaml(text, file), file)
 
 
-def _generic_switch(tech: TechnologyName, family: str, given: GenericSwitchSpec) -> SwitchSpec:
+def _generic_switch(
+    tech: TechnologyName, tech_spec: TechnologySpec, given: GenericSwitchSpec
+) -> SwitchSpec:
     def user(value: float) -> Figure:
         return Figure(value=value, basis="estimate", note="given by the user")
 
@@ -268,13 +271,16 @@ def _generic_switch(tech: TechnologyName, family: str, given: GenericSwitchSpec)
             "name": f"Generic {ports}x{speed:g}G switch",
             "source": USER_SOURCE,
             "date": "2026",
-            "family": family,
+            "family": tech_spec.switch_family,
             "port_modes": [PortMode(ports=ports, speed_gbps=speed)],
             "capacity_tbps": user(gbps_to_tbps(ports * speed)),
             "latency_ns": user(given.latency_ns),
             "buffer_bytes": user(given.buffer_bytes) if given.buffer_bytes else None,
             "power_w": user(given.power_w if given.power_w is not None else 0.0),
             "adaptive_routing": True,
+            # A switch given by its figures does what the deployed technology asks of its links.
+            "link_level_retry": tech_spec.link_level_retry,
+            "credit_flow_control": needs_cbfc(tech_spec),
         }
     )
 
@@ -324,12 +330,43 @@ def switch_eligible(switch: SwitchSpec, tech: TechnologySpec) -> str | None:
             f"it is a scheduled-fabric leaf whose fabric ports only reach fabric elements;"
             f" {tech.id} has none"
         )
+    if tech.link_level_retry and not switch.link_level_retry:
+        return "it states no link-level retry (LLR), which fabric.uec.link_level_retry asks for"
+    if needs_cbfc(tech) and not switch.credit_flow_control:
+        return (
+            "it states no credit-based flow control (CBFC), which"
+            " fabric.uec.credit_flow_control asks for"
+        )
     if tech.switch_asics and switch.asic not in tech.switch_asics:
         return (
             f"its ASIC {switch.asic or 'unknown'} is not one {tech.id} needs"
             f" ({', '.join(tech.switch_asics)})"
         )
     return None
+
+
+def needs_cbfc(tech: TechnologySpec) -> bool:
+    """Credit flow control on an Ethernet technology: UEC's CBFC, which the switches must run
+    (InfiniBand's credits are every IB switch's).
+
+    >>> from fabricplan.catalog.loader import load_catalog
+    >>> needs_cbfc(load_catalog().get_typed("infiniband", TechnologySpec, "doc"))
+    False
+    """
+    return tech.link_flow_control == "credit" and tech.switch_family == "ethernet"
+
+
+def _link_features(tech: TechnologySpec) -> str:
+    """The optional link features ``tech`` is deployed with, in words (empty when none)."""
+    wanted = [
+        name
+        for name, on in (
+            ("link-level retry (LLR)", tech.link_level_retry),
+            ("credit-based flow control (CBFC)", needs_cbfc(tech)),
+        )
+        if on
+    ]
+    return " and ".join(wanted)
 
 
 def _eligible_switches(
@@ -349,6 +386,16 @@ def _eligible_switches(
 
 
 def _no_eligible_switch(tech: TechnologySpec, speed_gbps: float, origin: str) -> SpecError:
+    features = _link_features(tech)
+    if features:
+        return SpecError(
+            "FP661",
+            f"{origin}: fabric.uec",
+            f"no catalog {tech.switch_family} switch with {features} has {speed_gbps:g}G ports",
+            None,
+            "turn the feature off, change cluster.nic_speed_gbps, or give a generic switch's"
+            f" figures in fabric.switch.{tech.id}",
+        )
     needs = f" with ASIC {' or '.join(tech.switch_asics)}" if tech.switch_asics else ""
     code = "FP622" if tech.switch_asics or tech.fabric_element_asics else "FP110"
     return SpecError(
@@ -518,12 +565,23 @@ def resolve(
     fabric_elements: dict[TechnologyName, SwitchSpec] = {}
     speed = cluster.nic_speed_gbps
     for name in spec.fabric.technologies:
-        tech = catalog.get_typed(name, TechnologySpec, f"{origin}: fabric.technologies")
+        tech = deployed_technology(
+            catalog.get_typed(name, TechnologySpec, f"{origin}: fabric.technologies"),
+            name,
+            spec.fabric,
+        )
         technologies[name] = tech
+        features = _link_features(tech)
+        if features:
+            assumptions.append(
+                f"{name}: {features} on every link (fabric.uec); the switches must state it,"
+                " the NICs' ends of the host links are taken to run it too (no catalog NIC"
+                " states it)"
+            )
         choice = spec.fabric.switch.get(name, "auto")
         where = f"{origin}: fabric.switch.{name}"
         if isinstance(choice, GenericSwitchSpec):
-            switch = _generic_switch(name, tech.switch_family, choice)
+            switch = _generic_switch(name, tech, choice)
         elif choice == "auto":
             switch = _pick_switch(catalog, tech, speed, origin)
             tried = _switch_candidates(catalog, tech, speed)
@@ -533,6 +591,8 @@ def resolve(
                 which += f" with ASIC {' or '.join(tech.switch_asics)}"
             if tech.packet_trimming and all(s.packet_trimming for s in tried):
                 which += " that trims packets"
+            if features:
+                which += f" with {features}"
             assumptions.append(
                 f"{name}: switch auto -> the design search tries"
                 f" {', '.join(s.id for s in tried)} ({which} with {speed:g}G ports); pin one"

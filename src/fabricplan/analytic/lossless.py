@@ -138,8 +138,10 @@ SIGCOMM 2019) sets the window from the INT utilisation each round trip; NVIDIA p
 Spectrum-X CC algorithm, so this is an estimate for it. Used for ``spectrum_x_cc``."""
 NSCC_RTTS = 2.0
 """Round trips UEC NSCC needs to settle after an incast starts (estimate: UE Specification 1.0
-NSCC reacts per acknowledgement to ECN, delay and trims, and on a trim cuts the window to what
-was delivered in the last round trip; one round trip to see it, one to take effect)."""
+NSCC reacts per acknowledgement to ECN, delay and trims; on a trim its quick adapt sets the
+window to what was acknowledged over the last base RTT plus target delay (the UEC's reference
+model, uet-htsim htsim/sim/uec.cpp ``UecSrc::quick_adapt``): one round trip to see it, one to
+take effect)."""
 
 
 def congestion_settle_us(
@@ -270,6 +272,113 @@ def corruption_recovery_ns(
     (100.0, 4300000000.0)
     """
     return link_rtt_ns if link_level_retry else end_to_end_recovery_ns
+
+
+def timer_found_loss_us(expected_losses: float, duration_us: float, timeout_us: float) -> float:
+    """Expected time a transfer of ``duration_us`` ends later when each of its losses is found
+    only by a retransmission timer of ``timeout_us``, the losses falling at random (Poisson)
+    times over the transfer with mean count ``expected_losses``.
+
+    The sender keeps sending while a timer runs, so only the last loss matters: the transfer
+    ends at ``max(T, t_last + RTO)``. With ``λ = E / T`` the gap ``g = T - t_last`` has density
+    ``λ e^(-λ g)`` on ``[0, T]`` (no loss at all with ``e^-E``), so the expected delay is
+    ``∫_0^m (RTO - g) λ e^(-λ g) dg`` with ``m = min(RTO, T)``:
+    ``RTO (1 - e^(-λm)) - (1 - e^(-λm)) / λ + m e^(-λm)``. Many losses: one RTO; few, on a
+    transfer much shorter than the timer: ``(1 - e^-E) RTO``.
+
+    >>> round(timer_found_loss_us(50.0, 100.0, 1000.0), 1)      # surely a loss near the end
+    998.0
+    >>> round(timer_found_loss_us(1.0, 10.0, 1000.0), 1)        # (1 - 1/e) (1000 - 10) + 10 / e
+    629.5
+    >>> timer_found_loss_us(0.0, 10.0, 1000.0)
+    0.0
+    """
+    if expected_losses <= 0.0 or timeout_us <= 0.0:
+        return 0.0
+    if duration_us <= 0.0:
+        return (1.0 - math.exp(-expected_losses)) * timeout_us
+    rate = expected_losses / duration_us
+    m = min(timeout_us, duration_us)
+    caught = -math.expm1(-rate * m)
+    return max(0.0, timeout_us * caught - caught / rate + m * math.exp(-rate * m))
+
+
+@dataclass(frozen=True, slots=True)
+class LinkErrorExposure:
+    """How many frame crossings of links one collective makes, for :func:`link_error_delay_us`."""
+
+    crossings: float
+    """Frames of the whole collective times the links each crosses."""
+    critical_crossings: float
+    """Frames of the longest flow times its links (the flow the collective waits for)."""
+    tail_crossings: float
+    """Every flow's last frame times its links (a loss no later frame reveals)."""
+    duration_us: float
+    """How long the collective's transfer lasts without errors."""
+    path_links: float = 1.0
+    """Links one frame crosses (host links included)."""
+
+
+RESEND_ROUNDS = 3
+"""Timer rounds counted for resends corrupted again (each round's expected losses are the last
+round's times ``ratio x links``, at most 1e-3 x a few links: three rounds leave under 1e-6 of a
+timer out)."""
+
+
+def link_error_delay_us(
+    frame_error_ratio: float,
+    exposure: LinkErrorExposure,
+    link_level_retry: bool,
+    delivery: str,
+    replay_us: float,
+    round_trip_us: float,
+    timeout_us: float,
+) -> float:
+    """Expected time link errors add to a collective, µs.
+
+    Every frame crossing a link arrives corrupted with probability ``frame_error_ratio``:
+
+    - with link-level retry (UE Specification 1.0, link layer, LLR) the link replays it itself:
+      the frame and the ones held behind it wait ``replay_us`` (one link round trip and one
+      frame, :func:`corruption_recovery_ns`); the collective waits for those on its longest
+      flow, ``ratio x critical_crossings x replay_us``;
+    - without it the frame is dropped at the FCS check (nothing is left to trim) and the
+      transport recovers it. An unordered transport that does not NACK (``out_of_order``:
+      UET RUD selective repeat, no trimmed header to NACK) finds every such loss by its timer
+      (:func:`timer_found_loss_us` over all ``crossings``, then once more for each round of resends
+    corrupted again); an RC receiver (``in_order``,
+      ``nic_reorder``) sees a gap when the next frame arrives and NAKs it: go-back-N costs the
+      longest flow two round trips per loss on it, and a flow's last frame, which nothing
+      follows, waits for the timer.
+
+    The packet level runs the same frames through its links (``FaultSpec.frame_error_ratio``,
+    :mod:`fabricplan.sim.packet.llr`); tests/test_levels_agree.py holds this form to it.
+
+    >>> e = LinkErrorExposure(crossings=1e6, critical_crossings=1e4, tail_crossings=100,
+    ...     duration_us=500.0, path_links=4)
+    >>> round(link_error_delay_us(1e-5, e, True, "out_of_order", 2.0, 10.0, 1000.0), 3)
+    0.2
+    >>> round(link_error_delay_us(1e-5, e, False, "out_of_order", 2.0, 10.0, 1000.0), 1)
+    950.4
+    >>> round(link_error_delay_us(1e-5, e, False, "in_order", 2.0, 10.0, 1000.0), 2)
+    3.0
+    """
+    if frame_error_ratio <= 0.0:
+        return 0.0
+    if link_level_retry:
+        return frame_error_ratio * exposure.critical_crossings * replay_us
+    if delivery == "out_of_order":
+        losses = frame_error_ratio * exposure.crossings
+        delay = timer_found_loss_us(losses, exposure.duration_us, timeout_us)
+        # The frames resent after a timeout cross the same links: a corrupted resend is found
+        # one timer later again (each round is short beside the timer).
+        for _ in range(RESEND_ROUNDS):
+            losses *= frame_error_ratio * exposure.path_links
+            delay += -math.expm1(-losses) * timeout_us
+        return delay
+    go_back = frame_error_ratio * exposure.critical_crossings * 2.0 * round_trip_us
+    tail = -math.expm1(-frame_error_ratio * exposure.tail_crossings) * timeout_us
+    return go_back + tail
 
 
 @dataclass(frozen=True, slots=True)

@@ -468,6 +468,7 @@ def _mechanism_notes(
     granularity: str,
     payload_share: float | None,
     fabric_ns: float,
+    switch_trims: bool = True,
 ) -> tuple[str, ...]:
     """What the analytic model makes of the technology's mechanisms, in words."""
     notes: list[str] = []
@@ -501,10 +502,22 @@ def _mechanism_notes(
             f" {fabric_ns:.0f} ns to each message through the fabric; lossless by scheduling,"
             " no PFC"
         )
-    if tech.packet_trimming:
+    if tech.link_flow_control == "credit" and tech.switch_family == "ethernet":
+        notes.append(
+            "credit-based flow control (CBFC, fabric.uec): a link sends only into buffer the"
+            " next hop granted, so no queue overflows and nothing is trimmed or dropped; a"
+            " congested egress holds its upstream queues, as InfiniBand credits do"
+        )
+    elif tech.packet_trimming and switch_trims:
         notes.append(
             "packet trimming: an overflow costs a header and a NACK-driven resend one round trip"
             " later, not a retransmission timeout"
+        )
+    if tech.link_level_retry:
+        notes.append(
+            "link-level retry (LLR, fabric.uec): a frame corrupted on a link is replayed by that"
+            " link one link round trip later; the transport never sees the loss"
+            " (fabric.frame_error_ratio prices it)"
         )
     return tuple(notes)
 
@@ -693,6 +706,7 @@ def fabric_profile(
                 adaptive_routing_for_asic(switch.asic).granularity,
                 cell_payload_share(tech),
                 fabric_ns,
+                switch.packet_trimming,
             ),
             *sharp_notes,
             nccl_note,

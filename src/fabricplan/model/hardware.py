@@ -86,6 +86,8 @@ class SwitchSpec(Entry):
     """Cuts a packet that would overflow a queue to its header and forwards the header (UEC)."""
     link_level_retry: bool = False
     """Retransmits corrupted frames per link (UEC LLR)."""
+    credit_flow_control: bool = False
+    """Sends frames only against the next hop's buffer credits (UEC CBFC)."""
     role: Literal["switch", "fabric_element"] = "switch"
     """``fabric_element``: a cell switch of a scheduled fabric's spine (no host ports)."""
     fabric_port_modes: tuple[PortMode, ...] = ()

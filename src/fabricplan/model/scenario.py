@@ -164,6 +164,32 @@ class LosslessSpec(Frozen):
         return self
 
 
+class UecLinkSpec(Frozen):
+    """Ultra Ethernet's optional link-layer features as deployed on the ``uec`` fabric (UE
+    Specification 1.0, 2025-06-11: link-level retry and credit-based flow control are optional
+    link-layer profiles, negotiated per link; the catalog's ``uec`` entry has both off).
+
+    The spec's values replace the catalog entry's (:func:`deployed_technology`); one turned on
+    becomes part of the technology: the design
+    search then tries only switches that state it (``link_level_retry``,
+    ``credit_flow_control`` in the catalog), and every level runs it by its mechanism."""
+
+    link_level_retry: bool = False
+    """LLR: every link keeps sent frames in a replay buffer and replays one that arrived with a
+    bad FCS (or an uncorrectable FEC codeword) itself, one link round trip later, so a link
+    error never reaches the transport (lint L24 checks that both ends agree)."""
+    credit_flow_control: bool = False
+    """CBFC: a link sends a frame only against credits for the receiver's buffer, so no queue
+    overflows (lossless without PFC; nothing is trimmed, congestion spreads back as with IB
+    credits); lint L24 checks that both ends agree."""
+
+
+MAX_FRAME_ERROR_RATIO = 1e-3
+"""Largest ``fabric.frame_error_ratio`` a spec may give: one frame in a thousand corrupted is
+a link to take out of service (IEEE 802.3 specifies links at a bit error ratio of 1e-12 or
+better, of the order of 1e-8 per 4 kB frame), not one to plan a fabric on."""
+
+
 MAX_PLANES = 16
 """Most fabric planes a spec may ask for (DeepSeek's MPFT uses 8; a bound on input, not a
 hardware limit)."""
@@ -223,6 +249,13 @@ class FabricSpec(Frozen):
     """The lossless Ethernet configuration (technologies with PFC flow control only)."""
     routing: dict[TechnologyName, RoutingChoice] = Field(default_factory=dict)
     """Routing per technology instead of its catalog default."""
+    uec: UecLinkSpec = UecLinkSpec()
+    """Ultra Ethernet's optional link-layer features (technology ``uec`` only)."""
+    frame_error_ratio: float = Field(default=0.0, ge=0.0, le=MAX_FRAME_ERROR_RATIO)
+    """Share of data frames that arrive corrupted on each link (bit errors FEC did not
+    correct), for every technology; 0: error-free links. A corrupted frame is dropped at the
+    FCS check and recovered end to end by the transport, or replayed by the link under
+    ``fabric.uec.link_level_retry``."""
 
     def sharp_for(self, technology: TechnologyName) -> SharpMode:
         """The SHARP mode of one technology (``auto`` where not given)."""
@@ -241,6 +274,13 @@ class FabricSpec(Frozen):
             raise ValueError(
                 f"fabric.technologies: lists a technology twice ({list(self.technologies)});"
                 " name each once"
+            )
+        uec_on = self.uec.link_level_retry or self.uec.credit_flow_control
+        if uec_on and "uec" not in self.technologies:
+            raise ValueError(
+                f"fabric.uec: sets Ultra Ethernet link features, but uec is not in"
+                f" fabric.technologies ({list(self.technologies)}); add uec there or remove"
+                " this key"
             )
         for tech in self.switch:
             if tech not in self.technologies:
@@ -441,3 +481,26 @@ class ValidScenario(Frozen):
     prices: dict[str, PriceEntry]
     assumptions: tuple[str, ...] = ()
     """Defaults the resolver chose, said in words (shown in every output)."""
+
+
+def deployed_technology(
+    tech: TechnologySpec, name: TechnologyName, fabric: FabricSpec
+) -> TechnologySpec:
+    """The technology as the spec deploys it: the catalog entry with the optional features the
+    spec turns on (``fabric.uec`` on ``uec``: link-level retry, and credit-based link flow
+    control in place of none).
+
+    >>> from fabricplan.catalog.loader import load_catalog
+    >>> uec = load_catalog().get_typed("uec", TechnologySpec)
+    >>> fabric = FabricSpec(technologies=("uec",), uec={"credit_flow_control": True})
+    >>> deployed = deployed_technology(uec, "uec", fabric)
+    >>> uec.link_flow_control, deployed.link_flow_control, deployed.link_level_retry
+    ('none', 'credit', False)
+    """
+    if name != "uec":
+        return tech
+    link = fabric.uec
+    flow_control = "credit" if link.credit_flow_control else tech.link_flow_control
+    return tech.model_copy(
+        update={"link_level_retry": link.link_level_retry, "link_flow_control": flow_control}
+    )

@@ -328,13 +328,18 @@ def run_pattern(
         share = spec.mtu_bytes / (spec.mtu_bytes + spec.header_bytes)
     else:
         from fabricplan.sim.flow.fluid import simulate
-        from fabricplan.sim.flow.transport import transport_for
+        from fabricplan.sim.flow.transport import transport_for, with_go_back_n
 
-        transport: TransportSpec = transport_for(
-            valid.technologies[technology],
-            valid.switches[technology],
-            routing=options.routing,
-            congestion_control=_flow_congestion(options),
+        tech = valid.technologies[technology]
+        transport: TransportSpec = with_go_back_n(
+            transport_for(
+                tech,
+                valid.switches[technology],
+                routing=options.routing,
+                congestion_control=_flow_congestion(options),
+            ),
+            graph,
+            tech.mtu_bytes + tech.header_bytes.value,
         )
         share = transport.payload_share
     _check_memory(valid, level, options)

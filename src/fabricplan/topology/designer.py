@@ -369,7 +369,7 @@ def _design_findings(
     notes.extend(l2_domain_findings(tech, plane, choice.planes, oversubscription))
     if not tech.fabric_element_asics:
         notes.extend(ecmp_findings(tech, plane))
-    if tech.packet_trimming and not switch.packet_trimming:
+    if tech.packet_trimming and not switch.packet_trimming and tech.link_flow_control == "none":
         notes.append(
             Finding(
                 code="FP630",

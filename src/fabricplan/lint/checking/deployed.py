@@ -24,8 +24,10 @@ Rules not in the table change no modelled behaviour and are said as such: L08 (M
 too-small MTU drops jumbo frames outright, a failure rather than a slowdown), L10 (global
 802.3x pause), L12 (DCBX source of truth), L13 (ETS weights), L21 (a NIC that does not reorder
 behind per-packet routing: the go-back-N cost of the analytic model, but no spec setting carries
-a NIC's delivery), L23 (trimming off: an overflow waits for the timer) and L24 (LLR/CBFC
-mismatch), whose costs depend on overflow and error rates the models do not take.
+a NIC's delivery), L23 (trimming off: an overflow waits for the timer; its cost depends on an
+overflow rate the models do not take) and L24 (an LLR/CBFC mismatch on some links: the models
+set both for the whole fabric, ``fabric.uec``, with link errors from
+``fabric.frame_error_ratio``).
 
 >>> sorted({RULE_SETTING[r] for r in ("L01", "L02", "L05")})
 ['pfc', 'pfc_watchdog']
@@ -67,7 +69,10 @@ UNMODELLED_RULES: dict[str, str] = {
     "L13": "ETS weights are not modelled",
     "L21": "an in-order NIC behind per-packet routing goes back N; no spec setting carries it",
     "L23": "trimming off turns overflows into timeouts; the overflow rate is not modelled",
-    "L24": "an LLR/CBFC mismatch disables them on the link; error rates are not modelled",
+    "L24": (
+        "an LLR/CBFC mismatch disables them on that link; the models set them for the whole"
+        " fabric (fabric.uec), not per link"
+    ),
 }
 
 SHORT_HEADROOM_BYTES = 1

@@ -14,7 +14,12 @@ from fabricplan.model.fabric import FabricDesign
 from fabricplan.model.results import CollectiveName, PerformanceResult, PerfRequest
 from fabricplan.model.scenario import ValidScenario
 from fabricplan.sim.flow.fluid import simulate
-from fabricplan.sim.flow.transport import RoutingName, TransportSpec, transport_for
+from fabricplan.sim.flow.transport import (
+    RoutingName,
+    TransportSpec,
+    transport_for,
+    with_go_back_n,
+)
 from fabricplan.sim.pattern import collective_traffic
 from fabricplan.sim.performance import FabricRun, fabric_span_us, simulated_performance
 from fabricplan.sim.traffic import GpuLayout, IntArray
@@ -105,7 +110,13 @@ def flow_performance(
     """
     tech = design.technology
     routing: RoutingName | None = request.routing.get(tech) or valid.spec.fabric.routing.get(tech)
-    transport = transport_for(valid.technologies[tech], valid.switches[tech], routing=routing)
+    technology = valid.technologies[tech]
+    graph = fabric_graph(design, valid)
+    transport = with_go_back_n(
+        transport_for(technology, valid.switches[tech], routing=routing),
+        graph,
+        technology.mtu_bytes + technology.header_bytes.value,
+    )
     qps = valid.spec.nccl.qps_per_connection or 1
-    level = FlowLevel(fabric_graph(design, valid), transport, qps=qps)
+    level = FlowLevel(graph, transport, qps=qps)
     return simulated_performance(valid, design, request, level)

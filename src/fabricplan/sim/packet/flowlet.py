@@ -44,9 +44,14 @@ from fabricplan.sim.packet.state import (
 )
 
 FLOWLET_GAP_US = 500.0
-"""Default flowlet inactivity timeout, µs: CONGA's testbed setting (Alizadeh et al., SIGCOMM
-2014: an inactivity timeout ``T_fl`` of 500 µs), used when the switch's ASIC names no timer
-of its own (:mod:`fabricplan.model.load_balancing` gives Tomahawk DLB's 256 µs)."""
+"""Default flowlet inactivity timeout, µs, used when the switch's ASIC names no timer of its
+own (:mod:`fabricplan.model.load_balancing` gives Tomahawk DLB's 256 µs). The figure is
+CONGA's: the flowlet inactivity timeout ``T_fl`` of its testbed evaluation, 500 µs (13 ms for
+its per-flow variant CONGA-Flow; Alizadeh et al., "CONGA: Distributed Congestion-Aware Load
+Balancing for Datacenters", SIGCOMM 2014, pp. 503-514, evaluation section). The paper itself
+was not retrieved here: the value and its use are as a public replication report restates
+them (Grenillo, "Replicating CONGA", 2025: "The paper uses T_fl = 500 µs for CONGA and 13 ms
+for CONGA-Flow"), so the section is not cited; treat it as a secondary citation."""
 
 
 @jit

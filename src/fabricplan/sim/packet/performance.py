@@ -127,13 +127,26 @@ def packet_spec_for_design(
     routing: RoutingName | None = None,
     congestion_control: PacketCongestionControl | None = None,
 ) -> PacketSpec:
-    """The mechanisms of ``technology`` on the scenario's switch, with optional overrides."""
-    return packet_spec_for(
+    """The mechanisms of ``technology`` on the scenario's switch, with optional overrides, and
+    the spec's link errors (``fabric.frame_error_ratio``) on every link.
+
+    >>> from fabricplan.spec import parse_spec
+    >>> valid = parse_spec({"cluster": {"gpus": 64}, "fabric": {"technologies": ["uec"],
+    ...     "uec": {"link_level_retry": True}, "frame_error_ratio": 1e-6}})
+    >>> spec = packet_spec_for_design(valid, "uec")
+    >>> spec.link_level_retry, spec.faults.frame_error_ratio
+    (True, 1e-06)
+    """
+    spec = packet_spec_for(
         valid.technologies[technology],
         valid.switches[technology],
         routing=routing,
         congestion_control=congestion_control,
     )
+    errors = valid.spec.fabric.frame_error_ratio
+    if errors == 0.0:
+        return spec
+    return replace(spec, faults=replace(spec.faults, frame_error_ratio=errors))
 
 
 def _within_budget(

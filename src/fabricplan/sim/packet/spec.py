@@ -538,11 +538,13 @@ def packet_spec_for(
 ) -> PacketSpec:
     """The spec of a catalog technology on a catalog switch (with optional overrides).
 
-    Delivery is the technology's; an ``in_order`` technology under per-packet routing gets its
-    packets placed by sequence (:attr:`PacketSpec.receiver`), except on a scheduled fabric,
-    whose egress leaf reassembles them so that the host receives them in order
-    (:attr:`PacketSpec.egress_reassembly`). Trimming needs both the technology and the switch
-    to trim, link-level retry both to retry (or ``link_level_retry``); credit flow control on
+    Delivery is the technology's, whatever the routing: an ``in_order`` technology (an RC queue
+    pair's go-back-N, RoCEv2 and RoCEv1) forced to per-packet routing keeps its receiver, which
+    discards every packet that overtakes another and NAKs the gap, so the sender goes back N
+    (IBTA Vol. 1 §9.7.5); only a scheduled fabric's egress leaf reassembles sprayed packets so
+    that the host receives them in order (:attr:`PacketSpec.egress_reassembly`). Trimming
+    needs both the technology and the switch to trim, link-level retry both to retry (or
+    ``link_level_retry``); credit flow control on
     an Ethernet technology is UEC's CBFC, counted in its credits
     (:data:`~fabricplan.sim.packet.credit.CBFC_CREDIT_BYTES`); a ``scheduled`` technology's
     cells come from its entry; ``flowlet`` routing takes the switch's flowlet timer, or
@@ -580,9 +582,7 @@ def packet_spec_for(
         chosen,
         mtu_bytes=tech.mtu_bytes,
         header_bytes=int(tech.header_bytes.value),
-        delivery=(
-            "in_order" if reassembly else None if tech.delivery == "in_order" else tech.delivery
-        ),
+        delivery=tech.delivery,
     )
     buffer = switch.buffer_bytes.value if switch.buffer_bytes is not None else None
     gap_ns = adaptive_routing_of(switch).flowlet_gap_ns

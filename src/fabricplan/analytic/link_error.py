@@ -1,0 +1,157 @@
+"""What corrupted frames (``fabric.frame_error_ratio``) cost the collectives of one fabric, with
+and without Ultra Ethernet's link-level retry (``fabric.uec.link_level_retry``).
+
+The packet level runs every frame through its links and corrupts each with the spec's ratio
+(:mod:`fabricplan.sim.packet.llr`); the analytic and flow levels add the expected delay of
+:func:`~fabricplan.analytic.lossless.link_error_delay_us` to each nccl-tests row, over the
+frames the row's collective puts on the fabric:
+
+- frames: every rank's bus bytes (``busbw x time``, the bytes nccl-tests counts each rank to
+  move) in packets of the MTU, all counted as crossing the fabric (an upper estimate: a
+  ring's NVLink hops carry part of them), each over the design's longest path
+  (``worst_case_switch_hops + 1`` links);
+- flows: one per rank for rings and trees, ``ranks - 1`` per rank for all_to_all;
+- a replay costs the longest link's round trip (cable and switch each way) plus one frame; a
+  go-back-N two round trips of the longest path; a timer NCCL's RC timeout
+  (:data:`~fabricplan.analytic.lossless.RC_RETRANSMIT_TIMEOUT_NS`) for an RC receiver, the
+  UET estimate (:data:`~fabricplan.analytic.lossless.UET_RETRANSMIT_TIMEOUT_NS`) for an
+  unordered transport.
+
+Nothing is added within one NVLink domain. The training step is not charged (its collectives
+are not itemised per size); a note says what the largest row pays.
+"""
+
+from __future__ import annotations
+
+import math
+
+from fabricplan.analytic.lossless import (
+    RC_RETRANSMIT_TIMEOUT_NS,
+    UET_RETRANSMIT_TIMEOUT_NS,
+    LinkErrorExposure,
+    link_error_delay_us,
+)
+from fabricplan.analytic.profile import FabricProfile, fabric_profile, path_latency_ns
+from fabricplan.model.fabric import FabricDesign
+from fabricplan.model.results import CollectivePoint, PerformanceResult, PerfRequest
+from fabricplan.model.scenario import ValidScenario
+from fabricplan.units import ns_to_us, serialization_ns
+
+BYTES_PER_GB_US = 1e3
+"""GB/s x µs = 1,000 bytes."""
+
+
+def _exposure(
+    point: CollectivePoint, ranks: int, path_links: int, mtu_bytes: int
+) -> LinkErrorExposure:
+    per_rank = point.busbw_GBps * point.time_us * BYTES_PER_GB_US
+    frames = math.ceil(per_rank / mtu_bytes) if per_rank > 0 else 0
+    flows = ranks * (ranks - 1 if point.collective == "all_to_all" else 1)
+    return LinkErrorExposure(
+        crossings=float(ranks * frames * path_links),
+        critical_crossings=float(frames * path_links),
+        tail_crossings=float(flows * path_links),
+        duration_us=point.time_us,
+        path_links=float(path_links),
+    )
+
+
+def link_error_times(
+    profile: FabricProfile, switch_hops: int, link_level_retry: bool
+) -> tuple[float, float, float]:
+    """The replay, round trip and timer of one fabric, µs (see the module docstring).
+
+    >>> from fabricplan.spec import parse_spec
+    >>> from fabricplan.topology.designer import design_fabric
+    >>> valid = parse_spec({"cluster": {"gpus": 1024}, "fabric": {"technologies": ["uec"]}})
+    >>> profile = fabric_profile(valid, design_fabric(valid, "uec"))
+    >>> replay, rtt, timer = link_error_times(profile, 3, False)
+    >>> bool(replay < rtt < timer), timer
+    (True, 1000.0)
+    """
+    frame = profile.mtu_bytes + profile.header_bytes
+    frame_ns = serialization_ns(frame, profile.link_speed_gbps)
+    replay_ns = 2 * (max(profile.cable_ns) + profile.switch_latency_ns) + frame_ns
+    rtt_ns = 2 * path_latency_ns(profile, switch_hops, profile.mtu_bytes)
+    timer_ns = (
+        UET_RETRANSMIT_TIMEOUT_NS
+        if profile.delivery == "out_of_order"
+        else RC_RETRANSMIT_TIMEOUT_NS
+    )
+    return ns_to_us(replay_ns), ns_to_us(rtt_ns), ns_to_us(timer_ns)
+
+
+def with_link_errors(
+    valid: ValidScenario, design: FabricDesign, performance: PerformanceResult, request: PerfRequest
+) -> PerformanceResult:
+    """``performance`` with the expected delay of ``fabric.frame_error_ratio`` on every
+    nccl-tests row that leaves the NVLink domain, and a note (unchanged at ratio 0).
+
+    Examples
+    --------
+    >>> from fabricplan.analytic.performance import analytic_performance
+    >>> from fabricplan.spec import parse_spec
+    >>> from fabricplan.topology.designer import design_fabric
+    >>> spec = {"cluster": {"gpus": 1024}, "fabric": {"technologies": ["uec"],
+    ...     "frame_error_ratio": 1e-7}}
+    >>> request = PerfRequest(collectives=("all_reduce",), sizes_bytes=(2**30,), p2p=False,
+    ...     step=False)
+    >>> times = []
+    >>> for llr in (False, True):
+    ...     spec["fabric"]["uec"] = {"link_level_retry": llr}
+    ...     valid = parse_spec(spec)
+    ...     design = design_fabric(valid, "uec")
+    ...     clean = analytic_performance(valid, design, request)
+    ...     times.append(with_link_errors(valid, design, clean, request).collectives[0].time_us
+    ...         - clean.collectives[0].time_us)
+    >>> lost, replayed = times
+    >>> bool(lost > 500.0 > 1.0 > replayed > 0.0)   # about a UET timer; a few link replays
+    True
+    """
+    ratio = valid.spec.fabric.frame_error_ratio
+    if ratio <= 0.0 or not performance.collectives:
+        return performance
+    tech = valid.technologies[design.technology]
+    profile = fabric_profile(valid, design, request)
+    ranks = request.gpus or valid.spec.cluster.gpus
+    if ranks <= profile.nvlink_domain_gpus:
+        return performance
+    hops = max(1, design.worst_case_switch_hops)
+    replay_us, rtt_us, timer_us = link_error_times(profile, hops, tech.link_level_retry)
+    points = []
+    for point in performance.collectives:
+        exposure = _exposure(point, ranks, hops + 1, profile.mtu_bytes)
+        delay = link_error_delay_us(
+            ratio, exposure, tech.link_level_retry, profile.delivery, replay_us, rtt_us, timer_us
+        )
+        time = point.time_us + delay
+        scale = point.time_us / time if time > 0 else 1.0
+        points.append(
+            point.model_copy(
+                update={
+                    "time_us": time,
+                    "algbw_GBps": point.algbw_GBps * scale,
+                    "busbw_GBps": point.busbw_GBps * scale,
+                }
+            )
+        )
+    largest = max(zip(performance.collectives, points, strict=True), key=lambda x: x[0].size_bytes)
+    before, after = largest
+    how = (
+        f"each corrupted frame is replayed by its link (LLR: {replay_us:.2f} µs)"
+        if tech.link_level_retry
+        else (
+            f"each corrupted frame is dropped and recovered end to end ({profile.delivery}:"
+            f" timer {timer_us:,.0f} µs"
+            + ("" if profile.delivery == "out_of_order" else f", go-back-N {2 * rtt_us:.1f} µs")
+            + ")"
+        )
+    )
+    note = (
+        f"link errors: {ratio:g} of frames corrupted per link (fabric.frame_error_ratio); {how};"
+        f" {before.collective} {before.size_bytes:,} B {before.time_us:,.1f} ->"
+        f" {after.time_us:,.1f} µs (expected); the training step is not charged"
+    )
+    return performance.model_copy(
+        update={"collectives": tuple(points), "notes": (*performance.notes, note)}
+    )

@@ -1,0 +1,191 @@
+"""Ultra Ethernet's optional link layer from the spec: ``fabric.uec`` (link-level retry, credit
+flow control) and ``fabric.frame_error_ratio``, read by every level through the deployed
+technology.
+
+Expected values from first principles: a frame the link replays costs a link round trip, never
+an end-to-end timer; a sender that sends only against credits cannot overflow the buffer it was
+given, so an incast that drops on a lossy fabric drops nothing; what the spec does not turn on
+stays off.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from fabricplan.analytic.performance import analytic_performance
+from fabricplan.analytic.profile import fabric_profile
+from fabricplan.errors import SpecError
+from fabricplan.model.results import PerfRequest
+from fabricplan.sim.flow.transport import transport_for
+from fabricplan.sim.packet.credit import CBFC_CREDIT_BYTES
+from fabricplan.sim.packet.performance import network_for_graph, packet_spec_for_design
+from fabricplan.sim.packet.simulation import simulate_packet
+from fabricplan.sim.packet.spec import RTO_US
+from fabricplan.sim.traffic import GpuLayout, incast
+from fabricplan.spec import parse_spec
+from fabricplan.topology.designer import design_fabric
+from fabrics import SPEED_GBPS, custom_flows, leaf_spine_graph
+
+
+def _uec(**fabric: Any) -> dict[str, Any]:
+    return {"cluster": {"gpus": 1024}, "fabric": {"technologies": ["uec"], **fabric}}
+
+
+# --- the spec ---------------------------------------------------------------------------------
+
+
+def test_the_link_features_are_off_unless_the_spec_turns_them_on() -> None:
+    plain = parse_spec(_uec())
+    tech = plain.technologies["uec"]
+    assert (tech.link_level_retry, tech.link_flow_control) == (False, "none")
+    assert plain.spec.fabric.frame_error_ratio == 0.0
+    assert plain.switches["uec"].packet_trimming  # the trimming switch when nothing else is asked
+
+
+@pytest.mark.parametrize(
+    ("features", "retry", "flow_control"),
+    [
+        ({"link_level_retry": True}, True, "none"),
+        ({"credit_flow_control": True}, False, "credit"),
+        ({"link_level_retry": True, "credit_flow_control": True}, True, "credit"),
+    ],
+)
+def test_a_feature_turned_on_limits_the_switches_to_those_that_state_it(
+    features: dict[str, bool], retry: bool, flow_control: str
+) -> None:
+    valid = parse_spec(_uec(uec=features))
+    tech = valid.technologies["uec"]
+    assert (tech.link_level_retry, tech.link_flow_control) == (retry, flow_control)
+    tried = valid.switch_candidates["uec"]
+    assert tried and all(s.link_level_retry or not retry for s in tried)
+    assert all(s.credit_flow_control or flow_control != "credit" for s in tried)
+    assert any("fabric.uec" in a for a in valid.assumptions)
+
+
+def test_a_pinned_switch_without_the_feature_is_refused() -> None:
+    with pytest.raises(SpecError, match=r"no link-level retry.*FP620"):
+        parse_spec(_uec(uec={"link_level_retry": True}, switch={"uec": "sn5600"}))
+    with pytest.raises(SpecError, match=r"no credit-based flow control.*FP620"):
+        parse_spec(_uec(uec={"credit_flow_control": True}, switch={"uec": "sn5600"}))
+
+
+def test_no_switch_with_the_feature_at_the_nic_speed_is_fp661() -> None:
+    spec = _uec(uec={"link_level_retry": True})
+    spec["cluster"]["nic_speed_gbps"] = 100  # no catalog LLR switch has 100G ports
+    with pytest.raises(SpecError, match=r"fabric\.uec: no catalog ethernet switch .*FP661"):
+        parse_spec(spec)
+
+
+@pytest.mark.parametrize("ratio", [-1e-9, 2e-3, 1.0])
+def test_the_frame_error_ratio_is_bounded(ratio: float) -> None:
+    with pytest.raises(SpecError, match=r"fabric\.frame_error_ratio"):
+        parse_spec(_uec(frame_error_ratio=ratio))
+
+
+def test_uec_features_without_uec_are_refused() -> None:
+    spec = {"cluster": {"gpus": 64}, "fabric": {"uec": {"link_level_retry": True}}}
+    with pytest.raises(SpecError, match=r"fabric\.uec: .*uec is not in fabric\.technologies"):
+        parse_spec(spec)
+    with pytest.raises(SpecError, match="FP102"):
+        parse_spec(_uec(uec={"llr": True}))
+
+
+# --- every level reads the deployed technology ----------------------------------------------
+
+
+def test_every_level_runs_cbfc_and_llr_by_its_mechanism() -> None:
+    valid = parse_spec(_uec(uec={"link_level_retry": True, "credit_flow_control": True}))
+    design = design_fabric(valid, "uec")
+    packet = packet_spec_for_design(valid, "uec")
+    assert packet.link_level_retry and packet.lossless
+    assert packet.credit.block_bytes == CBFC_CREDIT_BYTES
+    flow = transport_for(valid.technologies["uec"], valid.switches["uec"])
+    assert flow.lossless and flow.back_pressure
+    profile = fabric_profile(valid, design)
+    assert profile.link_flow_control == "credit"
+    notes = " ".join(profile.notes)
+    assert "CBFC" in notes and "LLR" in notes and "packet trimming" not in notes
+    # Credits hold the incast's shared ingress: the victim beside it waits (head of line), as
+    # on InfiniBand; lossy UEC keeps it at line rate.
+    request = PerfRequest(collectives=("all_reduce",), sizes_bytes=(2**20,), p2p=False, step=False)
+    victim = next(n for n in analytic_performance(valid, design, request).notes if "victim" in n)
+    lossy = parse_spec(_uec())
+    lossy_victim = next(
+        n
+        for n in analytic_performance(lossy, design_fabric(lossy, "uec"), request).notes
+        if "victim" in n
+    )
+    assert "keeps 100%" in lossy_victim and "keeps 100%" not in victim
+
+
+# --- the packet level through the spec, on a tiny fabric --------------------------------------
+
+RATIO = 2e-4
+"""Per frame and link: a 2 MB flow of 489 frames over 4 links meets about 0.4 corruptions; four
+such flows about 1.6."""
+
+
+def _errored_run(**uec: bool) -> Any:
+    graph, valid = leaf_spine_graph(
+        leaves=2,
+        spines=2,
+        hosts_per_leaf=2,
+        tech="uec",
+        fabric={"frame_error_ratio": RATIO, "uec": uec},
+    )
+    spec = packet_spec_for_design(valid, "uec", "static", "none")
+    traffic = custom_flows([0, 1, 2, 3], [2, 3, 0, 1], 2_000_000)
+    return simulate_packet(network_for_graph(graph, valid, "uec"), traffic, spec, seed=2)
+
+
+def test_llr_from_the_spec_turns_link_errors_into_local_replays() -> None:
+    replayed, lost = _errored_run(link_level_retry=True), _errored_run()
+    assert replayed.status == lost.status == "done"
+    r, x = replayed.counters, lost.counters
+    assert r["corrupted_frames"] > 0 and x["corrupted_frames"] > 0
+    # Under LLR every corrupted frame is replayed by its link: no drop, no resend, no timer.
+    assert r["llr_replays"] == r["corrupted_frames"]
+    assert r["drops"] == r["retransmits"] == r["timeouts"] == 0
+    # Without it the same kind of error is a drop the unordered transport finds by its timer.
+    assert x["llr_replays"] == 0 and x["drops"] == x["corrupted_frames"]
+    assert x["timeouts"] > 0
+    assert lost.completion_us > replayed.completion_us + 0.9 * RTO_US
+
+
+def _incast_run(**uec: bool) -> Any:
+    small_buffer = {
+        "ports": 8,
+        "port_speed_gbps": SPEED_GBPS,
+        "latency_ns": 300,
+        "buffer_bytes": 300_000,
+    }
+    graph, valid = leaf_spine_graph(
+        leaves=2,
+        spines=2,
+        hosts_per_leaf=4,
+        tech="uec",
+        fabric={"uec": uec, "switch": {"uec": small_buffer}},
+    )
+    senders, size = graph.hosts - 1, 400_000
+    spec = packet_spec_for_design(valid, "uec", None, "none")
+    traffic = incast(GpuLayout(graph.hosts, 1, 1), senders, size)
+    result = simulate_packet(network_for_graph(graph, valid, "uec"), traffic, spec, seed=1)
+    return result, senders * size
+
+
+def test_cbfc_from_the_spec_makes_an_incast_lossless() -> None:
+    lossy, total = _incast_run()
+    credited, _ = _incast_run(credit_flow_control=True)
+    assert lossy.status == credited.status == "done"
+    # Seven senders into one 100G port through a 300 kB switch: without flow control (and
+    # without a switch that trims) the port's queue overflows and drops ...
+    assert lossy.counters["drops"] > 0
+    # ... with CBFC no sender puts a frame on a link the next hop has no buffer for: nothing
+    # dropped or trimmed, nothing resent, no pause frame; senders wait for credits instead.
+    c = credited.counters
+    assert c["drops"] == c["lossless_drops"] == c["trims"] == c["retransmits"] == 0
+    assert c["pause_frames"] == 0 and c["stalls"] > 0
+    assert c["delivered_bytes"] == total
+    assert credited.completion_us < lossy.completion_us
