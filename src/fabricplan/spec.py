@@ -136,7 +136,7 @@ def _strict_type_error(kind: str, value: Any, where: str) -> SpecError | None:
         return SpecError(
             "FP1412",
             where,
-            f"is a quoted number, text and not {wanted}",
+            f"is a number in quotes (text, where {wanted} goes)",
             value,
             "write the number without quotes",
         )
