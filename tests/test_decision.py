@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from fabricplan.errors import FabricPlanError, ModelError
 from fabricplan.evaluate import evaluate_one
-from fabricplan.model.fabric import BomLine, FabricDesign, Finding
+from fabricplan.model.fabric import BomLine, DesignAlternative, FabricDesign, Finding
 from fabricplan.model.results import (
     CostBreakdown,
     CostLine,
@@ -342,6 +342,47 @@ def test_the_switch_price_flip_is_where_the_winner_changes() -> None:
     # infiniband's 10 switches at unit u: 10 u (1 + 5 years x 0.1 support) + 5 x 0.3 M against
     # roce_v2's 10 M + 5 x 1.3 M = 16.5 M (same step, same GPU time): equal at u = 1.0 M.
     assert cut.value == pytest.approx(1.0e6, rel=1e-6)
+
+
+def _with_alternative(evaluation: Evaluation, switch: str, more_usd: float) -> Evaluation:
+    """``evaluation`` whose design search also priced, in full, a design of ``switch`` (10 of
+    them) costing ``more_usd`` more than the chosen one."""
+    alt = DesignAlternative(
+        switch=switch,
+        topology="fat_tree",
+        tiers=2,
+        planes=1,
+        switches_total=10,
+        capex_usd=evaluation.cost.capex_usd,
+        tco_usd=evaluation.cost.tco_usd + more_usd,
+        money_usd=evaluation.cost.tco_usd + more_usd,
+        more_usd=more_usd,
+        lost_because="test",
+    )
+    design = evaluation.design.model_copy(update={"alternatives": (alt,)})
+    return evaluation.model_copy(update={"design": design})
+
+
+@pytest.mark.parametrize(("more_usd", "flips_at"), [(1e6, None), (5e6, 1.2e6)])
+def test_a_dearer_winning_switch_flips_only_past_the_next_searched_design(
+    more_usd: float, flips_at: float | None
+) -> None:
+    # roce_v2 wins by 19.5 M - 16.5 M = 3 M; its 10 switches rising by d each cost 10 d x 1.5
+    # (5 years of 10 % support): 3 M at d = 200 k. But the search keeps another design without
+    # that switch once the switch's rise exceeds that design's extra money: at 1 M extra the
+    # winner can never cost more than 17.5 M, so no price flips it; at 5 M the flip stands.
+    valid = _valid()
+    roce = _with_alternative(_evaluation("roce_v2", capex=10e6), "other-switch", more_usd)
+    evals = [_evaluation("infiniband", capex=12e6), roce]
+    rec = decide(evals, valid)
+    flip = [f for f in rec.flips if f.kind == "price"][1]  # roce_v2's switch (second candidate)
+    if flips_at is None:
+        assert flip.value is None and "above today's" in flip.description, flip.description
+        assert "builds other-switch fat_tree 2T x 1P instead" in flip.description
+        assert "above $1,066,667 each" in flip.description  # 1 M / 1.5 / 10 + 1 M
+    else:
+        assert flip.value == pytest.approx(flips_at, rel=1e-6), flip.description
+        assert "costs more than" in flip.description
 
 
 def test_scenario_with_gpus_keeps_what_the_user_wrote() -> None:

@@ -32,6 +32,7 @@ fabricplan.errors.ModelError: decide: no candidate to rank; evaluate at least on
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from fabricplan.backends import Backend
@@ -264,6 +265,45 @@ def _switch_line(evaluation: Evaluation) -> tuple[str, int, float] | None:
     return lines[0].item, sum(line.quantity for line in lines), lines[0].unit_price_usd
 
 
+@dataclass(frozen=True)
+class _Redesign:
+    """A design the search could keep instead when one switch's price moves: how much more it
+    costs today (``more_usd``, the search's money) and how many of that switch it buys."""
+
+    more_usd: float
+    bought: int
+    label: str
+
+
+def _redesigns(evaluation: Evaluation, item: str) -> list[_Redesign]:
+    """The searched designs priced in full (capex, opex, idle GPU time) that the search would
+    keep instead of the chosen one once ``item``'s price moves far enough: their money today
+    relative to the chosen design's and how many ``item`` switches they buy."""
+    out: list[_Redesign] = []
+    for alt in evaluation.design.alternatives:
+        if alt.more_usd is None or alt.tco_usd is None or alt.switches_total is None:
+            continue
+        bought = alt.switches_total if alt.switch == item else 0
+        label = f"{alt.switch} {alt.topology} {alt.tiers}T x {alt.planes}P"
+        out.append(_Redesign(more_usd=alt.more_usd, bought=bought, label=label))
+    return out
+
+
+def _capex_change_at(
+    price: float, unit: float, bought: int, redesigns: Sequence[_Redesign], support_years: float
+) -> tuple[float, str | None]:
+    """The capex change (support follows) that stands for ``item`` at ``price``: the kept
+    design's ``(price - unit) x bought``, or a searched design's when that costs less then (its
+    money today expressed as capex, plus its own count at the new price); with the label of the
+    design that is kept (``None``: today's)."""
+    best, label = (price - unit) * bought, None
+    for r in redesigns:
+        change = r.more_usd / (1.0 + support_years) + (price - unit) * r.bought
+        if change < best:
+            best, label = change, r.label
+    return best, label
+
+
 def _winner_at_price(
     evaluations: Sequence[Evaluation],
     valid: ValidScenario,
@@ -272,13 +312,18 @@ def _winner_at_price(
     capex_change_usd: float,
 ) -> str:
     """The winner when candidate ``index`` costs ``capex_change_usd`` more (support follows)."""
-    cost = evaluations[index].cost
-    fraction = cost.support_usd_per_year / cost.capex_usd if cost.capex_usd else 0.0
     table = list(moneys)
     table[index] = repriced(
-        moneys[index], capex_change_usd=capex_change_usd, support_fraction_per_year=fraction
+        moneys[index],
+        capex_change_usd=capex_change_usd,
+        support_fraction_per_year=_support_fraction(evaluations[index]),
     )
     return _winner(evaluations, valid, table)
+
+
+def _support_fraction(evaluation: Evaluation) -> float:
+    cost = evaluation.cost
+    return cost.support_usd_per_year / cost.capex_usd if cost.capex_usd else 0.0
 
 
 PRICE_BISECTION_STEPS = 60
@@ -290,7 +335,13 @@ MAX_SWITCH_PRICE_FACTOR = 10.0
 def _price_flips(
     evaluations: Sequence[Evaluation], valid: ValidScenario, moneys: Sequence[OptionMoney]
 ) -> list[FlipPoint]:
-    """The switch price of each candidate at which the winner changes (bisection)."""
+    """The switch price of each candidate at which the winner changes (bisection).
+
+    The design search is taken into account: as a switch's price moves, the technology keeps
+    whichever of its searched designs (priced in full) costs least then, so a dearer switch
+    cannot cost a technology more than its next design without that switch
+    (:func:`_capex_change_at`). The searched designs' growth and configuration-risk money is
+    taken as the chosen design's (an approximation; the search does not price them)."""
     winner = _winner(evaluations, valid, moneys)
     flips: list[FlipPoint] = []
     for index, evaluation in enumerate(evaluations):
@@ -300,11 +351,22 @@ def _price_flips(
         item, quantity, unit = found
         growth = evaluation.growth
         bought = quantity + (growth.added_items.get(item, 0) if growth is not None else 0)
+        redesigns = _redesigns(evaluation, item)
+        support_years = moneys[index].years * _support_fraction(evaluation)
+
+        def change_at(
+            price: float,
+            unit: float = unit,
+            bought: int = bought,
+            redesigns: list[_Redesign] = redesigns,
+            support_years: float = support_years,
+        ) -> tuple[float, str | None]:
+            return _capex_change_at(price, unit, bought, redesigns, support_years)
 
         def flipped(
-            price: float, index: int = index, unit: float = unit, bought: int = bought
+            price: float, index: int = index, change_at: Callable[..., Any] = change_at
         ) -> bool:
-            other = _winner_at_price(evaluations, valid, moneys, index, (price - unit) * bought)
+            other = _winner_at_price(evaluations, valid, moneys, index, change_at(price)[0])
             return other != winner
 
         is_winner = evaluation.technology == winner
@@ -312,11 +374,18 @@ def _price_flips(
         near, far = (unit, unit * MAX_SWITCH_PRICE_FACTOR + 1.0) if is_winner else (unit, 0.0)
         if not flipped(far):
             bound = "above" if is_winner else "below"
+            kept = change_at(far)[1]
             flips.append(
                 FlipPoint(
                     kind="price",
                     description=f"no {item} price {bound} today's ${unit:,.0f} (searched to"
-                    f" ${far:,.0f}) changes the answer",
+                    f" ${far:,.0f}) changes the answer"
+                    + (
+                        f": before that the search builds {kept} instead"
+                        f" ({_redesign_price(unit, bought, redesigns, kept, support_years)})"
+                        if kept is not None
+                        else ""
+                    ),
                 )
             )
             continue
@@ -326,7 +395,8 @@ def _price_flips(
                 far = middle
             else:
                 near = middle
-        after = _winner_at_price(evaluations, valid, moneys, index, (far - unit) * bought)
+        change, kept = change_at(far)
+        after = _winner_at_price(evaluations, valid, moneys, index, change)
         way = "more" if is_winner else "less"
         extra = bought - quantity
         flips.append(
@@ -335,11 +405,30 @@ def _price_flips(
                 description=f"{after} ranks first if {item} costs {way} than ${far:,.0f} each"
                 f" (now ${unit:,.0f}; {bought:,} bought"
                 + (f", {extra:,} of them for growth" if extra else "")
-                + f"; cost.prices.{item})",
+                + f"; cost.prices.{item})"
+                + (
+                    f"; by then the search builds {kept} instead"
+                    f" ({_redesign_price(unit, bought, redesigns, kept, support_years)})"
+                    if kept is not None
+                    else ""
+                ),
                 value=far,
             )
         )
     return flips
+
+
+def _redesign_price(
+    unit: float, bought: int, redesigns: Sequence[_Redesign], label: str, support_years: float
+) -> str:
+    """Where the search changes to the design ``label``, in words."""
+    r = next(r for r in redesigns if r.label == label)
+    if r.bought == bought:
+        return f"{usd_short(r.more_usd)} more today"
+    # (p - unit) x bought = more / (1 + support_years) + (p - unit) x r.bought
+    price = unit + r.more_usd / (1.0 + support_years) / (bought - r.bought)
+    way = "above" if price > unit else "below"
+    return f"{way} ${max(price, 0.0):,.0f} each; {usd_short(r.more_usd)} more today"
 
 
 def _first_flip(
