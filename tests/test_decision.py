@@ -552,7 +552,8 @@ def test_growth_that_regroups_the_spines_recables_every_uplink() -> None:
     valid = parse_spec(
         {
             "cluster": {"gpus": 2048},
-            "fabric": {"technologies": ["infiniband", "roce_v2"]},
+            # one plane: eight one-switch planes of 256-port Ethernet would have no spines
+            "fabric": {"technologies": ["infiniband", "roce_v2"], "planes": 1},
             "growth": {"target_gpus": 4096},
         }
     )
@@ -565,3 +566,24 @@ def test_growth_that_regroups_the_spines_recables_every_uplink() -> None:
         assert ib.growth.recabled_links == ib.design.links["leaf_spine"]
     assert roce.growth.recabled_links <= roce.design.links["leaf_spine"]
     assert (ib.growth.added_capex_usd or 0) > 0 and (roce.growth.added_capex_usd or 0) > 0
+
+
+def test_growing_one_switch_planes_moves_the_host_links_a_leaf_gives_up() -> None:
+    # 2,048 NICs on eight one-switch planes of 256 x 400G; at 4,096 each plane is 4 leaves of
+    # 128 hosts (128 uplinks each) and 2 spines: every switch keeps 128 of its 256 hosts, so
+    # half of today's 2,048 node links move (there are no links above the leaves today).
+    valid = parse_spec(
+        {
+            "cluster": {"gpus": 2048},
+            "fabric": {
+                "technologies": ["roce_v2"],
+                "switch": {"roce_v2": "th6-128x800g"},
+                "topology": "rail_optimized",
+                "planes": 8,
+            },
+            "growth": {"target_gpus": 4096},
+        }
+    )
+    roce = evaluate_one(valid, "roce_v2", backend="fake")
+    assert roce.growth is not None and roce.design.tiers == 1
+    assert roce.growth.recabled_links == 1024

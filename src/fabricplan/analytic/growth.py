@@ -6,7 +6,8 @@ topology, planes); this module prices the difference against today's design:
 - hardware: every bill-of-materials item the target needs beyond today's quantity, at the
   scenario's price (what is already bought is reused; a surplus is sunk);
 - recabling: a new tier or a new spine grouping moves every link above the leaves (the old
-  spines become a pod's or a group's); more spines in the same tiers move the share
+  spines become a pod's or a group's), and a new tier that leaves each leaf fewer host ports
+  (a one-switch plane becoming a leaf) moves the host links it no longer holds; more spines in the same tiers move the share
   ``1 - S_now / S_target`` of the
   leaf-spine links (each leaf's uplinks are spread over the new spines), and likewise for the
   spine-core links with the core count. Each moved link costs :data:`RECABLE_USD_PER_LINK`.
@@ -37,10 +38,22 @@ of the moved links is not counted (growth is usually done in a maintenance windo
 def _moved_links(now: FabricDesign, target: FabricDesign) -> tuple[int, list[str]]:
     if target.tiers != now.tiers:
         moved = sum(g.count for g in now.link_groups if g.name in ("leaf_spine", "spine_core"))
-        return moved, [
+        notes = [
             f"a new tier ({now.tiers} -> {target.tiers}): every one of today's {moved:,} links"
             " above the leaves is moved"
         ]
+        hosts = sum(g.count for g in now.link_groups if g.name == "node_leaf")
+        if 0 < target.hosts_per_leaf < now.hosts_per_leaf and hosts:
+            # A leaf that gives ports to its new uplinks keeps fewer hosts: the rest move to
+            # the new leaves (one switch per plane becoming a leaf keeps half at 1:1).
+            share = 1.0 - target.hosts_per_leaf / now.hosts_per_leaf
+            count = round(hosts * share)
+            moved += count
+            notes.append(
+                f"leaves keep {target.hosts_per_leaf:,} hosts instead of {now.hosts_per_leaf:,}:"
+                f" {share:.0%} of today's {hosts:,} node links ({count:,}) move to new leaves"
+            )
+        return moved, notes
     if target.spine_groups != now.spine_groups:
         moved = sum(g.count for g in now.link_groups if g.name in ("leaf_spine", "spine_core"))
         return moved, [
