@@ -183,9 +183,7 @@ def test_planes_that_are_each_one_switch_are_searched() -> None:
     # 2,048 NICs, 256 x 400G switches: one plane is two tiers (16 leaves + 8 spines); eight planes
     # of 256 NICs are one switch each, 8 switches and no spine tier (a rail-only fabric). The
     # search used to skip planes whenever one plane fit two tiers with one spine set.
-    valid = scenario(
-        2048, "roce_v2", switch={"roce_v2": "th6-128x800g"}, topology="rail_optimized"
-    )
+    valid = scenario(2048, "roce_v2", switch={"roce_v2": "th6-128x800g"}, topology="rail_optimized")
     _, design, _ = search_design(valid, "roce_v2", backend="fake")
     assert (design.planes, design.tiers, sum(design.switches.values())) == (8, 1, 8)
 

@@ -7,10 +7,10 @@ topology, planes); this module prices the difference against today's design:
   scenario's price (what is already bought is reused; a surplus is sunk);
 - recabling: a new tier or a new spine grouping moves every link above the leaves (the old
   spines become a pod's or a group's), and a new tier that leaves each leaf fewer host ports
-  (a one-switch plane becoming a leaf) moves the host links it no longer holds; more spines in the same tiers move the share
-  ``1 - S_now / S_target`` of the
-  leaf-spine links (each leaf's uplinks are spread over the new spines), and likewise for the
-  spine-core links with the core count. Each moved link costs :data:`RECABLE_USD_PER_LINK`.
+  (a one-switch plane becoming a leaf) moves the host links it no longer holds; more spines
+  in the same tiers move the share ``1 - S_now / S_target`` of the leaf-spine links (each
+  leaf's uplinks are spread over the new spines), and likewise for the spine-core links with
+  the core count. Each moved link costs :data:`RECABLE_USD_PER_LINK`.
 
 Growth to today's size costs nothing: the same design has no item beyond today's quantities and
 no tier or switch count changes.
