@@ -38,7 +38,7 @@ of the moved links is not counted (growth is usually done in a maintenance windo
 def _moved_links(now: FabricDesign, target: FabricDesign) -> tuple[int, list[str]]:
     if target.tiers != now.tiers:
         moved = sum(g.count for g in now.link_groups if g.name in ("leaf_spine", "spine_core"))
-        notes = [
+        tier_notes = [
             f"a new tier ({now.tiers} -> {target.tiers}): every one of today's {moved:,} links"
             " above the leaves is moved"
         ]
@@ -49,11 +49,11 @@ def _moved_links(now: FabricDesign, target: FabricDesign) -> tuple[int, list[str
             share = 1.0 - target.hosts_per_leaf / now.hosts_per_leaf
             count = round(hosts * share)
             moved += count
-            notes.append(
+            tier_notes.append(
                 f"leaves keep {target.hosts_per_leaf:,} hosts instead of {now.hosts_per_leaf:,}:"
                 f" {share:.0%} of today's {hosts:,} node links ({count:,}) move to new leaves"
             )
-        return moved, notes
+        return moved, tier_notes
     if target.spine_groups != now.spine_groups:
         moved = sum(g.count for g in now.link_groups if g.name in ("leaf_spine", "spine_core"))
         return moved, [
