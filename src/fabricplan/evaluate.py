@@ -33,6 +33,7 @@ from fabricplan.analytic.cost import (
 )
 from fabricplan.analytic.growth import growth_result
 from fabricplan.analytic.lossless import (
+    ONE_SWITCH_PATHS,
     WATCHDOG_OFF,
     LosslessEffect,
     lossless_effect,
@@ -576,13 +577,14 @@ def _effect(
 ) -> LosslessEffect:
     lossless = valid.spec.fabric.lossless
     cc = "none" if lossless.congestion_control == "none" or not lossless.ecn else "dcqcn"
+    one_switch = design.tiers == 1  # one path per flow and no uplinks: nothing to hash or share
     return lossless_effect(
         lossless.pfc if pfc is None else pfc,
         _headroom_ok(valid, design),
         cc,
         not lossless.pfc_watchdog,
-        valid.spec.fabric.oversubscription,
-        routing,
+        1.0 if one_switch else valid.spec.fabric.oversubscription,
+        ONE_SWITCH_PATHS if one_switch else routing,
     )
 
 

@@ -109,8 +109,12 @@ NO_CC_RING_NONBLOCKING = 1.037
 1,594.7 µs (ECMP collisions pause the senders that share them)."""
 
 
-PER_PACKET_ROUTINGS = frozenset({"adaptive", "spray"})
-"""Routings that spread every packet: no hash collision queues on a non-blocking fabric."""
+ONE_SWITCH_PATHS = "one-switch"
+"""What stands for the routing of a fabric whose planes are each one switch: every flow has one
+path (NIC, switch, NIC), so there is no path to hash onto and no uplink to share."""
+PER_PACKET_ROUTINGS = frozenset({"adaptive", "spray", ONE_SWITCH_PATHS})
+"""Routings that spread every packet (or have one path only): no hash collision queues on a
+non-blocking fabric."""
 
 RC_RETRANSMIT_TIMEOUT_NS = 4.096e3 * 2**20
 """Retransmission timer of an NCCL RC queue pair, ns: ``4.096 us x 2**timeout`` (IBTA Vol. 1
