@@ -79,11 +79,12 @@ def _evaluation(
     findings: tuple[Finding, ...] = (),
     vendors: int = 2,
     switches: int = 10,
+    switch: str = "sw",
 ) -> Evaluation:
     design = FabricDesign(
         technology=technology,
         topology="fat_tree",
-        switch_id="sw",
+        switch_id=switch,
         port_speed_gbps=400,
         radix=64,
         tiers=2,
@@ -102,14 +103,14 @@ def _evaluation(
         max_endpoints=GPUS,
         headroom_gpus=0,
         findings=findings,
-        bom=(BomLine(item="sw", kind="switch", quantity=switches, role="switches"),),
+        bom=(BomLine(item=switch, kind="switch", quantity=switches, role="switches"),),
     )
     support = 0.1 * capex
     cost = CostBreakdown(
         capex_usd=capex,
         lines=(
             CostLine(
-                item="sw",
+                item=switch,
                 kind="switch",
                 quantity=switches,
                 unit_price_usd=capex / switches,
@@ -335,7 +336,10 @@ def test_the_gpu_hour_flip_is_where_the_totals_cross() -> None:
 
 def test_the_switch_price_flip_is_where_the_winner_changes() -> None:
     valid = _valid()
-    evals = [_evaluation("infiniband", capex=12e6), _evaluation("roce_v2", capex=10e6)]
+    evals = [
+        _evaluation("infiniband", capex=12e6, switch="ib-sw"),
+        _evaluation("roce_v2", capex=10e6, switch="eth-sw"),
+    ]
     rec = decide(evals, valid)
     cut = next(f for f in rec.flips if f.kind == "price" and "costs less" in f.description)
     assert cut.value is not None
@@ -372,8 +376,10 @@ def test_a_dearer_winning_switch_flips_only_past_the_next_searched_design(
     # that switch once the switch's rise exceeds that design's extra money: at 1 M extra the
     # winner can never cost more than 17.5 M, so no price flips it; at 5 M the flip stands.
     valid = _valid()
-    roce = _with_alternative(_evaluation("roce_v2", capex=10e6), "other-switch", more_usd)
-    evals = [_evaluation("infiniband", capex=12e6), roce]
+    roce = _with_alternative(
+        _evaluation("roce_v2", capex=10e6, switch="eth-sw"), "other-switch", more_usd
+    )
+    evals = [_evaluation("infiniband", capex=12e6, switch="ib-sw"), roce]
     rec = decide(evals, valid)
     flip = [f for f in rec.flips if f.kind == "price"][1]  # roce_v2's switch (second candidate)
     if flips_at is None:
@@ -383,6 +389,26 @@ def test_a_dearer_winning_switch_flips_only_past_the_next_searched_design(
     else:
         assert flip.value == pytest.approx(flips_at, rel=1e-6), flip.description
         assert "costs more than" in flip.description
+
+
+def test_a_switch_two_candidates_buy_moves_both_totals() -> None:
+    # roce_v2 and roce_v1 both buy 10 "eth-sw" (roce_v2 wins by 1 M of capex x 1.5); infiniband
+    # is 3 M dearer than roce_v2. A dearer eth-sw raises both Ethernet totals alike, so roce_v1
+    # never overtakes roce_v2; infiniband does once 10 d x 1.5 = 3 M: d = 200 k.
+    valid = _valid()
+    evals = [
+        _evaluation("infiniband", capex=12e6, switch="ib-sw"),
+        _evaluation("roce_v2", capex=10e6, switch="eth-sw"),
+        _evaluation("roce_v1", capex=11e6, switch="eth-sw"),
+    ]
+    rec = decide(evals, valid)
+    shared = [f for f in rec.flips if f.kind == "price" and "eth-sw" in f.description]
+    up = next(f for f in shared if "more than" in f.description or "above" in f.description)
+    assert up.description.startswith("infiniband ranks first"), up.description
+    assert up.value == pytest.approx(1.2e6, rel=1e-6)
+    assert "10 bought by roce_v2, 10 bought by roce_v1" in up.description
+    down = next(f for f in shared if f is not up)
+    assert down.value is None, down.description  # cheaper for both: roce_v1 stays behind
 
 
 def test_scenario_with_gpus_keeps_what_the_user_wrote() -> None:

@@ -275,7 +275,43 @@ class _Redesign:
     label: str
 
 
-def _redesigns(evaluation: Evaluation, item: str) -> list[_Redesign]:
+@dataclass(frozen=True)
+class _Holder:
+    """One candidate as a switch's price moves: how many of that switch its kept design buys
+    (growth included), the searched designs it could keep instead, and its support years
+    (capex x years x support fraction follows the price)."""
+
+    index: int
+    technology: str
+    bought: int
+    for_growth: int
+    redesigns: tuple[_Redesign, ...]
+    support_years: float
+
+    def capex_change(self, price: float, unit: float) -> tuple[float, str | None]:
+        """The capex change (support follows) that stands for the switch at ``price``: the kept
+        design's ``(price - unit) x bought``, or a searched design's when that costs less then
+        (its money today as capex, plus its own count at the new price); with the label of the
+        design kept (``None``: today's)."""
+        best, label = (price - unit) * self.bought, None
+        for r in self.redesigns:
+            change = r.more_usd / (1.0 + self.support_years) + (price - unit) * r.bought
+            if change < best:
+                best, label = change, r.label
+        return best, label
+
+    def switch_price(self, unit: float, label: str) -> str:
+        """Where the search changes to the design ``label``, in words."""
+        r = next(r for r in self.redesigns if r.label == label)
+        if r.bought == self.bought:
+            return f"{usd_short(r.more_usd)} more today"
+        # (p - unit) x bought = more / (1 + support_years) + (p - unit) x r.bought
+        price = unit + r.more_usd / (1.0 + self.support_years) / (self.bought - r.bought)
+        way = "above" if price > unit else "below"
+        return f"{way} ${max(price, 0.0):,.0f} each; {usd_short(r.more_usd)} more today"
+
+
+def _redesigns(evaluation: Evaluation, item: str) -> tuple[_Redesign, ...]:
     """The searched designs priced in full (capex, opex, idle GPU time) that the search would
     keep instead of the chosen one once ``item``'s price moves far enough: their money today
     relative to the chosen design's and how many ``item`` switches they buy."""
@@ -286,44 +322,59 @@ def _redesigns(evaluation: Evaluation, item: str) -> list[_Redesign]:
         bought = alt.switches_total if alt.switch == item else 0
         label = f"{alt.switch} {alt.topology} {alt.tiers}T x {alt.planes}P"
         out.append(_Redesign(more_usd=alt.more_usd, bought=bought, label=label))
-    return out
-
-
-def _capex_change_at(
-    price: float, unit: float, bought: int, redesigns: Sequence[_Redesign], support_years: float
-) -> tuple[float, str | None]:
-    """The capex change (support follows) that stands for ``item`` at ``price``: the kept
-    design's ``(price - unit) x bought``, or a searched design's when that costs less then (its
-    money today expressed as capex, plus its own count at the new price); with the label of the
-    design that is kept (``None``: today's)."""
-    best, label = (price - unit) * bought, None
-    for r in redesigns:
-        change = r.more_usd / (1.0 + support_years) + (price - unit) * r.bought
-        if change < best:
-            best, label = change, r.label
-    return best, label
-
-
-def _winner_at_price(
-    evaluations: Sequence[Evaluation],
-    valid: ValidScenario,
-    moneys: Sequence[OptionMoney],
-    index: int,
-    capex_change_usd: float,
-) -> str:
-    """The winner when candidate ``index`` costs ``capex_change_usd`` more (support follows)."""
-    table = list(moneys)
-    table[index] = repriced(
-        moneys[index],
-        capex_change_usd=capex_change_usd,
-        support_fraction_per_year=_support_fraction(evaluations[index]),
-    )
-    return _winner(evaluations, valid, table)
+    return tuple(out)
 
 
 def _support_fraction(evaluation: Evaluation) -> float:
     cost = evaluation.cost
     return cost.support_usd_per_year / cost.capex_usd if cost.capex_usd else 0.0
+
+
+def _holders(
+    evaluations: Sequence[Evaluation], moneys: Sequence[OptionMoney], item: str
+) -> list[_Holder]:
+    """Every candidate whose kept design buys ``item`` or whose search priced a design with it."""
+    out: list[_Holder] = []
+    for index, evaluation in enumerate(evaluations):
+        found = _switch_line(evaluation)
+        bought = for_growth = 0
+        if found is not None and found[0] == item:
+            growth = evaluation.growth
+            for_growth = growth.added_items.get(item, 0) if growth is not None else 0
+            bought = found[1] + for_growth
+        redesigns = _redesigns(evaluation, item)
+        if bought or any(r.bought for r in redesigns):
+            out.append(
+                _Holder(
+                    index=index,
+                    technology=evaluation.technology,
+                    bought=bought,
+                    for_growth=for_growth,
+                    redesigns=redesigns,
+                    support_years=moneys[index].years * _support_fraction(evaluation),
+                )
+            )
+    return out
+
+
+def _winner_at_switch_price(
+    evaluations: Sequence[Evaluation],
+    valid: ValidScenario,
+    moneys: Sequence[OptionMoney],
+    holders: Sequence[_Holder],
+    price: float,
+    unit: float,
+) -> str:
+    """The winner when the switch costs ``price`` each instead of ``unit``, for every candidate
+    that buys it (each keeps whichever of its searched designs costs least then)."""
+    table = list(moneys)
+    for h in holders:
+        table[h.index] = repriced(
+            moneys[h.index],
+            capex_change_usd=h.capex_change(price, unit)[0],
+            support_fraction_per_year=_support_fraction(evaluations[h.index]),
+        )
+    return _winner(evaluations, valid, table)
 
 
 PRICE_BISECTION_STEPS = 60
@@ -335,100 +386,86 @@ MAX_SWITCH_PRICE_FACTOR = 10.0
 def _price_flips(
     evaluations: Sequence[Evaluation], valid: ValidScenario, moneys: Sequence[OptionMoney]
 ) -> list[FlipPoint]:
-    """The switch price of each candidate at which the winner changes (bisection).
+    """The price of each candidate's switch at which the winner changes (bisection): upward for
+    the winner's switch, downward for another candidate's, both for a switch they share.
 
-    The design search is taken into account: as a switch's price moves, the technology keeps
+    A price moves for every candidate that buys the switch (two technologies on the same box pay
+    it alike), and the design search is taken into account: as the price moves, each keeps
     whichever of its searched designs (priced in full) costs least then, so a dearer switch
     cannot cost a technology more than its next design without that switch
-    (:func:`_capex_change_at`). The searched designs' growth and configuration-risk money is
+    (:meth:`_Holder.capex_change`). The searched designs' growth and configuration-risk money is
     taken as the chosen design's (an approximation; the search does not price them)."""
     winner = _winner(evaluations, valid, moneys)
-    flips: list[FlipPoint] = []
-    for index, evaluation in enumerate(evaluations):
+    items: dict[str, tuple[float, set[str]]] = {}
+    for evaluation in evaluations:
         found = _switch_line(evaluation)
         if found is None:
             continue
-        item, quantity, unit = found
-        growth = evaluation.growth
-        bought = quantity + (growth.added_items.get(item, 0) if growth is not None else 0)
-        redesigns = _redesigns(evaluation, item)
-        support_years = moneys[index].years * _support_fraction(evaluation)
+        item, _, unit = found
+        items.setdefault(item, (unit, set()))[1].add(evaluation.technology)
+    flips: list[FlipPoint] = []
+    for item, (unit, users) in items.items():
+        holders = _holders(evaluations, moneys, item)
 
-        def change_at(
-            price: float,
-            unit: float = unit,
-            bought: int = bought,
-            redesigns: list[_Redesign] = redesigns,
-            support_years: float = support_years,
-        ) -> tuple[float, str | None]:
-            return _capex_change_at(price, unit, bought, redesigns, support_years)
+        def winner_at(price: float, holders: list[_Holder] = holders, unit: float = unit) -> str:
+            return _winner_at_switch_price(evaluations, valid, moneys, holders, price, unit)
 
-        def flipped(
-            price: float, index: int = index, change_at: Callable[..., Any] = change_at
-        ) -> bool:
-            other = _winner_at_price(evaluations, valid, moneys, index, change_at(price)[0])
-            return other != winner
-
-        is_winner = evaluation.technology == winner
-        # flipped(far) is True and flipped(near) is False when a flip exists in between.
-        near, far = (unit, unit * MAX_SWITCH_PRICE_FACTOR + 1.0) if is_winner else (unit, 0.0)
-        if not flipped(far):
-            bound = "above" if is_winner else "below"
-            kept = change_at(far)[1]
-            flips.append(
-                FlipPoint(
-                    kind="price",
-                    description=f"no {item} price {bound} today's ${unit:,.0f} (searched to"
-                    f" ${far:,.0f}) changes the answer"
-                    + (
-                        f": before that the search builds {kept} instead"
-                        f" ({_redesign_price(unit, bought, redesigns, kept, support_years)})"
-                        if kept is not None
-                        else ""
-                    ),
-                )
-            )
-            continue
-        for _ in range(PRICE_BISECTION_STEPS):
-            middle = (near + far) / 2.0
-            if flipped(middle):
-                far = middle
-            else:
-                near = middle
-        change, kept = change_at(far)
-        after = _winner_at_price(evaluations, valid, moneys, index, change)
-        way = "more" if is_winner else "less"
-        extra = bought - quantity
-        flips.append(
-            FlipPoint(
-                kind="price",
-                description=f"{after} ranks first if {item} costs {way} than ${far:,.0f} each"
-                f" (now ${unit:,.0f}; {bought:,} bought"
-                + (f", {extra:,} of them for growth" if extra else "")
-                + f"; cost.prices.{item})"
-                + (
-                    f"; by then the search builds {kept} instead"
-                    f" ({_redesign_price(unit, bought, redesigns, kept, support_years)})"
-                    if kept is not None
-                    else ""
-                ),
-                value=far,
-            )
-        )
+        ways = [w for w, has in (("up", winner in users), ("down", users - {winner})) if has]
+        for way in ways:
+            flips.append(_price_flip(item, unit, way, holders, winner, winner_at))
     return flips
 
 
-def _redesign_price(
-    unit: float, bought: int, redesigns: Sequence[_Redesign], label: str, support_years: float
-) -> str:
-    """Where the search changes to the design ``label``, in words."""
-    r = next(r for r in redesigns if r.label == label)
-    if r.bought == bought:
-        return f"{usd_short(r.more_usd)} more today"
-    # (p - unit) x bought = more / (1 + support_years) + (p - unit) x r.bought
-    price = unit + r.more_usd / (1.0 + support_years) / (bought - r.bought)
-    way = "above" if price > unit else "below"
-    return f"{way} ${max(price, 0.0):,.0f} each; {usd_short(r.more_usd)} more today"
+def _price_flip(
+    item: str,
+    unit: float,
+    way: str,
+    holders: Sequence[_Holder],
+    winner: str,
+    winner_at: Callable[[float], str],
+) -> FlipPoint:
+    """The flip of one switch's price in one direction (``up`` or ``down``), in words."""
+    near, far = (unit, unit * MAX_SWITCH_PRICE_FACTOR + 1.0) if way == "up" else (unit, 0.0)
+    bought = ", ".join(
+        f"{h.bought:,} bought by {h.technology}"
+        + (f", {h.for_growth:,} of them for growth" if h.for_growth else "")
+        for h in holders
+        if h.bought
+    )
+
+    def kept_at(price: float) -> str:
+        said = [
+            f"{h.technology} builds {label} instead ({h.switch_price(unit, label)})"
+            for h in holders
+            if (label := h.capex_change(price, unit)[1]) is not None
+        ]
+        return "; ".join(said)
+
+    if winner_at(far) == winner:
+        bound = "above" if way == "up" else "below"
+        kept = kept_at(far)
+        return FlipPoint(
+            kind="price",
+            description=f"no {item} price {bound} today's ${unit:,.0f} (searched to"
+            f" ${far:,.0f}) changes the answer"
+            + (f": before that the search: {kept}" if kept else ""),
+        )
+    for _ in range(PRICE_BISECTION_STEPS):
+        middle = (near + far) / 2.0
+        if winner_at(middle) != winner:
+            far = middle
+        else:
+            near = middle
+    after = winner_at(far)
+    kept = kept_at(far)
+    more_or_less = "more" if way == "up" else "less"
+    return FlipPoint(
+        kind="price",
+        description=f"{after} ranks first if {item} costs {more_or_less} than ${far:,.0f} each"
+        f" (now ${unit:,.0f}; {bought}; cost.prices.{item})"
+        + (f"; by then the search: {kept}" if kept else ""),
+        value=far,
+    )
 
 
 def _first_flip(
