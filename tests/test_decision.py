@@ -613,3 +613,43 @@ def test_growing_one_switch_planes_moves_the_host_links_a_leaf_gives_up() -> Non
     roce = evaluate_one(valid, "roce_v2", backend="fake")
     assert roce.growth is not None and roce.design.tiers == 1
     assert roce.growth.recabled_links == 1024
+
+
+@settings(max_examples=6, deadline=None)
+@given(
+    nodes=st.integers(2, 400),
+    gpu_hour=st.sampled_from([0.0, 1.3, 4.0]),
+    techs=st.sampled_from([("infiniband", "roce_v2"), ("roce_v2", "spectrum_x", "uec")]),
+)
+def test_every_price_flip_flips_the_answer_when_the_spec_says_that_price(
+    nodes: int, gpu_hour: float, techs: tuple[str, ...]
+) -> None:
+    # The flip point is checked the way a user would: the spec re-run (design search included)
+    # with the switch's price just past it ranks the named candidate first, and just short of it
+    # keeps today's answer.
+    from fabricplan.evaluate import evaluate
+
+    def spec(prices: dict[str, float]) -> ValidScenario:
+        return parse_spec(
+            {
+                "cluster": {"gpus": 8 * nodes},
+                "fabric": {"technologies": list(techs)},
+                "cost": {"prices": {"gpu-hour-h100": gpu_hour, **prices}},
+            }
+        )
+
+    def winner(prices: dict[str, float]) -> str:
+        valid = spec(prices)
+        evals = evaluate(valid, backend="fake")
+        return rank(evals, money_table(evals, valid), valid)[0].technology
+
+    valid = spec({})
+    rec = decide(evaluate(valid, backend="fake"), valid)
+    for flip in rec.flips:
+        if flip.kind != "price" or flip.value is None:
+            continue
+        item = flip.description.split(" costs ")[0].split(" if ")[-1]
+        more = " costs more than " in flip.description
+        past, short = (1.001, 0.999) if more else (0.999, 1.001)
+        assert winner({item: flip.value * past}) == flip.description.split(" ")[0], flip
+        assert winner({item: flip.value * short}) == rec.technology, flip
