@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from fabricplan.errors import FabricPlanError, ModelError
@@ -653,3 +653,44 @@ def test_every_price_flip_flips_the_answer_when_the_spec_says_that_price(
         past, short = (1.001, 0.999) if more else (0.999, 1.001)
         assert winner({item: flip.value * past}) == flip.description.split(" ")[0], flip
         assert winner({item: flip.value * short}) == rec.technology, flip
+
+
+@settings(max_examples=6, deadline=None)
+@example(nodes=52, techs=("infiniband", "roce_v2"))  # held fixed designs said $103.78
+@given(
+    nodes=st.integers(2, 2000),
+    techs=st.sampled_from([("infiniband", "roce_v2"), ("roce_v2", "spectrum_x", "uec")]),
+)
+def test_the_gpu_hour_flip_flips_the_answer_when_the_spec_says_that_price(
+    nodes: int, techs: tuple[str, ...]
+) -> None:
+    # As for the switch prices: re-run at the flip's GPU-hour price (the design search may keep
+    # a faster design there), the named candidate ranks first just past it, today's just short.
+    from fabricplan.evaluate import evaluate
+
+    def ranked(price: float) -> tuple[str, ValidScenario]:
+        valid = parse_spec(
+            {
+                "cluster": {"gpus": 8 * nodes},
+                "fabric": {"technologies": list(techs)},
+                "cost": {"prices": {"gpu-hour-h100": price}},
+            }
+        )
+        evals = evaluate(valid, backend="analytic")
+        return rank(evals, money_table(evals, valid), valid)[0].technology, valid
+
+    today, valid = ranked(1.3)
+    flip = _gpu_hour_flip_of(valid)
+    if flip.value is None:
+        return
+    more = " more than " in flip.description
+    past, short = (1.001, 0.999) if more else (0.999, 1.001)
+    assert ranked(flip.value * past)[0] == flip.description.split(" ")[0], flip
+    assert ranked(flip.value * short)[0] == today, flip
+
+
+def _gpu_hour_flip_of(valid: ValidScenario) -> Any:
+    from fabricplan.evaluate import evaluate
+
+    rec = decide(evaluate(valid, backend="analytic"), valid)
+    return next(f for f in rec.flips if f.kind == "gpu_hour")

@@ -208,10 +208,75 @@ def _winner(
     return rank(evaluations, moneys, valid)[0].technology
 
 
+@dataclass(frozen=True)
+class _IdleLine:
+    """One design a candidate could keep as the GPU-hour price moves: its money today above the
+    kept design's and its idle GPU-hours above the kept design's (both 0 for the kept one)."""
+
+    more_usd: float
+    more_hours: float
+    label: str | None
+
+
+def _idle_lines(evaluation: Evaluation, money: OptionMoney) -> list[_IdleLine]:
+    """The kept design and every searched design priced with its idle GPU time. At a GPU-hour
+    price ``p`` a design's money is ``more + more_hours x (p - today)`` above the kept one's, and
+    the search keeps the least (no searched design is known at a price of 0: none is priced on
+    its GPU time then)."""
+    lines = [_IdleLine(0.0, 0.0, None)]
+    today = money.gpu_hour_usd
+    if today <= 0:
+        return lines
+    for alt in evaluation.design.alternatives:
+        if (
+            alt.more_usd is None
+            or alt.tco_usd is None
+            or alt.gpu_idle_usd is None
+            or alt.money_usd is None
+        ):
+            continue
+        kept_idle = alt.money_usd - alt.more_usd - evaluation.cost.tco_usd
+        lines.append(
+            _IdleLine(
+                alt.more_usd,
+                (alt.gpu_idle_usd - kept_idle) / today,
+                f"{alt.switch} {alt.topology} {alt.tiers}T x {alt.planes}P",
+            )
+        )
+    return lines
+
+
+def _at_gpu_hour(
+    moneys: Sequence[OptionMoney], lines: Sequence[Sequence[_IdleLine]], price: float
+) -> tuple[list[OptionMoney], list[str | None]]:
+    """Every candidate's money at GPU-hour ``price``, each on the design its search keeps then,
+    with that design's label (``None``: today's)."""
+    table: list[OptionMoney] = []
+    kept: list[str | None] = []
+    for m, own in zip(moneys, lines, strict=True):
+        moved = repriced(m, gpu_hour_usd=price)
+        best = min(own, key=lambda line: line.more_usd + line.more_hours * (price - m.gpu_hour_usd))
+        shift = best.more_usd + best.more_hours * (price - m.gpu_hour_usd)
+        if best.label is not None:
+            moved = moved.model_copy(
+                update={
+                    "total_usd": moved.total_usd + shift,
+                    "gpu_hours": moved.gpu_hours + best.more_hours,
+                    "gpu_time_usd": moved.gpu_time_usd + best.more_hours * price,
+                }
+            )
+        table.append(moved)
+        kept.append(best.label)
+    return table, kept
+
+
 def _gpu_hour_flip(
     evaluations: Sequence[Evaluation], valid: ValidScenario, moneys: Sequence[OptionMoney]
 ) -> FlipPoint:
-    """The GPU-hour price at which the winner changes: each total is ``a + hours x price``."""
+    """The GPU-hour price at which the winner changes. Each design's total is ``a + hours x
+    price`` and each technology keeps the least of its searched designs (:func:`_idle_lines`),
+    so the winner can change only where a line of one technology crosses a line of another:
+    those crossings are probed, nearest to today's price first."""
     price = moneys[0].gpu_hour_usd
     winner = _winner(evaluations, valid, moneys)
     if valid.spec.priorities == "cost_sensitive":
@@ -220,36 +285,49 @@ def _gpu_hour_flip(
             description="cost_sensitive leaves the value of GPU time out (the performance floor"
             " stands for it): no GPU-hour price changes the answer",
         )
+    lines = [_idle_lines(e, m) for e, m in zip(evaluations, moneys, strict=True)]
+    top = MAX_GPU_HOUR_FACTOR * max(price, 1.0)
 
     def hours(m: OptionMoney) -> float:
         return m.gpu_hours + m.config_risk_gpu_hours
 
-    won = next(m for m in moneys if m.technology == winner)
-    roots = []
-    for m in moneys:
-        slope = hours(won) - hours(m)
-        if m.technology == winner or slope == 0:
-            continue
-        root = price + (m.total_usd - won.total_usd) / slope
-        if 0.0 <= root <= MAX_GPU_HOUR_FACTOR * max(price, 1.0):
-            roots.append(root)
+    roots: set[float] = set()
+    for i, (mi, li) in enumerate(zip(moneys, lines, strict=True)):
+        for j in range(i + 1, len(moneys)):
+            mj, lj = moneys[j], lines[j]
+            for a in li:
+                for b in lj:
+                    slope = (hours(mi) + a.more_hours) - (hours(mj) + b.more_hours)
+                    if slope == 0:
+                        continue
+                    gap = (mj.total_usd + b.more_usd) - (mi.total_usd + a.more_usd)
+                    root = price + gap / slope
+                    if 0.0 <= root <= top:
+                        roots.add(root)
     for root in sorted(roots, key=lambda r: abs(r - price)):
         for probe in (root * (1 + 1e-6) + 1e-9, root * (1 - 1e-6) - 1e-9):
-            if probe < 0:
+            if probe < 0 or (probe > price) != (root > price):
                 continue
-            other = _winner(evaluations, valid, [repriced(m, gpu_hour_usd=probe) for m in moneys])
+            table, kept = _at_gpu_hour(moneys, lines, probe)
+            other = _winner(evaluations, valid, table)
             if other != winner:
                 way = "more" if probe > price else "less"
+                redesigned = "; ".join(
+                    f"{m.technology} builds {label} instead"
+                    for m, label in zip(moneys, kept, strict=True)
+                    if label is not None
+                )
                 return FlipPoint(
                     kind="gpu_hour",
                     description=f"{other} ranks first if a GPU-hour is worth {way} than"
-                    f" ${root:,.2f} (now ${price:,.2f}; cost.prices.gpu-hour-{valid.node.id})",
+                    f" ${root:,.2f} (now ${price:,.2f}; cost.prices.gpu-hour-{valid.node.id})"
+                    + (f"; by then the search: {redesigned}" if redesigned else ""),
                     value=root,
                 )
     return FlipPoint(
         kind="gpu_hour",
-        description=f"no GPU-hour price between $0 and"
-        f" ${MAX_GPU_HOUR_FACTOR * max(price, 1.0):,.0f} changes the answer (now ${price:,.2f})",
+        description=f"no GPU-hour price between $0 and ${top:,.0f} changes the answer (now"
+        f" ${price:,.2f})",
     )
 
 
