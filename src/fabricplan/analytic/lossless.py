@@ -37,7 +37,8 @@ held). An earlier rule scaled the 3:1 effect by the contention share ``(1 - 1/o)
 the 2:1 runs refuted it (it gave all_to_all x1.362 and rings x1.231 where the runs measure x1.608
 and x0.966). On a non-blocking fabric only hashed routing contends, with the measured
 non-blocking factors; per-packet routing (adaptive, spray) there has no contention to lose
-packets to.
+packets to, and neither has a fabric whose planes are each one switch (one path per flow, no
+uplink: :data:`ONE_SWITCH_PATHS`).
 
 The technologies whose link layer is not PFC pay for congestion by their own mechanisms, each a
 closed form here:
