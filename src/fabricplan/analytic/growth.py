@@ -35,6 +35,12 @@ technician at roughly 120 USD/h (fully loaded); no published per-link rate was f
 of the moved links is not counted (growth is usually done in a maintenance window)."""
 
 
+def _moved_share(links: int, kept: int, of: int) -> tuple[float, int]:
+    """The share ``1 - kept / of`` of ``links`` that moves, and how many links that is."""
+    share = 1.0 - kept / of
+    return share, round(links * share)
+
+
 def _moved_links(now: FabricDesign, target: FabricDesign) -> tuple[int, list[str]]:
     if target.tiers != now.tiers:
         moved = sum(g.count for g in now.link_groups if g.name in ("leaf_spine", "spine_core"))
@@ -46,8 +52,7 @@ def _moved_links(now: FabricDesign, target: FabricDesign) -> tuple[int, list[str
         if 0 < target.hosts_per_leaf < now.hosts_per_leaf and hosts:
             # A leaf that gives ports to its new uplinks keeps fewer hosts: the rest move to
             # the new leaves (one switch per plane becoming a leaf keeps half at 1:1).
-            share = 1.0 - target.hosts_per_leaf / now.hosts_per_leaf
-            count = round(hosts * share)
+            share, count = _moved_share(hosts, target.hosts_per_leaf, now.hosts_per_leaf)
             moved += count
             tier_notes.append(
                 f"leaves keep {target.hosts_per_leaf:,} hosts instead of {now.hosts_per_leaf:,}:"
@@ -70,8 +75,7 @@ def _moved_links(now: FabricDesign, target: FabricDesign) -> tuple[int, list[str
         before, after = now.switches[tier], target.switches[tier]
         links = now.links.get(group, 0)
         if before and after > before and links:
-            share = 1.0 - before / after
-            count = round(links * share)
+            share, count = _moved_share(links, before, after)
             moved += count
             notes.append(
                 f"{tier} switches {before:,} -> {after:,}: {share:.0%} of today's {links:,}"
