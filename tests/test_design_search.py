@@ -203,3 +203,18 @@ def test_no_pinned_plane_count_beats_the_search(nodes: int, tech: str, planes: i
     except DesignError:
         return
     assert cost.tco_usd <= pinned.tco_usd + 1.0, (searched.planes, searched.tiers)
+
+
+def test_one_switch_planes_say_they_are_rail_only_and_not_oversubscribed() -> None:
+    # Eight one-switch planes: an architect must hear that nothing in the fabric joins the rails
+    # (PXN over NVLink does), and that an asked 2:1 has no uplinks to be built on.
+    valid = scenario(
+        2048, "roce_v2", switch={"roce_v2": "th6-128x800g"}, oversubscription=2, planes=8
+    )
+    codes = {f.code for f in design_fabric(valid, "roce_v2").findings}
+    assert {"FP860", "FP861"} <= codes
+    one = scenario(32, "roce_v2", switch={"roce_v2": "th6-128x800g"}, oversubscription=2)
+    codes = {f.code for f in design_fabric(one, "roce_v2").findings}
+    assert "FP861" in codes and "FP860" not in codes
+    two_tiers = scenario(2048, "roce_v2", switch={"roce_v2": "th6-128x800g"}, planes=1)
+    assert not {"FP860", "FP861"} & {f.code for f in design_fabric(two_tiers, "roce_v2").findings}
