@@ -7,12 +7,12 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from fabricplan.errors import FabricPlanError, ModelError
 from fabricplan.evaluate import evaluate_one
-from fabricplan.model.fabric import BomLine, FabricDesign, Finding
+from fabricplan.model.fabric import BomLine, DesignAlternative, FabricDesign, Finding
 from fabricplan.model.results import (
     CostBreakdown,
     CostLine,
@@ -79,11 +79,12 @@ def _evaluation(
     findings: tuple[Finding, ...] = (),
     vendors: int = 2,
     switches: int = 10,
+    switch: str = "sw",
 ) -> Evaluation:
     design = FabricDesign(
         technology=technology,
         topology="fat_tree",
-        switch_id="sw",
+        switch_id=switch,
         port_speed_gbps=400,
         radix=64,
         tiers=2,
@@ -102,14 +103,14 @@ def _evaluation(
         max_endpoints=GPUS,
         headroom_gpus=0,
         findings=findings,
-        bom=(BomLine(item="sw", kind="switch", quantity=switches, role="switches"),),
+        bom=(BomLine(item=switch, kind="switch", quantity=switches, role="switches"),),
     )
     support = 0.1 * capex
     cost = CostBreakdown(
         capex_usd=capex,
         lines=(
             CostLine(
-                item="sw",
+                item=switch,
                 kind="switch",
                 quantity=switches,
                 unit_price_usd=capex / switches,
@@ -335,13 +336,79 @@ def test_the_gpu_hour_flip_is_where_the_totals_cross() -> None:
 
 def test_the_switch_price_flip_is_where_the_winner_changes() -> None:
     valid = _valid()
-    evals = [_evaluation("infiniband", capex=12e6), _evaluation("roce_v2", capex=10e6)]
+    evals = [
+        _evaluation("infiniband", capex=12e6, switch="ib-sw"),
+        _evaluation("roce_v2", capex=10e6, switch="eth-sw"),
+    ]
     rec = decide(evals, valid)
     cut = next(f for f in rec.flips if f.kind == "price" and "costs less" in f.description)
     assert cut.value is not None
     # infiniband's 10 switches at unit u: 10 u (1 + 5 years x 0.1 support) + 5 x 0.3 M against
     # roce_v2's 10 M + 5 x 1.3 M = 16.5 M (same step, same GPU time): equal at u = 1.0 M.
     assert cut.value == pytest.approx(1.0e6, rel=1e-6)
+
+
+def _with_alternative(evaluation: Evaluation, switch: str, more_usd: float) -> Evaluation:
+    """``evaluation`` whose design search also priced, in full, a design of ``switch`` (10 of
+    them) costing ``more_usd`` more than the chosen one."""
+    alt = DesignAlternative(
+        switch=switch,
+        topology="fat_tree",
+        tiers=2,
+        planes=1,
+        switches_total=10,
+        capex_usd=evaluation.cost.capex_usd,
+        tco_usd=evaluation.cost.tco_usd + more_usd,
+        money_usd=evaluation.cost.tco_usd + more_usd,
+        more_usd=more_usd,
+        lost_because="test",
+    )
+    design = evaluation.design.model_copy(update={"alternatives": (alt,)})
+    return evaluation.model_copy(update={"design": design})
+
+
+@pytest.mark.parametrize(("more_usd", "flips_at"), [(1e6, None), (5e6, 1.2e6)])
+def test_a_dearer_winning_switch_flips_only_past_the_next_searched_design(
+    more_usd: float, flips_at: float | None
+) -> None:
+    # roce_v2 wins by 19.5 M - 16.5 M = 3 M; its 10 switches rising by d each cost 10 d x 1.5
+    # (5 years of 10 % support): 3 M at d = 200 k. But the search keeps another design without
+    # that switch once the switch's rise exceeds that design's extra money: at 1 M extra the
+    # winner can never cost more than 17.5 M, so no price flips it; at 5 M the flip stands.
+    valid = _valid()
+    roce = _with_alternative(
+        _evaluation("roce_v2", capex=10e6, switch="eth-sw"), "other-switch", more_usd
+    )
+    evals = [_evaluation("infiniband", capex=12e6, switch="ib-sw"), roce]
+    rec = decide(evals, valid)
+    flip = [f for f in rec.flips if f.kind == "price"][1]  # roce_v2's switch (second candidate)
+    if flips_at is None:
+        assert flip.value is None and "above today's" in flip.description, flip.description
+        assert "builds other-switch fat_tree 2T x 1P instead" in flip.description
+        assert "above $1,066,667 each" in flip.description  # 1 M / 1.5 / 10 + 1 M
+    else:
+        assert flip.value == pytest.approx(flips_at, rel=1e-6), flip.description
+        assert "costs more than" in flip.description
+
+
+def test_a_switch_two_candidates_buy_moves_both_totals() -> None:
+    # roce_v2 and roce_v1 both buy 10 "eth-sw" (roce_v2 wins by 1 M of capex x 1.5); infiniband
+    # is 3 M dearer than roce_v2. A dearer eth-sw raises both Ethernet totals alike, so roce_v1
+    # never overtakes roce_v2; infiniband does once 10 d x 1.5 = 3 M: d = 200 k.
+    valid = _valid()
+    evals = [
+        _evaluation("infiniband", capex=12e6, switch="ib-sw"),
+        _evaluation("roce_v2", capex=10e6, switch="eth-sw"),
+        _evaluation("roce_v1", capex=11e6, switch="eth-sw"),
+    ]
+    rec = decide(evals, valid)
+    shared = [f for f in rec.flips if f.kind == "price" and "eth-sw" in f.description]
+    up = next(f for f in shared if "more than" in f.description or "above" in f.description)
+    assert up.description.startswith("infiniband ranks first"), up.description
+    assert up.value == pytest.approx(1.2e6, rel=1e-6)
+    assert "10 bought by roce_v2, 10 bought by roce_v1" in up.description
+    down = next(f for f in shared if f is not up)
+    assert down.value is None, down.description  # cheaper for both: roce_v1 stays behind
 
 
 def test_scenario_with_gpus_keeps_what_the_user_wrote() -> None:
@@ -511,7 +578,8 @@ def test_growth_that_regroups_the_spines_recables_every_uplink() -> None:
     valid = parse_spec(
         {
             "cluster": {"gpus": 2048},
-            "fabric": {"technologies": ["infiniband", "roce_v2"]},
+            # one plane: eight one-switch planes of 256-port Ethernet would have no spines
+            "fabric": {"technologies": ["infiniband", "roce_v2"], "planes": 1},
             "growth": {"target_gpus": 4096},
         }
     )
@@ -524,3 +592,105 @@ def test_growth_that_regroups_the_spines_recables_every_uplink() -> None:
         assert ib.growth.recabled_links == ib.design.links["leaf_spine"]
     assert roce.growth.recabled_links <= roce.design.links["leaf_spine"]
     assert (ib.growth.added_capex_usd or 0) > 0 and (roce.growth.added_capex_usd or 0) > 0
+
+
+def test_growing_one_switch_planes_moves_the_host_links_a_leaf_gives_up() -> None:
+    # 2,048 NICs on eight one-switch planes of 256 x 400G; at 4,096 each plane is 4 leaves of
+    # 128 hosts (128 uplinks each) and 2 spines: every switch keeps 128 of its 256 hosts, so
+    # half of today's 2,048 node links move (there are no links above the leaves today).
+    valid = parse_spec(
+        {
+            "cluster": {"gpus": 2048},
+            "fabric": {
+                "technologies": ["roce_v2"],
+                "switch": {"roce_v2": "th6-128x800g"},
+                "topology": "rail_optimized",
+                "planes": 8,
+            },
+            "growth": {"target_gpus": 4096},
+        }
+    )
+    roce = evaluate_one(valid, "roce_v2", backend="fake")
+    assert roce.growth is not None and roce.design.tiers == 1
+    assert roce.growth.recabled_links == 1024
+
+
+@settings(max_examples=6, deadline=None)
+@given(
+    nodes=st.integers(2, 400),
+    gpu_hour=st.sampled_from([0.0, 1.3, 4.0]),
+    techs=st.sampled_from([("infiniband", "roce_v2"), ("roce_v2", "spectrum_x", "uec")]),
+)
+def test_every_price_flip_flips_the_answer_when_the_spec_says_that_price(
+    nodes: int, gpu_hour: float, techs: tuple[str, ...]
+) -> None:
+    # The flip point is checked the way a user would: the spec re-run (design search included)
+    # with the switch's price just past it ranks the named candidate first, and just short of it
+    # keeps today's answer.
+    from fabricplan.evaluate import evaluate
+
+    def spec(prices: dict[str, float]) -> ValidScenario:
+        return parse_spec(
+            {
+                "cluster": {"gpus": 8 * nodes},
+                "fabric": {"technologies": list(techs)},
+                "cost": {"prices": {"gpu-hour-h100": gpu_hour, **prices}},
+            }
+        )
+
+    def winner(prices: dict[str, float]) -> str:
+        valid = spec(prices)
+        evals = evaluate(valid, backend="fake")
+        return rank(evals, money_table(evals, valid), valid)[0].technology
+
+    valid = spec({})
+    rec = decide(evaluate(valid, backend="fake"), valid)
+    for flip in rec.flips:
+        if flip.kind != "price" or flip.value is None:
+            continue
+        item = flip.description.split(" costs ")[0].split(" if ")[-1]
+        more = " costs more than " in flip.description
+        past, short = (1.001, 0.999) if more else (0.999, 1.001)
+        assert winner({item: flip.value * past}) == flip.description.split(" ")[0], flip
+        assert winner({item: flip.value * short}) == rec.technology, flip
+
+
+@settings(max_examples=6, deadline=None)
+@example(nodes=52, techs=("infiniband", "roce_v2"))  # held fixed designs said $103.78
+@given(
+    nodes=st.integers(2, 2000),
+    techs=st.sampled_from([("infiniband", "roce_v2"), ("roce_v2", "spectrum_x", "uec")]),
+)
+def test_the_gpu_hour_flip_flips_the_answer_when_the_spec_says_that_price(
+    nodes: int, techs: tuple[str, ...]
+) -> None:
+    # As for the switch prices: re-run at the flip's GPU-hour price (the design search may keep
+    # a faster design there), the named candidate ranks first just past it, today's just short.
+    from fabricplan.evaluate import evaluate
+
+    def ranked(price: float) -> tuple[str, ValidScenario]:
+        valid = parse_spec(
+            {
+                "cluster": {"gpus": 8 * nodes},
+                "fabric": {"technologies": list(techs)},
+                "cost": {"prices": {"gpu-hour-h100": price}},
+            }
+        )
+        evals = evaluate(valid, backend="analytic")
+        return rank(evals, money_table(evals, valid), valid)[0].technology, valid
+
+    today, valid = ranked(1.3)
+    flip = _gpu_hour_flip_of(valid)
+    if flip.value is None:
+        return
+    more = " more than " in flip.description
+    past, short = (1.001, 0.999) if more else (0.999, 1.001)
+    assert ranked(flip.value * past)[0] == flip.description.split(" ")[0], flip
+    assert ranked(flip.value * short)[0] == today, flip
+
+
+def _gpu_hour_flip_of(valid: ValidScenario) -> Any:
+    from fabricplan.evaluate import evaluate
+
+    rec = decide(evaluate(valid, backend="analytic"), valid)
+    return next(f for f in rec.flips if f.kind == "gpu_hour")

@@ -177,3 +177,44 @@ def test_the_subnet_managers_ports_do_not_make_65536_nics_infeasible() -> None:
     design = design_fabric(valid, "infiniband")
     assert (design.tiers, sum(design.switches.values()), design.management_ports) == (3, 5120, 0)
     assert any(f.code == "FP319" for f in design.findings)
+
+
+def test_planes_that_are_each_one_switch_are_searched() -> None:
+    # 2,048 NICs, 256 x 400G switches: one plane is two tiers (16 leaves + 8 spines); eight planes
+    # of 256 NICs are one switch each, 8 switches and no spine tier (a rail-only fabric). The
+    # search used to skip planes whenever one plane fit two tiers with one spine set.
+    valid = scenario(2048, "roce_v2", switch={"roce_v2": "th6-128x800g"}, topology="rail_optimized")
+    _, design, _ = search_design(valid, "roce_v2", backend="fake")
+    assert (design.planes, design.tiers, sum(design.switches.values())) == (8, 1, 8)
+
+
+@settings(max_examples=10, deadline=None)
+@given(
+    nodes=st.integers(1, 300),
+    tech=st.sampled_from(["infiniband", "roce_v2"]),
+    planes=st.sampled_from([2, 4, 8]),
+)
+def test_no_pinned_plane_count_beats_the_search(nodes: int, tech: str, planes: int) -> None:
+    # The search over the planes the spec leaves open keeps a design no dearer than any plane
+    # count the user could pin (same switch and topology choices otherwise).
+    try:
+        _, searched, cost = search_design(scenario(8 * nodes, tech), tech, backend="fake")
+        _, _, pinned = search_design(scenario(8 * nodes, tech, planes=planes), tech, backend="fake")
+    except DesignError:
+        return
+    assert cost.tco_usd <= pinned.tco_usd + 1.0, (searched.planes, searched.tiers)
+
+
+def test_one_switch_planes_say_they_are_rail_only_and_not_oversubscribed() -> None:
+    # Eight one-switch planes: an architect must hear that nothing in the fabric joins the rails
+    # (PXN over NVLink does), and that an asked 2:1 has no uplinks to be built on.
+    valid = scenario(
+        2048, "roce_v2", switch={"roce_v2": "th6-128x800g"}, oversubscription=2, planes=8
+    )
+    codes = {f.code for f in design_fabric(valid, "roce_v2").findings}
+    assert {"FP860", "FP861"} <= codes
+    one = scenario(32, "roce_v2", switch={"roce_v2": "th6-128x800g"}, oversubscription=2)
+    codes = {f.code for f in design_fabric(one, "roce_v2").findings}
+    assert "FP861" in codes and "FP860" not in codes
+    two_tiers = scenario(2048, "roce_v2", switch={"roce_v2": "th6-128x800g"}, planes=1)
+    assert not {"FP860", "FP861"} & {f.code for f in design_fabric(two_tiers, "roce_v2").findings}

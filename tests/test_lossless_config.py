@@ -181,7 +181,8 @@ def test_the_watchdog_off_in_the_spec_is_priced_as_pause_storm_risk() -> None:
 def test_no_congestion_control_in_the_spec_says_its_step_and_money() -> None:
     spec = {
         "cluster": {"gpus": 256},
-        "fabric": {"technologies": ["roce_v2"], "topology": "fat_tree"},
+        # two tiers of one plane: hashed uplinks to collide on (one switch has none)
+        "fabric": {"technologies": ["roce_v2"], "topology": "fat_tree", "tiers": 2, "planes": 1},
         "workload": {"model": "llama3-8b"},
     }
     good = evaluate_one(parse_spec(spec), "roce_v2")
@@ -191,6 +192,32 @@ def test_no_congestion_control_in_the_spec_says_its_step_and_money() -> None:
     assert bad.performance.step.step_s > good.performance.step.step_s  # rings x1.037 on ECMP
     note = next(n for n in bad.performance.notes if n.startswith("configuration: "))
     assert "no congestion control" in note and "rings +3.7%" in note and "of GPU time" in note
+
+
+@pytest.mark.parametrize("lossless", [{"congestion_control": "none"}, {"pfc": False}])
+def test_a_one_switch_fabric_has_no_hashed_collisions_to_pay_for(
+    lossless: dict[str, object],
+) -> None:
+    # 256 NICs on one 256 x 400G switch: every flow has one path (NIC, switch, NIC), so the
+    # non-blocking ECMP factors (hash collisions on shared uplinks) do not apply.
+    spec: dict[str, object] = {
+        "cluster": {"gpus": 256},
+        "fabric": {
+            "technologies": ["roce_v2"],
+            "switch": {"roce_v2": "th6-128x800g"},
+            "topology": "fat_tree",
+            "planes": 1,
+        },
+        "workload": {"model": "llama3-8b"},
+    }
+    good = evaluate_one(parse_spec(spec), "roce_v2")
+    spec["fabric"] = {**spec["fabric"], "lossless": lossless}  # type: ignore[dict-item]
+    bad = evaluate_one(parse_spec(spec), "roce_v2")
+    assert good.design.tiers == 1
+    assert good.performance.step is not None and bad.performance.step is not None
+    assert bad.performance.step.step_s == good.performance.step.step_s
+    note = next(n for n in bad.performance.notes if n.startswith("configuration: "))
+    assert "rings +0.0%" in note and "one-switch" not in note.split("(")[0]
 
 
 def test_the_step_pays_the_effect_on_its_exposed_fabric_time_only() -> None:
@@ -205,7 +232,14 @@ def test_the_step_pays_the_effect_on_its_exposed_fabric_time_only() -> None:
 def test_pfc_off_in_the_spec_lengthens_the_roce_step_and_says_what_it_costs() -> None:
     spec = {
         "cluster": {"gpus": 256},
-        "fabric": {"technologies": ["roce_v2"], "oversubscription": 3, "topology": "fat_tree"},
+        # two tiers: a 3:1 leaf (one switch has no uplinks to oversubscribe)
+        "fabric": {
+            "technologies": ["roce_v2"],
+            "oversubscription": 3,
+            "topology": "fat_tree",
+            "tiers": 2,
+            "planes": 1,
+        },
         "workload": {"model": "mixtral-8x7b", "tp": 1, "ep": 8},
     }
     good = evaluate_one(parse_spec(spec), "roce_v2")

@@ -115,3 +115,14 @@ def test_spectrum_x_prices_the_adaptive_routing_fallback_to_ecmp() -> None:
     assert "adaptive routing" in basis and "no AR-off slowdown given" not in basis
     # Two classes, each at the team's rate: twice RoCEv2's staff time to find and fix them.
     assert spectrum.cost.config_risk_staff_usd == pytest.approx(2 * roce.cost.config_risk_staff_usd)
+
+
+@pytest.mark.parametrize(("sharp", "kept"), [("auto", False), ("off", False), ("on", True)])
+def test_only_a_fabric_that_runs_sharp_keeps_its_aggregation_manager(
+    sharp: str, kept: bool
+) -> None:
+    # auto is what NCCL does without the SHARP plugin and aggregation manager (CollNet off):
+    # no one runs them, so the report does not list them among what the team must keep.
+    valid = cluster_scenario(1024, fabric={"technologies": ["infiniband"], "sharp": sharp})
+    ops = assess_operations(valid, designed_leaf_spine(valid, "infiniband"))
+    assert any("SHARP aggregation manager" in t for t in ops.tasks) is kept

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from fabricplan.errors import SpecError
-from fabricplan.spec import parse_spec, read_spec
+from fabricplan.spec import parse_spec, parse_spec_text, read_spec
 
 MINIMAL: dict[str, Any] = {
     "cluster": {"gpus": 1024, "gpus_per_node": 8, "nics_per_node": 8, "nic_speed_gbps": 400},
@@ -78,3 +78,18 @@ def test_bad_spec_gets_one_line_naming_the_field(code: str, field: str, spec: An
 def test_a_spec_that_is_not_a_mapping_is_rejected() -> None:
     with pytest.raises(SpecError, match="FP107"):
         read_spec(["cluster"])
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("fabric: {sharp: on}", {"infiniband": "on", "roce_v2": "on"}),
+        ("fabric: {sharp: off}", {"infiniband": "off", "roce_v2": "off"}),
+        ("fabric: {sharp: {infiniband: on}}", {"infiniband": "on", "roce_v2": "auto"}),
+        ("fabric: {sharp: auto}", {"infiniband": "auto", "roce_v2": "auto"}),
+    ],
+)
+def test_sharp_on_and_off_as_yaml_writes_them(text: str, expected: dict[str, str]) -> None:
+    # YAML 1.1 reads a bare on/off as a boolean; the spec takes the word the user wrote.
+    valid = parse_spec_text("cluster: {gpus: 64}\n" + text)
+    assert {t: valid.spec.fabric.sharp_for(t) for t in expected} == expected

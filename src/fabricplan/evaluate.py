@@ -34,6 +34,7 @@ from fabricplan.analytic.cost import (
 from fabricplan.analytic.growth import growth_result
 from fabricplan.analytic.link_error import with_link_errors
 from fabricplan.analytic.lossless import (
+    ONE_SWITCH_PATHS,
     WATCHDOG_OFF,
     LosslessEffect,
     lossless_effect,
@@ -145,16 +146,19 @@ def _planes_may_help(
     same switch and topology cannot be built; or when it needs three tiers or a spine set per
     rail and each of the planes would fit two tiers (``k x d`` host ports). Two tiers of one
     spine set already cost ``3H/k`` switches for ``H`` host ports, and three tiers in every plane
-    keep the three-tier count: the DeepSeek MPFT saving is the tier it removes."""
+    keep the three-tier count: the DeepSeek MPFT saving is the tier it removes. Planes that are
+    each one switch (``H / planes <= k``) remove the spine tier itself (``H/k`` switches)."""
     one = (choice.switch.id, choice.topology, 1)
     if one not in fewest:
         return True
     tiers = fewest[one]
     if tiers is None:
         return True
+    mode = port_mode_for_nic(choice.switch, nic_speed_gbps)
+    if tiers > 1 and endpoints / choice.planes <= mode.ports:
+        return True  # each plane is one switch: no spine tier at all (rail-only at one rail)
     if tiers != 3 and single_plane.get(one[:2], 1) == 1:
         return False
-    mode = port_mode_for_nic(choice.switch, nic_speed_gbps)
     densest, _ = leaf_split(mode.ports, oversubscription)
     return endpoints / choice.planes <= mode.ports * densest
 
@@ -574,13 +578,14 @@ def _effect(
 ) -> LosslessEffect:
     lossless = valid.spec.fabric.lossless
     cc = "none" if lossless.congestion_control == "none" or not lossless.ecn else "dcqcn"
+    one_switch = design.tiers == 1  # one path per flow and no uplinks: nothing to hash or share
     return lossless_effect(
         lossless.pfc if pfc is None else pfc,
         _headroom_ok(valid, design),
         cc,
         not lossless.pfc_watchdog,
-        valid.spec.fabric.oversubscription,
-        routing,
+        1.0 if one_switch else valid.spec.fabric.oversubscription,
+        ONE_SWITCH_PATHS if one_switch else routing,
     )
 
 

@@ -6,10 +6,11 @@ topology, planes); this module prices the difference against today's design:
 - hardware: every bill-of-materials item the target needs beyond today's quantity, at the
   scenario's price (what is already bought is reused; a surplus is sunk);
 - recabling: a new tier or a new spine grouping moves every link above the leaves (the old
-  spines become a pod's or a group's); more spines in the same tiers move the share
-  ``1 - S_now / S_target`` of the
-  leaf-spine links (each leaf's uplinks are spread over the new spines), and likewise for the
-  spine-core links with the core count. Each moved link costs :data:`RECABLE_USD_PER_LINK`.
+  spines become a pod's or a group's), and a new tier that leaves each leaf fewer host ports
+  (a one-switch plane becoming a leaf) moves the host links it no longer holds; more spines
+  in the same tiers move the share ``1 - S_now / S_target`` of the leaf-spine links (each
+  leaf's uplinks are spread over the new spines), and likewise for the spine-core links with
+  the core count. Each moved link costs :data:`RECABLE_USD_PER_LINK`.
 
 Growth to today's size costs nothing: the same design has no item beyond today's quantities and
 no tier or switch count changes.
@@ -34,13 +35,30 @@ technician at roughly 120 USD/h (fully loaded); no published per-link rate was f
 of the moved links is not counted (growth is usually done in a maintenance window)."""
 
 
+def _moved_share(links: int, kept: int, of: int) -> tuple[float, int]:
+    """The share ``1 - kept / of`` of ``links`` that moves, and how many links that is."""
+    share = 1.0 - kept / of
+    return share, round(links * share)
+
+
 def _moved_links(now: FabricDesign, target: FabricDesign) -> tuple[int, list[str]]:
     if target.tiers != now.tiers:
         moved = sum(g.count for g in now.link_groups if g.name in ("leaf_spine", "spine_core"))
-        return moved, [
+        tier_notes = [
             f"a new tier ({now.tiers} -> {target.tiers}): every one of today's {moved:,} links"
             " above the leaves is moved"
         ]
+        hosts = sum(g.count for g in now.link_groups if g.name == "node_leaf")
+        if 0 < target.hosts_per_leaf < now.hosts_per_leaf and hosts:
+            # A leaf that gives ports to its new uplinks keeps fewer hosts: the rest move to
+            # the new leaves (one switch per plane becoming a leaf keeps half at 1:1).
+            share, count = _moved_share(hosts, target.hosts_per_leaf, now.hosts_per_leaf)
+            moved += count
+            tier_notes.append(
+                f"leaves keep {target.hosts_per_leaf:,} hosts instead of {now.hosts_per_leaf:,}:"
+                f" {share:.0%} of today's {hosts:,} node links ({count:,}) move to new leaves"
+            )
+        return moved, tier_notes
     if target.spine_groups != now.spine_groups:
         moved = sum(g.count for g in now.link_groups if g.name in ("leaf_spine", "spine_core"))
         return moved, [
@@ -57,8 +75,7 @@ def _moved_links(now: FabricDesign, target: FabricDesign) -> tuple[int, list[str
         before, after = now.switches[tier], target.switches[tier]
         links = now.links.get(group, 0)
         if before and after > before and links:
-            share = 1.0 - before / after
-            count = round(links * share)
+            share, count = _moved_share(links, before, after)
             moved += count
             notes.append(
                 f"{tier} switches {before:,} -> {after:,}: {share:.0%} of today's {links:,}"

@@ -37,7 +37,8 @@ held). An earlier rule scaled the 3:1 effect by the contention share ``(1 - 1/o)
 the 2:1 runs refuted it (it gave all_to_all x1.362 and rings x1.231 where the runs measure x1.608
 and x0.966). On a non-blocking fabric only hashed routing contends, with the measured
 non-blocking factors; per-packet routing (adaptive, spray) there has no contention to lose
-packets to.
+packets to, and neither has a fabric whose planes are each one switch (one path per flow, no
+uplink: :data:`ONE_SWITCH_PATHS`).
 
 The technologies whose link layer is not PFC pay for congestion by their own mechanisms, each a
 closed form here:
@@ -109,8 +110,12 @@ NO_CC_RING_NONBLOCKING = 1.037
 1,594.7 µs (ECMP collisions pause the senders that share them)."""
 
 
-PER_PACKET_ROUTINGS = frozenset({"adaptive", "spray"})
-"""Routings that spread every packet: no hash collision queues on a non-blocking fabric."""
+ONE_SWITCH_PATHS = "one-switch"
+"""What stands for the routing of a fabric whose planes are each one switch: every flow has one
+path (NIC, switch, NIC), so there is no path to hash onto and no uplink to share."""
+PER_PACKET_ROUTINGS = frozenset({"adaptive", "spray", ONE_SWITCH_PATHS})
+"""Routings that spread every packet (or have one path only): no hash collision queues on a
+non-blocking fabric."""
 
 RC_RETRANSMIT_TIMEOUT_NS = 4.096e3 * 2**20
 """Retransmission timer of an NCCL RC queue pair, ns: ``4.096 us x 2**timeout`` (IBTA Vol. 1

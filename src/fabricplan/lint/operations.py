@@ -146,7 +146,14 @@ def _fabric_tasks(
         if tech.routing == "adaptive":
             tasks.append(IB_AR_TASK)
         switch = valid.switches.get(design.technology)
-        if tech.in_network_reduction and switch is not None and switch.in_network_reduction:
+        if (
+            tech.in_network_reduction
+            and switch is not None
+            and switch.in_network_reduction
+            and valid.spec.fabric.sharp_for(design.technology) == "on"
+        ):
+            # Only a fabric that runs SHARP keeps its aggregation manager and NCCL plugin:
+            # ``auto`` is what NCCL does without them (CollNet off).
             tasks.append(SHARP_TASK)
         if _routers(design):
             tasks.append(ROUTER_TASK)

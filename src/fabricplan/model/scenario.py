@@ -45,6 +45,8 @@ SharpMode = Literal["auto", "on", "off"]
 """In-network reduction (SHARP): ``auto`` is what NCCL does without extra setup (CollNet off;
 NVLS and NVLSTree where NCCL picks them), ``on`` needs the SHARP plugin and aggregation manager
 (``NCCL_COLLNET_ENABLE=1``), ``off`` forbids it."""
+_ON_OFF: dict[bool, SharpMode] = {True: "on", False: "off"}
+"""What YAML 1.1's ``on``/``off`` (read as booleans) stand for in ``fabric.sharp``."""
 RoutingChoice = Literal["ecmp", "adaptive", "static"]
 CongestionControlChoice = Literal["dcqcn", "none"]
 CloudAvailability = Literal["none", "some", "wide"]
@@ -256,6 +258,17 @@ class FabricSpec(Frozen):
     correct), for every technology; 0: error-free links. A corrupted frame is dropped at the
     FCS check and recovered end to end by the transport, or replayed by the link under
     ``fabric.uec.link_level_retry``."""
+
+    @field_validator("sharp", mode="before")
+    @classmethod
+    def _yaml_on_off(cls, value: object) -> object:
+        """YAML 1.1 (PyYAML) reads a bare ``on``/``off`` as ``true``/``false``: take them as the
+        words the user wrote, for every technology or per technology."""
+        if isinstance(value, bool):
+            return _ON_OFF[value]
+        if isinstance(value, dict):
+            return {k: _ON_OFF[v] if isinstance(v, bool) else v for k, v in value.items()}
+        return value
 
     def sharp_for(self, technology: TechnologyName) -> SharpMode:
         """The SHARP mode of one technology (``auto`` where not given)."""

@@ -32,6 +32,7 @@ fabricplan.errors.ModelError: decide: no candidate to rank; evaluate at least on
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from fabricplan.backends import Backend
@@ -207,10 +208,75 @@ def _winner(
     return rank(evaluations, moneys, valid)[0].technology
 
 
+@dataclass(frozen=True)
+class _IdleLine:
+    """One design a candidate could keep as the GPU-hour price moves: its money today above the
+    kept design's and its idle GPU-hours above the kept design's (both 0 for the kept one)."""
+
+    more_usd: float
+    more_hours: float
+    label: str | None
+
+
+def _idle_lines(evaluation: Evaluation, money: OptionMoney) -> list[_IdleLine]:
+    """The kept design and every searched design priced with its idle GPU time. At a GPU-hour
+    price ``p`` a design's money is ``more + more_hours x (p - today)`` above the kept one's, and
+    the search keeps the least (no searched design is known at a price of 0: none is priced on
+    its GPU time then)."""
+    lines = [_IdleLine(0.0, 0.0, None)]
+    today = money.gpu_hour_usd
+    if today <= 0:
+        return lines
+    for alt in evaluation.design.alternatives:
+        if (
+            alt.more_usd is None
+            or alt.tco_usd is None
+            or alt.gpu_idle_usd is None
+            or alt.money_usd is None
+        ):
+            continue
+        kept_idle = alt.money_usd - alt.more_usd - evaluation.cost.tco_usd
+        lines.append(
+            _IdleLine(
+                alt.more_usd,
+                (alt.gpu_idle_usd - kept_idle) / today,
+                f"{alt.switch} {alt.topology} {alt.tiers}T x {alt.planes}P",
+            )
+        )
+    return lines
+
+
+def _at_gpu_hour(
+    moneys: Sequence[OptionMoney], lines: Sequence[Sequence[_IdleLine]], price: float
+) -> tuple[list[OptionMoney], list[str | None]]:
+    """Every candidate's money at GPU-hour ``price``, each on the design its search keeps then,
+    with that design's label (``None``: today's)."""
+    table: list[OptionMoney] = []
+    kept: list[str | None] = []
+    for m, own in zip(moneys, lines, strict=True):
+        moved = repriced(m, gpu_hour_usd=price)
+        best = min(own, key=lambda line: line.more_usd + line.more_hours * (price - m.gpu_hour_usd))
+        shift = best.more_usd + best.more_hours * (price - m.gpu_hour_usd)
+        if best.label is not None:
+            moved = moved.model_copy(
+                update={
+                    "total_usd": moved.total_usd + shift,
+                    "gpu_hours": moved.gpu_hours + best.more_hours,
+                    "gpu_time_usd": moved.gpu_time_usd + best.more_hours * price,
+                }
+            )
+        table.append(moved)
+        kept.append(best.label)
+    return table, kept
+
+
 def _gpu_hour_flip(
     evaluations: Sequence[Evaluation], valid: ValidScenario, moneys: Sequence[OptionMoney]
 ) -> FlipPoint:
-    """The GPU-hour price at which the winner changes: each total is ``a + hours x price``."""
+    """The GPU-hour price at which the winner changes. Each design's total is ``a + hours x
+    price`` and each technology keeps the least of its searched designs (:func:`_idle_lines`),
+    so the winner can change only where a line of one technology crosses a line of another:
+    those crossings are probed, nearest to today's price first."""
     price = moneys[0].gpu_hour_usd
     winner = _winner(evaluations, valid, moneys)
     if valid.spec.priorities == "cost_sensitive":
@@ -219,36 +285,49 @@ def _gpu_hour_flip(
             description="cost_sensitive leaves the value of GPU time out (the performance floor"
             " stands for it): no GPU-hour price changes the answer",
         )
+    lines = [_idle_lines(e, m) for e, m in zip(evaluations, moneys, strict=True)]
+    top = MAX_GPU_HOUR_FACTOR * max(price, 1.0)
 
     def hours(m: OptionMoney) -> float:
         return m.gpu_hours + m.config_risk_gpu_hours
 
-    won = next(m for m in moneys if m.technology == winner)
-    roots = []
-    for m in moneys:
-        slope = hours(won) - hours(m)
-        if m.technology == winner or slope == 0:
-            continue
-        root = price + (m.total_usd - won.total_usd) / slope
-        if 0.0 <= root <= MAX_GPU_HOUR_FACTOR * max(price, 1.0):
-            roots.append(root)
+    roots: set[float] = set()
+    for i, (mi, li) in enumerate(zip(moneys, lines, strict=True)):
+        for j in range(i + 1, len(moneys)):
+            mj, lj = moneys[j], lines[j]
+            for a in li:
+                for b in lj:
+                    slope = (hours(mi) + a.more_hours) - (hours(mj) + b.more_hours)
+                    if slope == 0:
+                        continue
+                    gap = (mj.total_usd + b.more_usd) - (mi.total_usd + a.more_usd)
+                    root = price + gap / slope
+                    if 0.0 <= root <= top:
+                        roots.add(root)
     for root in sorted(roots, key=lambda r: abs(r - price)):
         for probe in (root * (1 + 1e-6) + 1e-9, root * (1 - 1e-6) - 1e-9):
-            if probe < 0:
+            if probe < 0 or (probe > price) != (root > price):
                 continue
-            other = _winner(evaluations, valid, [repriced(m, gpu_hour_usd=probe) for m in moneys])
+            table, kept = _at_gpu_hour(moneys, lines, probe)
+            other = _winner(evaluations, valid, table)
             if other != winner:
                 way = "more" if probe > price else "less"
+                redesigned = "; ".join(
+                    f"{m.technology} builds {label} instead"
+                    for m, label in zip(moneys, kept, strict=True)
+                    if label is not None
+                )
                 return FlipPoint(
                     kind="gpu_hour",
                     description=f"{other} ranks first if a GPU-hour is worth {way} than"
-                    f" ${root:,.2f} (now ${price:,.2f}; cost.prices.gpu-hour-{valid.node.id})",
+                    f" ${root:,.2f} (now ${price:,.2f}; cost.prices.gpu-hour-{valid.node.id})"
+                    + (f"; by then the search: {redesigned}" if redesigned else ""),
                     value=root,
                 )
     return FlipPoint(
         kind="gpu_hour",
-        description=f"no GPU-hour price between $0 and"
-        f" ${MAX_GPU_HOUR_FACTOR * max(price, 1.0):,.0f} changes the answer (now ${price:,.2f})",
+        description=f"no GPU-hour price between $0 and ${top:,.0f} changes the answer (now"
+        f" ${price:,.2f})",
     )
 
 
@@ -264,20 +343,115 @@ def _switch_line(evaluation: Evaluation) -> tuple[str, int, float] | None:
     return lines[0].item, sum(line.quantity for line in lines), lines[0].unit_price_usd
 
 
-def _winner_at_price(
+@dataclass(frozen=True)
+class _Redesign:
+    """A design the search could keep instead when one switch's price moves: how much more it
+    costs today (``more_usd``, the search's money) and how many of that switch it buys."""
+
+    more_usd: float
+    bought: int
+    label: str
+
+
+@dataclass(frozen=True)
+class _Holder:
+    """One candidate as a switch's price moves: how many of that switch its kept design buys
+    (growth included), the searched designs it could keep instead, and its support years
+    (capex x years x support fraction follows the price)."""
+
+    index: int
+    technology: str
+    bought: int
+    for_growth: int
+    redesigns: tuple[_Redesign, ...]
+    support_years: float
+
+    def capex_change(self, price: float, unit: float) -> tuple[float, str | None]:
+        """The capex change (support follows) that stands for the switch at ``price``: the kept
+        design's ``(price - unit) x bought``, or a searched design's when that costs less then
+        (its money today as capex, plus its own count at the new price); with the label of the
+        design kept (``None``: today's)."""
+        best, label = (price - unit) * self.bought, None
+        for r in self.redesigns:
+            change = r.more_usd / (1.0 + self.support_years) + (price - unit) * r.bought
+            if change < best:
+                best, label = change, r.label
+        return best, label
+
+    def switch_price(self, unit: float, label: str) -> str:
+        """Where the search changes to the design ``label``, in words."""
+        r = next(r for r in self.redesigns if r.label == label)
+        if r.bought == self.bought:
+            return f"{usd_short(r.more_usd)} more today"
+        # (p - unit) x bought = more / (1 + support_years) + (p - unit) x r.bought
+        price = unit + r.more_usd / (1.0 + self.support_years) / (self.bought - r.bought)
+        way = "above" if price > unit else "below"
+        return f"{way} ${max(price, 0.0):,.0f} each; {usd_short(r.more_usd)} more today"
+
+
+def _redesigns(evaluation: Evaluation, item: str) -> tuple[_Redesign, ...]:
+    """The searched designs priced in full (capex, opex, idle GPU time) that the search would
+    keep instead of the chosen one once ``item``'s price moves far enough: their money today
+    relative to the chosen design's and how many ``item`` switches they buy."""
+    out: list[_Redesign] = []
+    for alt in evaluation.design.alternatives:
+        if alt.more_usd is None or alt.tco_usd is None or alt.switches_total is None:
+            continue
+        bought = alt.switches_total if alt.switch == item else 0
+        label = f"{alt.switch} {alt.topology} {alt.tiers}T x {alt.planes}P"
+        out.append(_Redesign(more_usd=alt.more_usd, bought=bought, label=label))
+    return tuple(out)
+
+
+def _support_fraction(evaluation: Evaluation) -> float:
+    cost = evaluation.cost
+    return cost.support_usd_per_year / cost.capex_usd if cost.capex_usd else 0.0
+
+
+def _holders(
+    evaluations: Sequence[Evaluation], moneys: Sequence[OptionMoney], item: str
+) -> list[_Holder]:
+    """Every candidate whose kept design buys ``item`` or whose search priced a design with it."""
+    out: list[_Holder] = []
+    for index, evaluation in enumerate(evaluations):
+        found = _switch_line(evaluation)
+        bought = for_growth = 0
+        if found is not None and found[0] == item:
+            growth = evaluation.growth
+            for_growth = growth.added_items.get(item, 0) if growth is not None else 0
+            bought = found[1] + for_growth
+        redesigns = _redesigns(evaluation, item)
+        if bought or any(r.bought for r in redesigns):
+            out.append(
+                _Holder(
+                    index=index,
+                    technology=evaluation.technology,
+                    bought=bought,
+                    for_growth=for_growth,
+                    redesigns=redesigns,
+                    support_years=moneys[index].years * _support_fraction(evaluation),
+                )
+            )
+    return out
+
+
+def _winner_at_switch_price(
     evaluations: Sequence[Evaluation],
     valid: ValidScenario,
     moneys: Sequence[OptionMoney],
-    index: int,
-    capex_change_usd: float,
+    holders: Sequence[_Holder],
+    price: float,
+    unit: float,
 ) -> str:
-    """The winner when candidate ``index`` costs ``capex_change_usd`` more (support follows)."""
-    cost = evaluations[index].cost
-    fraction = cost.support_usd_per_year / cost.capex_usd if cost.capex_usd else 0.0
+    """The winner when the switch costs ``price`` each instead of ``unit``, for every candidate
+    that buys it (each keeps whichever of its searched designs costs least then)."""
     table = list(moneys)
-    table[index] = repriced(
-        moneys[index], capex_change_usd=capex_change_usd, support_fraction_per_year=fraction
-    )
+    for h in holders:
+        table[h.index] = repriced(
+            moneys[h.index],
+            capex_change_usd=h.capex_change(price, unit)[0],
+            support_fraction_per_year=_support_fraction(evaluations[h.index]),
+        )
     return _winner(evaluations, valid, table)
 
 
@@ -290,56 +464,86 @@ MAX_SWITCH_PRICE_FACTOR = 10.0
 def _price_flips(
     evaluations: Sequence[Evaluation], valid: ValidScenario, moneys: Sequence[OptionMoney]
 ) -> list[FlipPoint]:
-    """The switch price of each candidate at which the winner changes (bisection)."""
+    """The price of each candidate's switch at which the winner changes (bisection): upward for
+    the winner's switch, downward for another candidate's, both for a switch they share.
+
+    A price moves for every candidate that buys the switch (two technologies on the same box pay
+    it alike), and the design search is taken into account: as the price moves, each keeps
+    whichever of its searched designs (priced in full) costs least then, so a dearer switch
+    cannot cost a technology more than its next design without that switch
+    (:meth:`_Holder.capex_change`). The searched designs' growth and configuration-risk money is
+    taken as the chosen design's (an approximation; the search does not price them)."""
     winner = _winner(evaluations, valid, moneys)
-    flips: list[FlipPoint] = []
-    for index, evaluation in enumerate(evaluations):
+    items: dict[str, tuple[float, set[str]]] = {}
+    for evaluation in evaluations:
         found = _switch_line(evaluation)
         if found is None:
             continue
-        item, quantity, unit = found
-        growth = evaluation.growth
-        bought = quantity + (growth.added_items.get(item, 0) if growth is not None else 0)
+        item, _, unit = found
+        items.setdefault(item, (unit, set()))[1].add(evaluation.technology)
+    flips: list[FlipPoint] = []
+    for item, (unit, users) in items.items():
+        holders = _holders(evaluations, moneys, item)
 
-        def flipped(
-            price: float, index: int = index, unit: float = unit, bought: int = bought
-        ) -> bool:
-            other = _winner_at_price(evaluations, valid, moneys, index, (price - unit) * bought)
-            return other != winner
+        def winner_at(price: float, holders: list[_Holder] = holders, unit: float = unit) -> str:
+            return _winner_at_switch_price(evaluations, valid, moneys, holders, price, unit)
 
-        is_winner = evaluation.technology == winner
-        # flipped(far) is True and flipped(near) is False when a flip exists in between.
-        near, far = (unit, unit * MAX_SWITCH_PRICE_FACTOR + 1.0) if is_winner else (unit, 0.0)
-        if not flipped(far):
-            bound = "above" if is_winner else "below"
-            flips.append(
-                FlipPoint(
-                    kind="price",
-                    description=f"no {item} price {bound} today's ${unit:,.0f} (searched to"
-                    f" ${far:,.0f}) changes the answer",
-                )
-            )
-            continue
-        for _ in range(PRICE_BISECTION_STEPS):
-            middle = (near + far) / 2.0
-            if flipped(middle):
-                far = middle
-            else:
-                near = middle
-        after = _winner_at_price(evaluations, valid, moneys, index, (far - unit) * bought)
-        way = "more" if is_winner else "less"
-        extra = bought - quantity
-        flips.append(
-            FlipPoint(
-                kind="price",
-                description=f"{after} ranks first if {item} costs {way} than ${far:,.0f} each"
-                f" (now ${unit:,.0f}; {bought:,} bought"
-                + (f", {extra:,} of them for growth" if extra else "")
-                + f"; cost.prices.{item})",
-                value=far,
-            )
-        )
+        ways = [w for w, has in (("up", winner in users), ("down", users - {winner})) if has]
+        for way in ways:
+            flips.append(_price_flip(item, unit, way, holders, winner, winner_at))
     return flips
+
+
+def _price_flip(
+    item: str,
+    unit: float,
+    way: str,
+    holders: Sequence[_Holder],
+    winner: str,
+    winner_at: Callable[[float], str],
+) -> FlipPoint:
+    """The flip of one switch's price in one direction (``up`` or ``down``), in words."""
+    near, far = (unit, unit * MAX_SWITCH_PRICE_FACTOR + 1.0) if way == "up" else (unit, 0.0)
+    bought = ", ".join(
+        f"{h.bought:,} bought by {h.technology}"
+        + (f", {h.for_growth:,} of them for growth" if h.for_growth else "")
+        for h in holders
+        if h.bought
+    )
+
+    def kept_at(price: float) -> str:
+        said = [
+            f"{h.technology} builds {label} instead ({h.switch_price(unit, label)})"
+            for h in holders
+            if (label := h.capex_change(price, unit)[1]) is not None
+        ]
+        return "; ".join(said)
+
+    if winner_at(far) == winner:
+        bound = "above" if way == "up" else "below"
+        kept = kept_at(far)
+        return FlipPoint(
+            kind="price",
+            description=f"no {item} price {bound} today's ${unit:,.0f} (searched to"
+            f" ${far:,.0f}) changes the answer"
+            + (f": before that the search: {kept}" if kept else ""),
+        )
+    for _ in range(PRICE_BISECTION_STEPS):
+        middle = (near + far) / 2.0
+        if winner_at(middle) != winner:
+            far = middle
+        else:
+            near = middle
+    after = winner_at(far)
+    kept = kept_at(far)
+    more_or_less = "more" if way == "up" else "less"
+    return FlipPoint(
+        kind="price",
+        description=f"{after} ranks first if {item} costs {more_or_less} than ${far:,.0f} each"
+        f" (now ${unit:,.0f}; {bought}; cost.prices.{item})"
+        + (f"; by then the search: {kept}" if kept else ""),
+        value=far,
+    )
 
 
 def _first_flip(

@@ -349,6 +349,30 @@ def _design_findings(
                 ),
             )
         )
+    if plane.tiers == 1 and choice.planes > 1:
+        notes.append(
+            Finding(
+                code="FP860",
+                severity="info",
+                message=(
+                    f"each of the {choice.planes} planes is one {switch.id}: no spine tier, one"
+                    " switch hop inside a plane; traffic between planes must first cross NVLink"
+                    " to the destination's plane (NCCL PXN), and nothing in the fabric joins the"
+                    " planes; set fabric.planes: 1 for a fabric where every NIC reaches every NIC"
+                ),
+            )
+        )
+    if plane.tiers == 1 and oversubscription > 1:
+        notes.append(
+            Finding(
+                code="FP861",
+                severity="info",
+                message=(
+                    f"the asked {oversubscription:g}:1 is not built: one switch per plane has no"
+                    " uplinks to oversubscribe, so the fabric is non-blocking"
+                ),
+            )
+        )
     if management and plane.tiers > 1:
         rails = valid.spec.cluster.nics_per_node // choice.planes
         bare = _plane(valid, choice, mode.ports, rails, 0, oversubscription)
