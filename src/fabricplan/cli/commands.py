@@ -9,14 +9,15 @@ Every help is click's plain layout: typer's rich layout alone imports about 0.3 
 ``tests/test_cli_startup.py`` checks that the table says what the modules register.
 
 An option or argument click refuses (an unknown option, a value of the wrong type or out of
-range, an unknown choice, a missing or extra argument) ends like every other input error: one
-line ``where: what; fix [FP1414]`` on stderr and exit code 2 (:func:`usage_line`), not click's
-usage block. A group called without a command prints its help.
+range, a number that is not finite, an unknown choice, a missing or extra argument) ends like
+every other input error: one line ``where: what; fix [FP1414]`` on stderr and exit code 2
+(:func:`usage_line`), not click's usage block. A group called without a command prints its help.
 """
 
 from __future__ import annotations
 
 import importlib
+import math
 import re
 import sys
 from typing import Any, NamedTuple
@@ -134,7 +135,28 @@ def load_command(entry: CommandEntry) -> typer.main.click.Command:  # type: igno
     command = group.commands.get(entry.name)
     if command is None:
         raise LookupError(f"fabricplan.cli.{entry.module} registers no command {entry.name!r}")
+    _finite_floats(command)
     return command
+
+
+def _finite_floats(command: Any) -> None:
+    """Refuse an infinite or NaN value for every number option of ``command`` and of its
+    subcommands: ``inf``, ``nan`` and ``1e400`` parse as floats and pass a ``min=`` bound."""
+    for param in command.params:
+        descriptor = getattr(param, "type_descriptor", None)
+        if descriptor is not None and descriptor.annotation is float:
+            param.callback = _finite(param.callback)
+    for sub in getattr(command, "commands", {}).values():
+        _finite_floats(sub)
+
+
+def _finite(callback: Any) -> Any:
+    def check(ctx: Any, param: Any, value: Any) -> Any:
+        if isinstance(value, float) and not math.isfinite(value):
+            raise click_exceptions.BadParameter(f"not a finite number ({value})", ctx, param)
+        return value if callback is None else callback(ctx, param, value)
+
+    return check
 
 
 def _help_flag_false_when_absent(command: Any, ctx: Any) -> None:

@@ -56,8 +56,17 @@ ConfigOpt = Annotated[
 NoCacheOpt = Annotated[
     bool, typer.Option("--no-cache", help="Recompute simulated results instead of reusing them.")
 ]
+MAX_SEED = 2**32 - 1
+"""Largest ``--seed`` (the web API's bound too): numpy's ``SeedSequence`` refuses a negative one
+with a ValueError deep in a run, so the command line bounds it at the edge."""
 SeedOpt = Annotated[
-    int, typer.Option("--seed", help="Flow/packet levels: seed of the first run (ECMP hashing).")
+    int,
+    typer.Option(
+        "--seed",
+        min=0,
+        max=MAX_SEED,
+        help="Flow/packet levels: seed of the first run (ECMP hashing).",
+    ),
 ]
 SeedsOpt = Annotated[
     int | None,
