@@ -107,8 +107,9 @@ BASE: dict[str, Base] = {
 required ones, and outputs kept inside the test's folder."""
 
 NUMBERS = ("-1", "0", "-0", "1.5", "1e308", "9" * 400, "nan", "inf", "-inf", "abc", "true", "0x10")
+NUMBERS += ("1000000", "2147483648")  # accepted by the type, far beyond a real cluster
 CHOICES = ("nope", "", "x" * 300)
-TEXTS = ("", "x" * 300, "nan", "-1", "a=b=c", "é" * 40, "1e308", " ")
+TEXTS = ("", "x" * 300, "nan", "-1", "0", "1P", "a=b=c", "é" * 40, "1e308", " ")
 STRUCTURES = ("repeat", "flag value", "missing value", "unknown option", "extra argument")
 
 
