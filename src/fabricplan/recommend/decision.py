@@ -381,9 +381,8 @@ def _first_flip(
 
 
 def _sizes(gpus: int, gpus_per_node: int) -> tuple[list[int], list[int]]:
-    from fabricplan.sim.flow.duration import (
-        size_steps,  # the flow compare's time estimate counts them
-    )
+    """The doublings and halvings tried (the flow compare's time estimate counts the same)."""
+    from fabricplan.sim.flow.duration import size_steps
 
     return size_steps(gpus, gpus_per_node, CLUSTER_SIZE_STEPS)
 
