@@ -40,7 +40,9 @@ flows = sum(collective_flows(op, gpus, 8, 1, FLOW_MAX_FLOWS) for op in request.c
 started = time.process_time()
 flow_performance(valid, design, request)
 cpu = time.process_time() - started
-estimate = flow_call_seconds(gpus, request.collectives, sizes, seeds, 1, FLOW_MAX_FLOWS)
+estimate = flow_call_seconds(
+    gpus, request.collectives, sizes, seeds, 1, FLOW_MAX_FLOWS, 8, ecmp=seeds == 3
+)
 print(json.dumps({"runs": flows * sizes * seeds, "cpu": cpu, "estimate": estimate}))
 """
 
@@ -74,7 +76,7 @@ def main() -> None:
 
 def _whole_compare(gpus: int) -> None:
     """A whole ``compare --backend flow --no-cache`` in its own process: CPU and wall seconds
-    against the estimate the command prints before it starts."""
+    against the estimate the command makes before it starts."""
     import resource
     import tempfile
     from pathlib import Path
@@ -92,11 +94,17 @@ def _whole_compare(gpus: int) -> None:
         )
         wall = time.perf_counter() - started
         usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-        estimate = [line for line in done.stderr.splitlines() if "estimate" in line]
-        print(
-            f"compare --backend flow at {gpus:,} GPUs: exit {done.returncode}, wall {wall:.0f} s,"
-        )
-        print(f"CPU {usage.ru_utime + usage.ru_stime:.0f} s; {estimate[:1]}")
+    from fabricplan.model.results import PerfRequest
+    from fabricplan.recommend.decision import CLUSTER_SIZE_STEPS
+    from fabricplan.sim.flow.duration import estimated_compare_seconds
+    from fabricplan.spec import parse_spec
+
+    valid = parse_spec({"cluster": {"gpus": gpus}})
+    estimate = estimated_compare_seconds(valid, PerfRequest(), CLUSTER_SIZE_STEPS)
+    print(
+        f"compare --backend flow at {gpus:,} GPUs: exit {done.returncode}, wall {wall:.0f} s,"
+        f" CPU {usage.ru_utime + usage.ru_stime:.0f} s, estimated {estimate:.0f} s of CPU"
+    )
 
 
 if __name__ == "__main__":
