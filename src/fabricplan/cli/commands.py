@@ -7,16 +7,30 @@ function, called on a fresh application per module, and imports the models, rich
 simulators inside its commands' functions, so that its ``--help`` stays as fast as the root's.
 Every help is click's plain layout: typer's rich layout alone imports about 0.3 s of modules.
 ``tests/test_cli_startup.py`` checks that the table says what the modules register.
+
+An option or argument click refuses (an unknown option, a value of the wrong type or out of
+range, a number that is not finite, an unknown choice, a missing or extra argument) ends like
+every other input error: one line ``where: what; fix [FP1414]`` on stderr and exit code 2
+(:func:`usage_line`), not click's usage block. A group called without a command prints its help.
 """
 
 from __future__ import annotations
 
 import importlib
+import math
+import re
+import sys
 from typing import Any, NamedTuple
 
 import typer
 from typer.core import TyperCommand, TyperGroup
 
+click_exceptions: Any = importlib.import_module(typer.BadParameter.__module__)
+"""The exceptions of the click that typer runs on: typer 0.29 carries its own copy
+(``typer._click``), whose exceptions are not the ``click`` package's; older releases use click."""
+
+USAGE_CODE = "FP1414"
+"""Click refused an option or argument of the command line."""
 LISTING = "fabricplan.listing"
 """Context flag set while the group's help lists its commands (no module is imported then)."""
 
@@ -121,7 +135,28 @@ def load_command(entry: CommandEntry) -> typer.main.click.Command:  # type: igno
     command = group.commands.get(entry.name)
     if command is None:
         raise LookupError(f"fabricplan.cli.{entry.module} registers no command {entry.name!r}")
+    _finite_floats(command)
     return command
+
+
+def _finite_floats(command: Any) -> None:
+    """Refuse an infinite or NaN value for every number option of ``command`` and of its
+    subcommands: ``inf``, ``nan`` and ``1e400`` parse as floats and pass a ``min=`` bound."""
+    for param in command.params:
+        descriptor = getattr(param, "type_descriptor", None)
+        if descriptor is not None and descriptor.annotation is float:
+            param.callback = _finite(param.callback)
+    for sub in getattr(command, "commands", {}).values():
+        _finite_floats(sub)
+
+
+def _finite(callback: Any) -> Any:
+    def check(ctx: Any, param: Any, value: Any) -> Any:
+        if isinstance(value, float) and not math.isfinite(value):
+            raise click_exceptions.BadParameter(f"not a finite number ({value})", ctx, param)
+        return value if callback is None else callback(ctx, param, value)
+
+    return check
 
 
 def _help_flag_false_when_absent(command: Any, ctx: Any) -> None:
@@ -138,6 +173,58 @@ def _help_flag_false_when_absent(command: Any, ctx: Any) -> None:
         _help_flag_false_when_absent(sub, ctx)
 
 
+_INVALID_VALUE_PREFIX = re.compile(r"^Invalid value for .*?: (?:Value error, )?")
+"""Click's lead-in to a refused value (the line's place names the option already)."""
+
+
+def _command_words(ctx: Any) -> str:
+    """The command's words after the program's name (``catalog show``); empty at the root."""
+    words: list[str] = []
+    while ctx is not None and ctx.parent is not None:
+        words.append(ctx.info_name or "")
+        ctx = ctx.parent
+    return " ".join(reversed(words))
+
+
+def usage_line(exc: Any) -> str:
+    """The one line for an option or argument click refused (``exc``, a ``UsageError``).
+
+    Examples
+    --------
+    >>> from fabricplan.cli.app import create_app
+    >>> group = typer.main.get_command(create_app())
+    >>> ctx = group.make_context("fabricplan", ["design"])
+    >>> usage_line(click_exceptions.UsageError("No such option: --nope", ctx))
+    "fabricplan: No such option: --nope; see 'fabricplan --help' [FP1414]"
+    """
+    from fabricplan.errors import FabricPlanError
+
+    command = f"fabricplan {_command_words(exc.ctx)}".strip()
+    where = command
+    param = getattr(exc, "param", None)
+    kind = getattr(param, "param_type_name", None)
+    if kind == "option":
+        where += f" {param.opts[0]}"  # type: ignore[union-attr]
+    elif kind == "argument":
+        where += f" {(param.name or '').upper()}"  # type: ignore[union-attr]
+    what = _INVALID_VALUE_PREFIX.sub("", " ".join(exc.format_message().split()))
+    fix = f"see '{command} --help'"
+    return str(FabricPlanError(USAGE_CODE, where, what.rstrip("."), None, fix))
+
+
+def _refused(exc: Any) -> typer.Exit:
+    """Print :func:`usage_line` and return the exit (2) to raise."""
+    print(f"error: {usage_line(exc)}", file=sys.stderr)
+    return typer.Exit(exc.exit_code)
+
+
+def _help(exc: Any) -> typer.Exit:
+    """Print the help of a group called without a command (``fabricplan``, ``fabricplan
+    catalog``) and return the exit (0) to raise: typer's error printer prints nothing for it."""
+    print(exc.ctx.get_help())
+    return typer.Exit(0)
+
+
 class LazyCommands(TyperGroup):
     """The ``fabricplan`` group: every command of :data:`COMMANDS`, each imported on first use."""
 
@@ -151,6 +238,27 @@ class LazyCommands(TyperGroup):
                 short_help=" ".join(entry.summary.split()),
                 rich_markup_mode=self.rich_markup_mode,
             )
+
+    def make_context(self, info_name: Any, args: Any, parent: Any = None, **extra: Any) -> Any:
+        try:
+            return super().make_context(info_name, args, parent, **extra)
+        except click_exceptions.NoArgsIsHelpError as exc:
+            raise _help(exc) from None
+        except click_exceptions.UsageError as exc:
+            raise _refused(exc) from None
+
+    def invoke(self, ctx: Any) -> Any:
+        words = [*getattr(ctx, "_protected_args", ()), *ctx.args]
+        try:
+            return super().invoke(ctx)
+        except click_exceptions.NoArgsIsHelpError as exc:
+            raise _help(exc) from None
+        except click_exceptions.UsageError as exc:
+            if exc.ctx in (None, ctx) and words and words[0] in self.commands:
+                # the parser refuses an option's missing value without naming the command
+                command = self.commands[words[0]]
+                exc.ctx = command.make_context(words[0], [], ctx, resilient_parsing=True)
+            raise _refused(exc) from None
 
     def get_command(self, ctx: Any, cmd_name: str) -> Any:
         entry = self._entries.get(cmd_name)

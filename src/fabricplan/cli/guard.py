@@ -4,7 +4,8 @@
   interrupt (Ctrl-C, SIGTERM, also when it surfaces wrapped: a ``SystemError`` from a compiled
   numba loop, a ``RuntimeError`` from a class being built mid-import) into one line and exit
   code 130 / 143, and an internal error that user input reached
-  into one line and exit code 2 instead of a traceback.
+  into one line and exit code 2 instead of a traceback; so does a file system error no reader
+  turned into its own message (a name too long to look up, a permission the path lost).
 - the output files' checks and atomic writes (:func:`check_output_path`,
   :func:`check_output_folder`, :func:`check_output_format`, :func:`write_atomic`,
   :func:`write_atomic_set`) are :mod:`fabricplan.output_file`'s, re-exported for the commands.
@@ -14,6 +15,7 @@
 from __future__ import annotations
 
 import functools
+import os
 import signal
 import sys
 from collections.abc import Callable
@@ -41,6 +43,8 @@ EXIT_SIGTERM = 128 + signal.SIGTERM
 """Exit code after SIGTERM (143)."""
 INTERNAL_CODE = "FP1399"
 """An internal check refused a value the input edge let through (a bug to report)."""
+FILE_SYSTEM_CODE = "FP1415"
+"""The operating system refused a path no reader checked first (``OSError`` at the edge)."""
 
 
 class Terminated(BaseException):
@@ -94,6 +98,16 @@ def _internal(exc: BaseException) -> typer.Exit:
     )
 
 
+def _file_system(exc: OSError) -> typer.Exit:
+    """An operating-system error on a path the user gave: one line naming it, exit 2."""
+    from fabricplan.errors import FabricPlanError
+
+    where = os.fsdecode(exc.filename) if exc.filename is not None else "a file"
+    what = exc.strerror or type(exc).__name__
+    fix = "check the path: an existing regular file, each name at most 255 bytes"
+    return fail(str(FabricPlanError(FILE_SYSTEM_CODE, where, what, None, fix)))
+
+
 INTERNAL_ERRORS = (ValueError, ArithmeticError, RecursionError, MemoryError, UnicodeError)
 """Exceptions user input can drive a model into: overflow, conversions, deep input."""
 
@@ -103,7 +117,8 @@ def guarded(func: Callable[P, R]) -> Callable[P, R]:
 
     A :class:`FabricPlanError` exits 2 with its message; Ctrl-C exits 130 and SIGTERM 143 (also
     from inside a compiled loop); overflow, conversion, recursion and memory errors and
-    pydantic's ``ValidationError`` of an internal model exit 2 with code FP1399.
+    pydantic's ``ValidationError`` of an internal model exit 2 with code FP1399; an ``OSError``
+    on a path (other than a closed pipe) exits 2 with code FP1415.
     """
 
     @functools.wraps(func)
@@ -122,6 +137,8 @@ def guarded(func: Callable[P, R]) -> Callable[P, R]:
             cause = _interrupt_in(exc)
             if cause is not None:
                 raise interrupted(cause) from None
+            if isinstance(exc, OSError) and not isinstance(exc, BrokenPipeError):
+                raise _file_system(exc) from None  # typer answers a closed pipe itself
             if isinstance(exc, INTERNAL_ERRORS):
                 raise _internal(exc) from None
             from pydantic import ValidationError

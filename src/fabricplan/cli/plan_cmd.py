@@ -53,11 +53,28 @@ ConfigOpt = Annotated[
         " into the lossless settings the models use. Repeat for several files.",
     ),
 ]
+AllowLongOpt = Annotated[
+    bool,
+    typer.Option(
+        "--allow-long",
+        help="Run a flow compare estimated to take more than five minutes of CPU (the estimate"
+        " comes from the scenario: GPUs, technologies, the sizes the decision tries).",
+    ),
+]
 NoCacheOpt = Annotated[
     bool, typer.Option("--no-cache", help="Recompute simulated results instead of reusing them.")
 ]
+MAX_SEED = 2**32 - 1
+"""Largest ``--seed`` (the web API's bound too): numpy's ``SeedSequence`` refuses a negative one
+with a ValueError deep in a run, so the command line bounds it at the edge."""
 SeedOpt = Annotated[
-    int, typer.Option("--seed", help="Flow/packet levels: seed of the first run (ECMP hashing).")
+    int,
+    typer.Option(
+        "--seed",
+        min=0,
+        max=MAX_SEED,
+        help="Flow/packet levels: seed of the first run (ECMP hashing).",
+    ),
 ]
 SeedsOpt = Annotated[
     int | None,
@@ -90,8 +107,11 @@ def with_configs(valid: ValidScenario, configs: list[Path] | None) -> ValidScena
     return revised.model_copy(update={"assumptions": (*revised.assumptions, *said)})
 
 
-def _backend(name: str, use_cache: bool, console: Console) -> tuple[str | Backend, Progress | None]:
-    """The backend to run: a simulator is cached and shows a progress bar."""
+def _backend(
+    name: str, use_cache: bool, console: Console, estimate_s: float | None = None
+) -> tuple[str | Backend, Progress | None]:
+    """The backend to run: a simulator is cached and shows a progress bar (with the run's
+    estimated CPU time when there is one)."""
     if name not in SIMULATED:
         return name, None
     from fabricplan.cli.notice import announce_compilation
@@ -109,10 +129,15 @@ def _backend(name: str, use_cache: bool, console: Console) -> tuple[str | Backen
         console=console,
         transient=True,
     )
-    task = progress.add_task(f"{name}: starting", total=None)
+    expected = ""
+    if estimate_s is not None:
+        from fabricplan.sim.flow.duration import format_seconds
+
+        expected = f" (estimated {format_seconds(estimate_s)} of CPU in all)"
+    task = progress.add_task(f"{name}: starting{expected}", total=None)
 
     def on_run(technology: str, state: str) -> None:
-        progress.update(task, description=f"{name}: {technology} {state}", advance=1)
+        progress.update(task, description=f"{name}: {technology} {state}{expected}", advance=1)
 
     inner = get_backend(name)
     if not use_cache:
@@ -150,6 +175,7 @@ def _run(
     use_cache: bool = True,
     seed: int = 0,
     seeds: int | None = None,
+    allow_long: bool = False,
 ) -> None:
     from fabricplan.evaluate import evaluate_feasible
     from fabricplan.model.results import PerfRequest
@@ -167,8 +193,14 @@ def _run(
     from rich.console import Console
 
     request = PerfRequest(calibration=profile, seed=seed, seeds=seeds)
+    estimate_s = None
+    if backend == "flow" and decide:  # before any work: refuse a run of hours in one line
+        from fabricplan.recommend.decision import CLUSTER_SIZE_STEPS
+        from fabricplan.sim.flow.duration import check_compare_seconds
+
+        estimate_s = check_compare_seconds(valid, request, CLUSTER_SIZE_STEPS, allow_long)
     status = Console(stderr=True)
-    chosen, progress = _backend(backend, use_cache, status)
+    chosen, progress = _backend(backend, use_cache, status, estimate_s)
     with progress if progress is not None else nullcontext():
         cache = SearchCache()  # the decision's re-evaluations reuse the designs made here
         evals, infeasible = evaluate_feasible(valid, backend=chosen, request=request, cache=cache)
@@ -229,6 +261,7 @@ def compare(
     no_cache: NoCacheOpt = False,
     seed: SeedOpt = 0,
     seeds: SeedsOpt = None,
+    allow_long: AllowLongOpt = False,
 ) -> None:
     """The main job: design, price, model and decide, with reasons and flip points.
 
@@ -236,7 +269,9 @@ def compare(
     are cached in the user cache directory (``$FABRICPLAN_CACHE_DIR``) and reused for an
     unchanged spec. ``--seeds N`` runs each simulated point under N ECMP seeds and widens its
     band by their spread. ``--config`` reads real switch/NIC configurations into the lossless
-    settings.
+    settings. A flow compare's CPU time is estimated from the scenario first
+    (:mod:`fabricplan.sim.flow.duration`): above five minutes it is refused (FP1416) unless
+    ``--allow-long``; otherwise the progress line shows the estimate.
     """
     _run(
         spec,
@@ -250,4 +285,5 @@ def compare(
         not no_cache,
         seed,
         seeds,
+        allow_long,
     )

@@ -17,6 +17,7 @@ from typing import Annotated, Any, cast
 import typer
 
 from fabricplan.cli.guard import guarded
+from fabricplan.cli.plan_cmd import MAX_SEED
 from fabricplan.errors import ModelError
 from fabricplan.sim.mechanism import CONGESTION_CONTROLS, ROUTING_NAMES, RoutingName
 from fabricplan.sim.run_options import (
@@ -158,7 +159,9 @@ def simulate_command(
             " collectives, per flow for permutation/incast/random).",
         ),
     ] = None,
-    seed: Annotated[int, typer.Option("--seed", help="Seed of everything random.")] = 0,
+    seed: Annotated[
+        int, typer.Option("--seed", min=0, max=MAX_SEED, help="Seed of everything random.")
+    ] = 0,
     seeds: Annotated[
         int,
         typer.Option(

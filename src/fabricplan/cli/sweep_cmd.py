@@ -19,6 +19,7 @@ from fabricplan.cli.guard import (
     write_atomic,
     write_atomic_set,
 )
+from fabricplan.cli.plan_cmd import MAX_SEED
 from fabricplan.errors import SweepError
 
 EXIT_INTERRUPTED = 130
@@ -143,7 +144,9 @@ def sweep(
     seeds: Annotated[
         int, typer.Option("--seeds", help="Seeds per point (flow / packet spread).", min=1)
     ] = 1,
-    seed: Annotated[int, typer.Option("--seed", help="Base seed of the sweep.")] = 0,
+    seed: Annotated[
+        int, typer.Option("--seed", min=0, max=MAX_SEED, help="Base seed of the sweep.")
+    ] = 0,
     size: Annotated[
         str, typer.Option("--size", help="Message size of the collective columns, e.g. 1G.")
     ] = "1G",

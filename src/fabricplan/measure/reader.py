@@ -283,7 +283,7 @@ def read_bench_file(path: str | os.PathLike[str], op: str | None = None) -> Benc
     Raises :class:`InputFileError` (FP450-FP459) with the file and line when nothing can be read.
     """
     file = Path(path)
-    if file.is_dir():
+    if os.path.isdir(file):  # Path.is_dir raises on a name too long to look up
         raise InputFileError(
             "FP450",
             str(file),

@@ -585,14 +585,10 @@ def _first_flip(
 
 
 def _sizes(gpus: int, gpus_per_node: int) -> tuple[list[int], list[int]]:
-    up = [gpus * 2**k for k in range(1, CLUSTER_SIZE_STEPS + 1)]
-    down: list[int] = []
-    for k in range(1, CLUSTER_SIZE_STEPS + 1):
-        size = (gpus // 2**k) // gpus_per_node * gpus_per_node
-        if size < gpus_per_node or size in down or size >= gpus:
-            break
-        down.append(size)
-    return up, down
+    """The doublings and halvings tried (the flow compare's time estimate counts the same)."""
+    from fabricplan.sim.flow.duration import size_steps
+
+    return size_steps(gpus, gpus_per_node, CLUSTER_SIZE_STEPS)
 
 
 def _size_flips(valid: ValidScenario, winner: str, reevaluate: Reevaluate) -> list[FlipPoint]:
