@@ -151,6 +151,8 @@ def _spec(path: tuple[str, ...], value: Any) -> dict[str, Any]:
         spec["growth"] = {"target_gpus": 128}
     if path[:3] == ("cluster", "host", "nic_slot") and len(path) > 3:
         spec["cluster"]["host"] = {"nic_slot": {"generation": 5, "lanes": 16}}
+    if path[:2] == ("fabric", "uec") and len(path) > 2:  # its features need the technology
+        spec["fabric"] = {"technologies": ["uec"], "switch": {"uec": "th-ultra-64x800g"}}
     node = spec
     for key in path[:-1]:
         child = node.get(key)

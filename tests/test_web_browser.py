@@ -203,6 +203,10 @@ def test_gpu_count_and_priorities_move_the_answer(page: Any, base_url: str, tmp_
     before = _answers(page)
     text = page.input_value("#yaml").replace("gpus: 4096", "gpus: 1024")
     page.fill("#yaml", text)
+    # the editor is read 400 ms after the last key (and checked by the server) before it asks for
+    # a compare: wait for the form to take it, or a compare still running (the blur of the last
+    # field) could end the wait with the answer for 4,096 GPUs
+    page.wait_for_function("() => document.querySelector('#f-gpus').value === '1024'")
     _wait_for_new_answer(page, before)
     assert page.input_value("#f-gpus") == "1024"
     _shows_the_api_answer(page, base_url)
