@@ -17,6 +17,7 @@ import pytest
 from fabricplan.analytic.performance import analytic_performance
 from fabricplan.analytic.profile import fabric_profile
 from fabricplan.errors import SpecError
+from fabricplan.evaluate import evaluate_one
 from fabricplan.model.results import PerfRequest
 from fabricplan.sim.flow.transport import transport_for
 from fabricplan.sim.packet.credit import CBFC_CREDIT_BYTES
@@ -189,3 +190,51 @@ def test_cbfc_from_the_spec_makes_an_incast_lossless() -> None:
     assert c["pause_frames"] == 0 and c["stalls"] > 0
     assert c["delivered_bytes"] == total
     assert credited.completion_us < lossy.completion_us
+
+
+# --- the training step and the money ----------------------------------------------------------
+
+
+def _step_s(technology: str, ratio: float, **uec: bool) -> float:
+    fabric: dict[str, Any] = {"technologies": [technology], "frame_error_ratio": ratio}
+    if uec:
+        fabric["uec"] = uec
+    valid = parse_spec({"cluster": {"gpus": 1024}, "fabric": fabric})
+    request = PerfRequest(collectives=("all_reduce",), sizes_bytes=(2**20,), p2p=False)
+    step = analytic_performance(valid, design_fabric(valid, technology), request).step
+    assert step is not None
+    return step.step_s
+
+
+def test_link_errors_are_charged_to_the_training_step() -> None:
+    def charged(technology: str, **uec: bool) -> float:
+        return _step_s(technology, 1e-6, **uec) - _step_s(technology, 0.0, **uec)
+
+    replayed = charged("uec", link_level_retry=True)
+    lost = charged("uec")
+    go_back = charged("roce_v2")
+    # A replay costs a link round trip, a loss found by the UET timer about a timer per
+    # collective that loses a frame, RC's go-back-N two path round trips (and a tail timer):
+    # every one costs step time.
+    assert replayed > 0.0 and lost > 0.0 and go_back > 0.0
+    # Each gradient bucket crosses the fabric in ~1e5 frames x 4 links per rank: at 1e-6 most
+    # buckets lose a frame, so the unordered transport pays a timer per bucket, far more than
+    # the few replays LLR makes.
+    assert lost > 10 * replayed
+
+
+def test_link_errors_move_the_money_of_the_decision() -> None:
+    def idle_usd(ratio: float, **uec: bool) -> float:
+        fabric: dict[str, Any] = {"technologies": ["uec"], "frame_error_ratio": ratio, "uec": uec}
+        valid = parse_spec({"cluster": {"gpus": 1024}, "fabric": fabric})
+        request = PerfRequest(collectives=("all_reduce",), sizes_bytes=(2**20,), p2p=False)
+        usd = evaluate_one(valid, "uec", request=request).cost.gpu_idle_usd
+        assert usd is not None
+        return usd
+
+    clean = idle_usd(0.0)
+    # The GPU time the step's link errors idle is priced: LLR's replays cost less than the
+    # timers of the dropped frames, both more than a clean fabric.
+    assert clean < idle_usd(1e-6) and idle_usd(0.0, link_level_retry=True) < idle_usd(
+        1e-6, link_level_retry=True
+    ) < idle_usd(1e-6)
