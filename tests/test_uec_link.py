@@ -24,6 +24,7 @@ from fabricplan.sim.packet.credit import CBFC_CREDIT_BYTES
 from fabricplan.sim.packet.performance import network_for_graph, packet_spec_for_design
 from fabricplan.sim.packet.simulation import simulate_packet
 from fabricplan.sim.packet.spec import RTO_US
+from fabricplan.sim.run import RunOptions, run_pattern
 from fabricplan.sim.traffic import GpuLayout, incast
 from fabricplan.spec import parse_spec
 from fabricplan.topology.designer import design_fabric
@@ -238,3 +239,26 @@ def test_link_errors_move_the_money_of_the_decision() -> None:
     assert clean < idle_usd(1e-6) and idle_usd(0.0, link_level_retry=True) < idle_usd(
         1e-6, link_level_retry=True
     ) < idle_usd(1e-6)
+
+
+# --- simulate --backend flow -----------------------------------------------------------------
+
+
+def _flow_record(ratio: float, **uec: bool) -> dict[str, Any]:
+    fabric: dict[str, Any] = {"technologies": ["uec"], "frame_error_ratio": ratio, "uec": uec}
+    valid = parse_spec({"cluster": {"gpus": 32}, "fabric": fabric})
+    options = RunOptions(pattern="permutation", size_bytes=2**22, seeds=1)
+    return run_pattern(valid, "uec", "flow", options).record()
+
+
+def test_simulate_flow_adds_the_link_error_delay() -> None:
+    clean = _flow_record(0.0)
+    assert "link_error_us" not in clean  # nothing at ratio 0
+    lost = _flow_record(1e-5)
+    replayed = _flow_record(1e-5, link_level_retry=True)
+    # 32 flows of 1,024 4 KiB frames over 2 links (one switch) at 1e-5: 0.65 losses expected,
+    # so about half the runs wait for the UET timer (1 ms, far beyond the ~90 µs clean run);
+    # LLR replays them within microseconds.
+    assert lost["link_error_us"] > 100.0 > 1.0 > replayed["link_error_us"] > 0.0
+    assert lost["completion_us"] == pytest.approx(clean["completion_us"] + lost["link_error_us"])
+    assert lost["seeds"]["completion_us"]["p50"] == lost["completion_us"]

@@ -27,6 +27,9 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+from numpy.typing import ArrayLike
+
 from fabricplan.analytic.lossless import (
     RC_RETRANSMIT_TIMEOUT_NS,
     UET_RETRANSMIT_TIMEOUT_NS,
@@ -108,6 +111,47 @@ def collective_link_error_us(profile: FabricProfile, point: CollectivePoint, ran
     hops = profile.worst_case_switch_hops
     replay_us, rtt_us, timer_us = link_error_times(profile, hops, profile.link_level_retry)
     exposure = _exposure(point, ranks, hops + 1, profile.mtu_bytes)
+    return link_error_delay_us(
+        ratio, exposure, profile.link_level_retry, profile.delivery, replay_us, rtt_us, timer_us
+    )
+
+
+def traffic_link_error_us(
+    profile: FabricProfile, src: ArrayLike, size_bytes: ArrayLike, duration_us: float
+) -> float:
+    """Expected delay ``profile.frame_error_ratio`` adds to a run of flows (``src`` and
+    ``size_bytes`` per flow) that took ``duration_us`` clean, µs: the exposure of the
+    nccl-tests rows (:func:`collective_link_error_us`) counted from the flows themselves:
+    every flow's frames over the longest path, the busiest sender's frames as the critical
+    flow, one last frame per flow.
+
+    >>> from fabricplan.spec import parse_spec
+    >>> from fabricplan.topology.designer import design_fabric
+    >>> valid = parse_spec({"cluster": {"gpus": 64}, "fabric": {"technologies": ["uec"],
+    ...     "frame_error_ratio": 1e-5}})
+    >>> profile = fabric_profile(valid, design_fabric(valid, "uec"))
+    >>> delay = traffic_link_error_us(profile, [0, 1], [2**20, 2**20], 100.0)
+    >>> bool(0.0 < delay < 1000.0)   # a timer, but only if a frame is lost: 2 x 256 x 3 x 1e-5
+    True
+    >>> traffic_link_error_us(profile, [], [], 100.0)
+    0.0
+    """
+    ratio = profile.frame_error_ratio
+    sizes = np.asarray(size_bytes, dtype=np.float64)
+    if ratio <= 0.0 or sizes.size == 0:
+        return 0.0
+    hops = profile.worst_case_switch_hops
+    links = hops + 1
+    frames = np.ceil(sizes / profile.mtu_bytes)
+    per_sender = np.bincount(np.asarray(src, dtype=np.int64), weights=frames)
+    exposure = LinkErrorExposure(
+        crossings=float(frames.sum()) * links,
+        critical_crossings=float(per_sender.max()) * links,
+        tail_crossings=float(sizes.size * links),
+        duration_us=duration_us,
+        path_links=float(links),
+    )
+    replay_us, rtt_us, timer_us = link_error_times(profile, hops, profile.link_level_retry)
     return link_error_delay_us(
         ratio, exposure, profile.link_level_retry, profile.delivery, replay_us, rtt_us, timer_us
     )
