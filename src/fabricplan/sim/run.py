@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
@@ -330,13 +330,19 @@ def run_pattern(
             check_size,
             network_for_graph,
             packet_spec_for_design,
+            with_lossless_settings,
         )
         from fabricplan.sim.packet.simulation import simulate_packet
 
         check_size(graph)
-        spec = packet_spec_for_design(
+        asked = packet_spec_for_design(
             valid, technology, options.routing, options.congestion_control
         )
+        # The deployed lossless configuration (fabric.lossless), as packet_performance runs it;
+        # a congestion control named on the command line stays what was asked.
+        spec = with_lossless_settings(asked, valid)
+        if options.congestion_control is not None:
+            spec = replace(spec, congestion_control=asked.congestion_control, ecn=asked.ecn)
         share = spec.mtu_bytes / (spec.mtu_bytes + spec.header_bytes)
     else:
         from fabricplan.sim.flow.fluid import simulate
