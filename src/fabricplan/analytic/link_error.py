@@ -108,11 +108,23 @@ def collective_link_error_us(profile: FabricProfile, point: CollectivePoint, ran
     ratio = profile.frame_error_ratio
     if ratio <= 0.0:
         return 0.0
-    hops = profile.worst_case_switch_hops
-    replay_us, rtt_us, timer_us = link_error_times(profile, hops, profile.link_level_retry)
-    exposure = _exposure(point, ranks, hops + 1, profile.mtu_bytes)
+    exposure = _exposure(point, ranks, profile.worst_case_switch_hops + 1, profile.mtu_bytes)
+    return _expected_delay_us(profile, exposure)
+
+
+def _expected_delay_us(profile: FabricProfile, exposure: LinkErrorExposure) -> float:
+    """:func:`link_error_delay_us` of ``exposure`` with ``profile``'s ratio, retry and times."""
+    replay_us, rtt_us, timer_us = link_error_times(
+        profile, profile.worst_case_switch_hops, profile.link_level_retry
+    )
     return link_error_delay_us(
-        ratio, exposure, profile.link_level_retry, profile.delivery, replay_us, rtt_us, timer_us
+        profile.frame_error_ratio,
+        exposure,
+        profile.link_level_retry,
+        profile.delivery,
+        replay_us,
+        rtt_us,
+        timer_us,
     )
 
 
@@ -140,8 +152,7 @@ def traffic_link_error_us(
     sizes = np.asarray(size_bytes, dtype=np.float64)
     if ratio <= 0.0 or sizes.size == 0:
         return 0.0
-    hops = profile.worst_case_switch_hops
-    links = hops + 1
+    links = profile.worst_case_switch_hops + 1
     frames = np.ceil(sizes / profile.mtu_bytes)
     per_sender = np.bincount(np.asarray(src, dtype=np.int64), weights=frames)
     exposure = LinkErrorExposure(
@@ -151,10 +162,7 @@ def traffic_link_error_us(
         duration_us=duration_us,
         path_links=float(links),
     )
-    replay_us, rtt_us, timer_us = link_error_times(profile, hops, profile.link_level_retry)
-    return link_error_delay_us(
-        ratio, exposure, profile.link_level_retry, profile.delivery, replay_us, rtt_us, timer_us
-    )
+    return _expected_delay_us(profile, exposure)
 
 
 def with_link_errors(
