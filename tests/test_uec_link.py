@@ -14,9 +14,11 @@ from typing import Any
 
 import pytest
 
+from fabricplan.analytic.link_error import with_link_errors
 from fabricplan.analytic.performance import analytic_performance
 from fabricplan.analytic.profile import fabric_profile
 from fabricplan.errors import SpecError
+from fabricplan.evaluate import _perform as perform_for_step
 from fabricplan.evaluate import evaluate_one
 from fabricplan.model.results import PerfRequest
 from fabricplan.sim.flow.transport import transport_for
@@ -262,3 +264,28 @@ def test_simulate_flow_adds_the_link_error_delay() -> None:
     assert lost["link_error_us"] > 100.0 > 1.0 > replayed["link_error_us"] > 0.0
     assert lost["completion_us"] == pytest.approx(clean["completion_us"] + lost["link_error_us"])
     assert lost["seeds"]["completion_us"]["p50"] == lost["completion_us"]
+
+
+class _ExpectedPacket:
+    """A packet level whose rows carry exactly the analytic model's expected link-error delay."""
+
+    name = "packet"
+
+    def perform(self, valid: Any, design: Any, request: PerfRequest) -> Any:
+        clean = analytic_performance(valid, design, request)
+        return with_link_errors(valid, design, clean, request).model_copy(
+            update={"backend": "packet"}
+        )
+
+
+def test_a_packet_step_is_not_charged_the_link_errors_twice() -> None:
+    # The packet level's rows carry their corrupted frames and the step already carries the
+    # expected delay: a packet level that measures exactly the expected delay leaves the
+    # analytic step as it is (ratio 1), not scaled up by the delay a second time.
+    valid = parse_spec(_uec(frame_error_ratio=1e-6))
+    design = design_fabric(valid, "uec")
+    request = PerfRequest(collectives=("all_reduce",), sizes_bytes=(2**30,), p2p=False)
+    analytic = analytic_performance(valid, design, request).step
+    stepped = perform_for_step(valid, design, _ExpectedPacket(), request).step
+    assert analytic is not None and stepped is not None
+    assert stepped.step_s == pytest.approx(analytic.step_s, rel=1e-9)
