@@ -18,7 +18,6 @@ from fabricplan.analytic.link_error import with_link_errors
 from fabricplan.analytic.performance import analytic_performance
 from fabricplan.analytic.profile import fabric_profile
 from fabricplan.errors import SpecError
-from fabricplan.evaluate import _perform as perform_for_step
 from fabricplan.evaluate import evaluate_one
 from fabricplan.model.results import PerfRequest
 from fabricplan.sim.flow.transport import transport_for
@@ -286,6 +285,6 @@ def test_a_packet_step_is_not_charged_the_link_errors_twice() -> None:
     design = design_fabric(valid, "uec")
     request = PerfRequest(collectives=("all_reduce",), sizes_bytes=(2**30,), p2p=False)
     analytic = analytic_performance(valid, design, request).step
-    stepped = perform_for_step(valid, design, _ExpectedPacket(), request).step
+    stepped = evaluate_one(valid, "uec", _ExpectedPacket(), request).performance.step
     assert analytic is not None and stepped is not None
-    assert stepped.step_s == pytest.approx(analytic.step_s, rel=1e-9)
+    assert stepped.step_s == pytest.approx(analytic.step_s, rel=1e-5)  # a second charge: +1.2 %
