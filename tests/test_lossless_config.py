@@ -41,13 +41,20 @@ from fabricplan.backends import FakeBackend
 from fabricplan.cli.app import create_app
 from fabricplan.errors import FabricPlanError
 from fabricplan.evaluate import evaluate_one
-from fabricplan.lint.checking.deployed import RULE_SETTING, UNMODELLED_RULES, deployed_settings
-from fabricplan.lint.checking.linter import lint_files
-from fabricplan.lint.checking.rule import RULES, LintFinding
+from fabricplan.lint.checking.deployed import (
+    RULE_SETTING,
+    UNMODELLED_RULES,
+    deployed_settings,
+    deployed_spec_data,
+    with_deployed_uec,
+)
+from fabricplan.lint.checking.linter import lint_devices, lint_files
+from fabricplan.lint.checking.rule import RULES, IntentSpec, LintFinding
+from fabricplan.lint.model import DeviceConfig, PortConfig
 from fabricplan.model.results import CollectivePoint, PerfRequest, StepTimeResult
-from fabricplan.model.scenario import LosslessSpec
+from fabricplan.model.scenario import LosslessSpec, UecLinkSpec
 from fabricplan.perf_cache import CachedBackend, cache_key
-from fabricplan.spec import parse_spec
+from fabricplan.spec import parse_spec, replace_spec
 from fabricplan.topology.designer import design_fabric
 
 DATA = Path(__file__).parent / "data" / "lint"
@@ -275,7 +282,7 @@ def test_config_risk_is_rate_times_cost_and_zero_without_pfc() -> None:
 def test_every_lint_rule_is_mapped_or_said_unmodelled() -> None:
     assert set(RULE_SETTING) | set(UNMODELLED_RULES) == set(RULES)
     assert not set(RULE_SETTING) & set(UNMODELLED_RULES)
-    assert set(RULE_SETTING.values()) <= set(LosslessSpec.model_fields) | {"routing"}
+    assert set(RULE_SETTING.values()) <= set(LosslessSpec.model_fields) | {"routing", "uec"}
 
 
 def test_findings_become_settings() -> None:
@@ -308,6 +315,40 @@ def test_findings_become_settings() -> None:
 def test_a_clean_config_keeps_the_catalog_settings() -> None:
     result = lint_files([DATA / "sonic_leaf_400g.json"])
     assert deployed_settings(result, LosslessSpec()).lossless == LosslessSpec()
+
+
+def _nic(name: str, **port: bool) -> DeviceConfig:
+    return DeviceConfig(name, "nic", "nic_cc", f"{name}.txt", ports=(PortConfig("eth0", **port),))
+
+
+def test_an_llr_mismatch_turns_llr_off_in_fabric_uec() -> None:
+    # One NIC states LLR off where the other has it on (L24): LLR is off on that link, and the
+    # models set it for the whole fabric, so fabric.uec.link_level_retry becomes false; CBFC,
+    # which no finding names, stays as the spec has it.
+    devices = [
+        _nic("gpu01", link_level_retry=True, credit_flow_control=True),
+        _nic("gpu02", link_level_retry=False, credit_flow_control=True),
+    ]
+    result = lint_devices(devices, IntentSpec(lossless_priorities=frozenset({3})))
+    assert [f.rule for f in result.findings] == ["L24"]
+    both = UecLinkSpec(link_level_retry=True, credit_flow_control=True)
+    deployed = deployed_settings(result, LosslessSpec(), both)
+    assert deployed.uec == UecLinkSpec(link_level_retry=False, credit_flow_control=True)
+    assert deployed.lossless == LosslessSpec()
+    assert any("uec.link_level_retry: false" in n for n in deployed.notes)
+    spec = {
+        "cluster": {"gpus": 1024},
+        "fabric": {"technologies": ["uec"], "uec": both.model_dump()},
+    }
+    valid = parse_spec(spec)
+    data, said = deployed_spec_data(valid, deployed)
+    revised = with_deployed_uec(replace_spec(valid, data, "--config"))
+    tech = revised.technologies["uec"]
+    assert (tech.link_level_retry, tech.link_flow_control) == (False, "credit")
+    assert "fabric.uec" in said[0]
+    # A clean configuration leaves fabric.uec as the spec has it.
+    clean = lint_devices(devices[:1], IntentSpec(lossless_priorities=frozenset({3})))
+    assert deployed_settings(clean, LosslessSpec(), both).uec == both
 
 
 def test_compare_reads_a_broken_config_into_pfc_off(tmp_path: Path) -> None:

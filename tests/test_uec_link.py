@@ -14,15 +14,18 @@ from typing import Any
 
 import pytest
 
+from fabricplan.analytic.link_error import with_link_errors
 from fabricplan.analytic.performance import analytic_performance
 from fabricplan.analytic.profile import fabric_profile
 from fabricplan.errors import SpecError
+from fabricplan.evaluate import evaluate_one
 from fabricplan.model.results import PerfRequest
 from fabricplan.sim.flow.transport import transport_for
 from fabricplan.sim.packet.credit import CBFC_CREDIT_BYTES
 from fabricplan.sim.packet.performance import network_for_graph, packet_spec_for_design
 from fabricplan.sim.packet.simulation import simulate_packet
 from fabricplan.sim.packet.spec import RTO_US
+from fabricplan.sim.run import RunOptions, run_pattern
 from fabricplan.sim.traffic import GpuLayout, incast
 from fabricplan.spec import parse_spec
 from fabricplan.topology.designer import design_fabric
@@ -189,3 +192,99 @@ def test_cbfc_from_the_spec_makes_an_incast_lossless() -> None:
     assert c["pause_frames"] == 0 and c["stalls"] > 0
     assert c["delivered_bytes"] == total
     assert credited.completion_us < lossy.completion_us
+
+
+# --- the training step and the money ----------------------------------------------------------
+
+
+def _step_s(technology: str, ratio: float, **uec: bool) -> float:
+    fabric: dict[str, Any] = {"technologies": [technology], "frame_error_ratio": ratio}
+    if uec:
+        fabric["uec"] = uec
+    valid = parse_spec({"cluster": {"gpus": 1024}, "fabric": fabric})
+    request = PerfRequest(collectives=("all_reduce",), sizes_bytes=(2**20,), p2p=False)
+    step = analytic_performance(valid, design_fabric(valid, technology), request).step
+    assert step is not None
+    return step.step_s
+
+
+def test_link_errors_are_charged_to_the_training_step() -> None:
+    def charged(technology: str, **uec: bool) -> float:
+        return _step_s(technology, 1e-6, **uec) - _step_s(technology, 0.0, **uec)
+
+    replayed = charged("uec", link_level_retry=True)
+    lost = charged("uec")
+    go_back = charged("roce_v2")
+    # A replay costs a link round trip, a loss found by the UET timer about a timer per
+    # collective that loses a frame, RC's go-back-N two path round trips (and a tail timer):
+    # every one costs step time.
+    assert replayed > 0.0 and lost > 0.0 and go_back > 0.0
+    # Each gradient bucket crosses the fabric in ~1e5 frames x 4 links per rank: at 1e-6 most
+    # buckets lose a frame, so the unordered transport pays a timer per bucket, far more than
+    # the few replays LLR makes.
+    assert lost > 10 * replayed
+
+
+def test_link_errors_move_the_money_of_the_decision() -> None:
+    def idle_usd(ratio: float, **uec: bool) -> float:
+        fabric: dict[str, Any] = {"technologies": ["uec"], "frame_error_ratio": ratio, "uec": uec}
+        valid = parse_spec({"cluster": {"gpus": 1024}, "fabric": fabric})
+        request = PerfRequest(collectives=("all_reduce",), sizes_bytes=(2**20,), p2p=False)
+        usd = evaluate_one(valid, "uec", request=request).cost.gpu_idle_usd
+        assert usd is not None
+        return usd
+
+    clean = idle_usd(0.0)
+    # The GPU time the step's link errors idle is priced: LLR's replays cost less than the
+    # timers of the dropped frames, both more than a clean fabric.
+    assert clean < idle_usd(1e-6) and idle_usd(0.0, link_level_retry=True) < idle_usd(
+        1e-6, link_level_retry=True
+    ) < idle_usd(1e-6)
+
+
+# --- simulate --backend flow -----------------------------------------------------------------
+
+
+def _flow_record(ratio: float, **uec: bool) -> dict[str, Any]:
+    fabric: dict[str, Any] = {"technologies": ["uec"], "frame_error_ratio": ratio, "uec": uec}
+    valid = parse_spec({"cluster": {"gpus": 32}, "fabric": fabric})
+    options = RunOptions(pattern="permutation", size_bytes=2**22, seeds=1)
+    return run_pattern(valid, "uec", "flow", options).record()
+
+
+def test_simulate_flow_adds_the_link_error_delay() -> None:
+    clean = _flow_record(0.0)
+    assert "link_error_us" not in clean  # nothing at ratio 0
+    lost = _flow_record(1e-5)
+    replayed = _flow_record(1e-5, link_level_retry=True)
+    # 32 flows of 1,024 4 KiB frames over 2 links (one switch) at 1e-5: 0.65 losses expected,
+    # so about half the runs wait for the UET timer (1 ms, far beyond the ~90 µs clean run);
+    # LLR replays them within microseconds.
+    assert lost["link_error_us"] > 100.0 > 1.0 > replayed["link_error_us"] > 0.0
+    assert lost["completion_us"] == pytest.approx(clean["completion_us"] + lost["link_error_us"])
+    assert lost["seeds"]["completion_us"]["p50"] == lost["completion_us"]
+
+
+class _ExpectedPacket:
+    """A packet level whose rows carry exactly the analytic model's expected link-error delay."""
+
+    name = "packet"
+
+    def perform(self, valid: Any, design: Any, request: PerfRequest) -> Any:
+        clean = analytic_performance(valid, design, request)
+        return with_link_errors(valid, design, clean, request).model_copy(
+            update={"backend": "packet"}
+        )
+
+
+def test_a_packet_step_is_not_charged_the_link_errors_twice() -> None:
+    # The packet level's rows carry their corrupted frames and the step already carries the
+    # expected delay: a packet level that measures exactly the expected delay leaves the
+    # analytic step as it is (ratio 1), not scaled up by the delay a second time.
+    valid = parse_spec(_uec(frame_error_ratio=1e-6))
+    design = design_fabric(valid, "uec")
+    request = PerfRequest(collectives=("all_reduce",), sizes_bytes=(2**30,), p2p=False)
+    analytic = analytic_performance(valid, design, request).step
+    stepped = evaluate_one(valid, "uec", _ExpectedPacket(), request).performance.step
+    assert analytic is not None and stepped is not None
+    assert stepped.step_s == pytest.approx(analytic.step_s, rel=1e-5)  # a second charge: +1.2 %

@@ -724,9 +724,12 @@ def _perform(
     chosen = get_backend(backend) if isinstance(backend, str) else backend
     performance = calibrated_performance(valid, design, chosen, request)
     if chosen.name in SIMULATED_BACKENDS and request.step and performance.step is not None:
-        analytic = get_backend("analytic").perform(
-            valid, design, request.model_copy(update={"p2p": False, "step": False})
-        )
+        rows = request.model_copy(update={"p2p": False, "step": False})
+        analytic = get_backend("analytic").perform(valid, design, rows)
+        if chosen.name == "packet":
+            # The packet level's rows carry their corrupted frames, as the analytic step does:
+            # its ratios are taken over analytic rows with the same expected delay.
+            analytic = with_link_errors(valid, design, analytic, rows)
         performance = with_simulated_collectives(performance, analytic.collectives)
     return performance
 

@@ -17,13 +17,18 @@ frames the row's collective puts on the fabric:
   UET estimate (:data:`~fabricplan.analytic.lossless.UET_RETRANSMIT_TIMEOUT_NS`) for an
   unordered transport.
 
-Nothing is added within one NVLink domain. The training step is not charged (its collectives
-are not itemised per size); a note says what the largest row pays.
+Nothing is added within one NVLink domain. The training step (:mod:`.step`) charges every
+collective it times the same delay (:func:`collective_link_error_us`, over the collective's own
+group); its pipeline sends are not charged (one frame stream of a pair, well under a
+collective's frames).
 """
 
 from __future__ import annotations
 
 import math
+
+import numpy as np
+from numpy.typing import ArrayLike
 
 from fabricplan.analytic.lossless import (
     RC_RETRANSMIT_TIMEOUT_NS,
@@ -81,6 +86,85 @@ def link_error_times(
     return ns_to_us(replay_ns), ns_to_us(rtt_ns), ns_to_us(timer_ns)
 
 
+def collective_link_error_us(profile: FabricProfile, point: CollectivePoint, ranks: int) -> float:
+    """Expected delay ``profile.frame_error_ratio`` adds to one collective of ``ranks`` GPUs
+    that leaves the NVLink domain, µs (0 at ratio 0).
+
+    >>> from fabricplan.analytic.collective import collective_point
+    >>> from fabricplan.analytic.traffic import CommGroup
+    >>> from fabricplan.spec import parse_spec
+    >>> from fabricplan.topology.designer import design_fabric
+    >>> delays = []
+    >>> for llr in (False, True):
+    ...     valid = parse_spec({"cluster": {"gpus": 1024}, "fabric": {"technologies": ["uec"],
+    ...         "frame_error_ratio": 1e-7, "uec": {"link_level_retry": llr}}})
+    ...     profile = fabric_profile(valid, design_fabric(valid, "uec"))
+    ...     point = collective_point(profile, CommGroup(1024, 8, 8), "all_reduce", 2**30)
+    ...     delays.append(collective_link_error_us(profile, point, 1024))
+    >>> lost, replayed = delays
+    >>> bool(lost > 500.0 > 1.0 > replayed > 0.0)   # about a UET timer; a few link replays
+    True
+    """
+    ratio = profile.frame_error_ratio
+    if ratio <= 0.0:
+        return 0.0
+    exposure = _exposure(point, ranks, profile.worst_case_switch_hops + 1, profile.mtu_bytes)
+    return _expected_delay_us(profile, exposure)
+
+
+def _expected_delay_us(profile: FabricProfile, exposure: LinkErrorExposure) -> float:
+    """:func:`link_error_delay_us` of ``exposure`` with ``profile``'s ratio, retry and times."""
+    replay_us, rtt_us, timer_us = link_error_times(
+        profile, profile.worst_case_switch_hops, profile.link_level_retry
+    )
+    return link_error_delay_us(
+        profile.frame_error_ratio,
+        exposure,
+        profile.link_level_retry,
+        profile.delivery,
+        replay_us,
+        rtt_us,
+        timer_us,
+    )
+
+
+def traffic_link_error_us(
+    profile: FabricProfile, src: ArrayLike, size_bytes: ArrayLike, duration_us: float
+) -> float:
+    """Expected delay ``profile.frame_error_ratio`` adds to a run of flows (``src`` and
+    ``size_bytes`` per flow) that took ``duration_us`` clean, µs: the exposure of the
+    nccl-tests rows (:func:`collective_link_error_us`) counted from the flows themselves:
+    every flow's frames over the longest path, the busiest sender's frames as the critical
+    flow, one last frame per flow.
+
+    >>> from fabricplan.spec import parse_spec
+    >>> from fabricplan.topology.designer import design_fabric
+    >>> valid = parse_spec({"cluster": {"gpus": 64}, "fabric": {"technologies": ["uec"],
+    ...     "frame_error_ratio": 1e-5}})
+    >>> profile = fabric_profile(valid, design_fabric(valid, "uec"))
+    >>> delay = traffic_link_error_us(profile, [0, 1], [2**20, 2**20], 100.0)
+    >>> bool(0.0 < delay < 1000.0)   # a timer, but only if a frame is lost: 2 x 256 x 3 x 1e-5
+    True
+    >>> traffic_link_error_us(profile, [], [], 100.0)
+    0.0
+    """
+    ratio = profile.frame_error_ratio
+    sizes = np.asarray(size_bytes, dtype=np.float64)
+    if ratio <= 0.0 or sizes.size == 0:
+        return 0.0
+    links = profile.worst_case_switch_hops + 1
+    frames = np.ceil(sizes / profile.mtu_bytes)
+    per_sender = np.bincount(np.asarray(src, dtype=np.int64), weights=frames)
+    exposure = LinkErrorExposure(
+        crossings=float(frames.sum()) * links,
+        critical_crossings=float(per_sender.max()) * links,
+        tail_crossings=float(sizes.size * links),
+        duration_us=duration_us,
+        path_links=float(links),
+    )
+    return _expected_delay_us(profile, exposure)
+
+
 def with_link_errors(
     valid: ValidScenario, design: FabricDesign, performance: PerformanceResult, request: PerfRequest
 ) -> PerformanceResult:
@@ -111,20 +195,16 @@ def with_link_errors(
     ratio = valid.spec.fabric.frame_error_ratio
     if ratio <= 0.0 or not performance.collectives:
         return performance
-    tech = valid.technologies[design.technology]
     profile = fabric_profile(valid, design, request)
     ranks = request.gpus or valid.spec.cluster.gpus
     if ranks <= profile.nvlink_domain_gpus:
         return performance
-    hops = max(1, design.worst_case_switch_hops)
-    replay_us, rtt_us, timer_us = link_error_times(profile, hops, tech.link_level_retry)
+    replay_us, rtt_us, timer_us = link_error_times(
+        profile, profile.worst_case_switch_hops, profile.link_level_retry
+    )
     points = []
     for point in performance.collectives:
-        exposure = _exposure(point, ranks, hops + 1, profile.mtu_bytes)
-        delay = link_error_delay_us(
-            ratio, exposure, tech.link_level_retry, profile.delivery, replay_us, rtt_us, timer_us
-        )
-        time = point.time_us + delay
+        time = point.time_us + collective_link_error_us(profile, point, ranks)
         scale = point.time_us / time if time > 0 else 1.0
         points.append(
             point.model_copy(
@@ -139,7 +219,7 @@ def with_link_errors(
     before, after = largest
     how = (
         f"each corrupted frame is replayed by its link (LLR: {replay_us:.2f} µs)"
-        if tech.link_level_retry
+        if profile.link_level_retry
         else (
             f"each corrupted frame is dropped and recovered end to end ({profile.delivery}:"
             f" timer {timer_us:,.0f} µs"
@@ -150,7 +230,8 @@ def with_link_errors(
     note = (
         f"link errors: {ratio:g} of frames corrupted per link (fabric.frame_error_ratio); {how};"
         f" {before.collective} {before.size_bytes:,} B {before.time_us:,.1f} ->"
-        f" {after.time_us:,.1f} µs (expected); the training step is not charged"
+        f" {after.time_us:,.1f} µs (expected); the training step's collectives are charged"
+        " the same way"
     )
     return performance.model_copy(
         update={"collectives": tuple(points), "notes": (*performance.notes, note)}

@@ -195,6 +195,14 @@ class FabricProfile:
     spine_latency_ns: float | None = None
     """Port-to-port latency of the spine hop when the spine is another kind of switch than the
     leaf (a scheduled fabric's fabric element); ``None``: the leaf's."""
+    frame_error_ratio: float = 0.0
+    """Share of frames each link corrupts (``fabric.frame_error_ratio``; priced by
+    :mod:`.link_error`)."""
+    link_level_retry: bool = False
+    """The links replay a corrupted frame themselves (``fabric.uec.link_level_retry``)."""
+    worst_case_switch_hops: int = 1
+    """The design's longest path in switches (the path every frame is counted over by
+    :mod:`.link_error`)."""
 
     @property
     def gpus(self) -> int:
@@ -723,4 +731,7 @@ def fabric_profile(
             tech, spine_latency or switch_latency, cable_ns[1]
         ),
         spine_latency_ns=spine_latency,
+        frame_error_ratio=valid.spec.fabric.frame_error_ratio,
+        link_level_retry=tech.link_level_retry,
+        worst_case_switch_hops=max(1, design.worst_case_switch_hops),
     )

@@ -23,6 +23,10 @@ each collective timed by :mod:`.collective`:
 - EP: 4 all-to-alls per MoE layer and micro-batch (dispatch and combine, forward and backward,
   Lepikhin et al. 2021) of the micro-batch's tokens x top-k x hidden, split over the TP ranks.
 
+Link errors (``fabric.frame_error_ratio``): each collective that leaves the NVLink domain pays
+the expected delay of its corrupted frames (:func:`.link_error.collective_link_error_us`: link
+replays with LLR, end-to-end recovery without), as the nccl-tests rows do.
+
 Overlap: only DP communication hides, behind the backward pass (2/3 of the compute, as backward
 costs twice the forward), up to ``workload.overlap`` of it; TP, PP and EP are exposed.
 ``step = compute + exposed`` and the GPU-hours a year lost to the network are
@@ -37,6 +41,7 @@ from fabricplan.analytic.collective import (
     NCCL_PATH_IN_NET_STEP_US,
     collective_point,
 )
+from fabricplan.analytic.link_error import collective_link_error_us
 from fabricplan.analytic.profile import FabricProfile, path_latency_ns
 from fabricplan.analytic.traffic import (
     CommGroup,
@@ -98,7 +103,8 @@ def _collective_s(
     if group.ranks < 2 or size_bytes <= 0:
         return 0.0
     point = collective_point(profile, group, op, max(1, round(size_bytes)))
-    return us_to_s(point.time_us)
+    errors_us = collective_link_error_us(profile, point, group.ranks) if group.domains > 1 else 0.0
+    return us_to_s(point.time_us + errors_us)
 
 
 def _pipeline_send_s(profile: FabricProfile, job: Workload, size_bytes: float) -> float:

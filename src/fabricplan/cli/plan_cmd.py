@@ -96,14 +96,20 @@ def register(app: typer.Typer) -> None:
 
 
 def with_configs(valid: ValidScenario, configs: list[Path] | None) -> ValidScenario:
-    """``valid`` with the lossless settings the configuration files imply (``--config``)."""
+    """``valid`` with the lossless settings (and UEC link features) the configuration files
+    imply (``--config``)."""
     if not configs:
         return valid
-    from fabricplan.lint.checking.deployed import deployed_spec_data, read_deployed
+    from fabricplan.lint.checking.deployed import (
+        deployed_spec_data,
+        read_deployed,
+        with_deployed_uec,
+    )
     from fabricplan.spec import replace_spec
 
-    data, said = deployed_spec_data(valid, read_deployed(configs, valid.spec.fabric.lossless))
-    revised = replace_spec(valid, data, "--config")
+    fabric = valid.spec.fabric
+    data, said = deployed_spec_data(valid, read_deployed(configs, fabric.lossless, fabric.uec))
+    revised = with_deployed_uec(replace_spec(valid, data, "--config"))
     return revised.model_copy(update={"assumptions": (*revised.assumptions, *said)})
 
 

@@ -26,12 +26,14 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
+from fabricplan.analytic.link_error import traffic_link_error_us
 from fabricplan.analytic.performance import analytic_performance
+from fabricplan.analytic.profile import fabric_profile
 from fabricplan.errors import ModelError
 from fabricplan.model.fabric import FabricDesign
 from fabricplan.model.results import CollectiveName, PerformanceResult, PerfRequest
@@ -86,11 +88,16 @@ class PatternRun:
     level)."""
     analytic: PerformanceResult | None = None
     wall_s: float = 0.0
+    link_error_us: tuple[float, ...] = ()
+    """The flow level's expected delay of ``fabric.frame_error_ratio`` per seed (empty at ratio
+    0 and at the packet level, which corrupts its frames itself), added to each completion."""
 
     @property
     def completions_us(self) -> np.ndarray:
-        """Completion of every run (nan for a packet run that did not finish)."""
-        return np.array([r.completion_us for r in self.results], dtype=np.float64)
+        """Completion of every run (nan for a packet run that did not finish), with the flow
+        level's expected link-error delay."""
+        done = np.array([r.completion_us for r in self.results], dtype=np.float64)
+        return done + np.asarray(self.link_error_us) if self.link_error_us else done
 
     def record(self) -> dict[str, Any]:
         """The JSON record: the first run's summary, the spread over seeds, jobs and failures."""
@@ -111,10 +118,14 @@ class PatternRun:
                 "notes": list(self.analytic.notes),
             }
         done = self.completions_us
+        errors = {}
+        if self.link_error_us:
+            errors = {"completion_us": float(done[0]), "link_error_us": self.link_error_us[0]}
         return {
             "pattern": options.pattern,
             "size_bytes": options.size_bytes,
             **self.results[0].stats().model_dump(),
+            **errors,
             "seeds": {
                 "parent": options.seed,
                 "seeds": list(self.seeds),
@@ -129,8 +140,8 @@ class PatternRun:
         }
 
 
-def _graph(valid: ValidScenario, technology: TechnologyName, options: RunOptions) -> FabricGraph:
-    graph = fabric_graph(design_fabric(valid, technology), valid)
+def _graph(valid: ValidScenario, design: FabricDesign, options: RunOptions) -> FabricGraph:
+    graph = fabric_graph(design, valid)
     if options.fail_switches:
         switches = [switch_vertex(graph, name) for name in options.fail_switches]
         graph = with_failures(graph, switches=switches)
@@ -312,19 +323,26 @@ def run_pattern(
         wall = time.perf_counter() - started
         return PatternRun(level, technology, options, (options.seed,), (), result, wall)
     seeds = spawn_seeds(options.seed, options.seeds)
-    graph = _graph(valid, technology, options)
+    design = design_fabric(valid, technology)
+    graph = _graph(valid, design, options)
     if level == "packet":
         from fabricplan.sim.packet.performance import (
             check_size,
             network_for_graph,
             packet_spec_for_design,
+            with_lossless_settings,
         )
         from fabricplan.sim.packet.simulation import simulate_packet
 
         check_size(graph)
-        spec = packet_spec_for_design(
+        asked = packet_spec_for_design(
             valid, technology, options.routing, options.congestion_control
         )
+        # The deployed lossless configuration (fabric.lossless), as packet_performance runs it;
+        # a congestion control named on the command line stays what was asked.
+        spec = with_lossless_settings(asked, valid)
+        if options.congestion_control is not None:
+            spec = replace(spec, congestion_control=asked.congestion_control, ecn=asked.ecn)
         share = spec.mtu_bytes / (spec.mtu_bytes + spec.header_bytes)
     else:
         from fabricplan.sim.flow.fluid import simulate
@@ -369,8 +387,16 @@ def run_pattern(
         else:
             run = simulate(fabric, traffic, transport, seed, options.tolerance, progress=told)
         results.append(checked(level, run))
+    errors: tuple[float, ...] = ()
+    if level == "flow" and valid.spec.fabric.frame_error_ratio > 0.0:
+        # As compare's flow rows (analytic.link_error.with_link_errors): the expected delay.
+        profile = fabric_profile(valid, design)
+        errors = tuple(
+            traffic_link_error_us(profile, r.traffic.src, r.traffic.size_bytes, r.completion_us)
+            for r in results
+        )
     wall = time.perf_counter() - started
-    return PatternRun(level, technology, options, seeds, tuple(results), None, wall)
+    return PatternRun(level, technology, options, seeds, tuple(results), None, wall, errors)
 
 
 def compile_kernels(level: Literal["flow", "packet"]) -> float:

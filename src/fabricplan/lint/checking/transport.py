@@ -123,10 +123,17 @@ def _link_ports(ctx: LintContext) -> list[tuple[DeviceConfig, PortConfig]]:
     ]
 
 
+LINK_FEATURES: tuple[tuple[str, str], ...] = (
+    ("link_level_retry", "LLR"),
+    ("credit_flow_control", "CBFC"),
+)
+"""UEC's optional link features: the port (and ``fabric.uec``) setting and the label L24 says."""
+
+
 def check_link_retry(ctx: LintContext) -> Iterator[LintFinding]:
     """L24: LLR and CBFC the same on every link end that states them."""
     ports = _link_ports(ctx)
-    for name, label in (("link_level_retry", "LLR"), ("credit_flow_control", "CBFC")):
+    for name, label in LINK_FEATURES:
         values = {getattr(p, name) for _, p in ports} - {None}
         if values != {True, False}:
             continue
