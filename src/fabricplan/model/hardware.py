@@ -82,6 +82,9 @@ class SwitchSpec(Entry):
     adaptive_routing: bool = False
     in_network_reduction: bool = False
     """SHARP-style in-network reduction."""
+    embedded_sm_max_nodes: Figure | None = None
+    """A managed InfiniBand switch's embedded subnet manager: the most nodes (HCAs and switches)
+    of a subnet it manages; ``None``: no embedded SM (unmanaged, or no figure found)."""
     packet_trimming: bool = False
     """Cuts a packet that would overflow a queue to its header and forwards the header (UEC)."""
     link_level_retry: bool = False

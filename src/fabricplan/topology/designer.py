@@ -112,6 +112,54 @@ def management_ports_per_plane(setting: int | str, tech: TechnologySpec) -> int:
     return MANAGEMENT_PORTS_PER_SUBNET if tech.scope == "ib_subnet" else 0
 
 
+def _embedded_sm_finding(
+    valid: ValidScenario, technology: TechnologyName, switch: SwitchSpec, plane: FatTree
+) -> Finding | None:
+    """FP862 when the managed switches' embedded subnet manager can run the subnet of ``plane``
+    (built without management ports), else ``None`` (UFM appliances as the RA has them).
+
+    It can when the subnet's nodes (host ports, one HCA each, plus its switches) stay within the
+    switch's ``embedded_sm_max_nodes`` and the fabric does not rely on what that SM lacks
+    (adaptive routing and SHARP, MLNX-OS UM "Subnet Manager"): a single switch has one path
+    between any two hosts, so adaptive routing has nothing to choose there.
+    """
+    limit = switch.embedded_sm_max_nodes
+    if limit is None:
+        return None
+    switches = sum(tier.switches for tier in plane.tier_designs())
+    nodes = plane.host_ports + switches
+    if nodes > limit.value:
+        return None
+    routing = valid.spec.fabric.routing.get(technology) or valid.technologies[technology].routing
+    needs = [
+        name
+        for name, used in (
+            ("adaptive routing", routing == "adaptive" and plane.tiers > 1),
+            ("SHARP", valid.spec.fabric.sharp_for(technology) == "on"),
+        )
+        if used
+    ]
+    if needs:
+        return None
+    where = (
+        f"master and standby on two of the {switches} {switch.id} switches of each subnet"
+        if switches >= 2
+        else f"on the one {switch.id} switch: a single point of failure for the SM (the"
+        " programmed routes stay, but no link change is handled until it returns; run a"
+        " standby OpenSM on a host to remove it)"
+    )
+    return Finding(
+        code="FP862",
+        severity="info",
+        message=(
+            f"{technology}: the subnet manager runs embedded on the managed {switch.id}"
+            f" ({nodes:,} nodes per subnet, within the {limit.value:,.0f} its embedded SM"
+            f" manages), {where}; no UFM appliance is bought. Set fabric.management_ports:"
+            f" {MANAGEMENT_PORTS_PER_SUBNET} to buy UFM appliances as the DGX SuperPOD RA does"
+        ),
+    )
+
+
 DEFAULT_TOPOLOGY: TopologyName = "rail_optimized"
 """The topology :func:`default_choice` builds when the spec says ``auto`` (the DGX SuperPOD
 RAs' choice); the search tries the others."""
@@ -767,6 +815,12 @@ def _design(
             # NICs on 64-port switches): run the SM elsewhere rather than fail.
             plane = _plane(valid, choice, mode.ports, rails, 0, oversubscription)
             management, management_moved = 0, True
+    embedded_sm: Finding | None = None
+    if fabric.management_ports == "auto" and management:
+        bare = _plane(valid, choice, mode.ports, rails, 0, oversubscription)
+        embedded_sm = _embedded_sm_finding(valid, technology, switch, bare)
+        if embedded_sm is not None:
+            plane, management = bare, 0
     if fabric.management_ports == "auto" and management:
         # The RA keeps a node slot free for the subnet manager; when the cluster fills every
         # slot, an architect runs the SM elsewhere rather than buy another scalable unit.
@@ -791,6 +845,8 @@ def _design(
     notes = scheduled_notes + _design_findings(
         valid, tech, choice, mode, plane, management, tiers, headroom_gpus, oversubscription
     )
+    if embedded_sm is not None:
+        notes.append(embedded_sm)
     if management_moved:
         notes.append(
             Finding(
