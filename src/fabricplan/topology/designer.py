@@ -144,9 +144,9 @@ def _embedded_sm_finding(
     where = (
         f"master and standby on two of the {switches} {switch.id} switches of each subnet"
         if switches >= 2
-        else f"on the one {switch.id} switch: a single point of failure for the SM (the"
-        " programmed routes stay, but no link change is handled until it returns; run a"
-        " standby OpenSM on a host to remove it)"
+        else f"on the one {switch.id} switch of each subnet: a single point of failure for the"
+        " SM (the programmed routes stay, but no link change is handled until it returns; run"
+        " a standby OpenSM on a host to remove it)"
     )
     return Finding(
         code="FP862",
