@@ -526,9 +526,11 @@ def _scheduled_plane(
 def _cabling_bom(valid: ValidScenario, runs: tuple[CableRun, ...], per_cage: int) -> list[BomLine]:
     """Cables by length; for composed optics, modules at both ends and fibre cords by length.
 
-    A switch cage carrying ``per_cage`` links takes one twin-port module for ``per_cage``
-    links of a group (rounded up per group); a NIC takes one module per link; every optical
-    link has one fibre cord.
+    A switch cage carrying ``per_cage`` links takes one module carrying ``per_cage`` links
+    (twin-port OSFP at 2, a 1.6T OSFP at 4), so a group's switch ends need ``per_cage`` times
+    fewer modules than links (rounded up per group); a NIC takes one module per link; every
+    optical link has one fibre cord, split at the switch end into the cage's links. Copper and
+    AOC links from a cage of several links are ordered as 1:``per_cage`` splitter cables.
     """
     by_id = {cable.id: cable for cable in valid.cables}
     cables: dict[tuple[str, float], tuple[int, set[str]]] = {}
@@ -556,8 +558,8 @@ def _cabling_bom(valid: ValidScenario, runs: tuple[CableRun, ...], per_cage: int
         host_end = run.group in ("node_leaf", "management")
         if module is not None:
             key = (module.item, run.group)
-            links, per, ends = module_links.get(key, (0, min(module.links, per_cage), 0))
-            module_links[key] = (links + run.count, max(1, per), 1 if host_end else 2)
+            links, per, ends = module_links.get(key, (0, module.links, 0))
+            module_links[key] = (links + run.count, per, 1 if host_end else 2)
         if host_end and cable.host_module is not None:
             key = (cable.host_module.item, run.group)
             links, _, _ = module_links.get(key, (0, 1, 1))
@@ -567,11 +569,12 @@ def _cabling_bom(valid: ValidScenario, runs: tuple[CableRun, ...], per_cage: int
 
     def cable_role(item: str, n: int, roles: set[str], length: float) -> str:
         text = f"{', '.join(sorted(roles))}, {length:g} m"
-        copper = by_id[item].cable_kind in ("dac", "acc")
-        if copper and per_cage >= 2 and roles & {_ROLE["node_leaf"], _ROLE["management"]}:
-            # A twin-port cage takes a 1:2 splitter (LinkX MCP7Y00 / MCA7J70): one cable, two
-            # host links; the line counts links, priced per link.
-            text += f"; ordered as about {math.ceil(n / per_cage)} 1:{per_cage} splitter cables"
+        kind = by_id[item].cable_kind
+        if per_cage >= 2 and roles & {_ROLE["node_leaf"], _ROLE["management"]}:
+            # A cage of several links takes one splitter (LinkX MCP7Y00 / MCA7J70 copper; an
+            # AOC splitter likewise): one cable, per_cage host links; counted and priced per link.
+            what = "splitter AOCs" if kind == "aoc" else "splitter cables"
+            text += f"; ordered as about {math.ceil(n / per_cage)} 1:{per_cage} {what}"
         return text
 
     lines = [
