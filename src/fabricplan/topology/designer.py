@@ -152,7 +152,7 @@ def _embedded_sm_finding(
         code="FP862",
         severity="info",
         message=(
-            f"{technology}: the subnet manager runs embedded on the managed {switch.id}"
+            f"the subnet manager runs embedded on the managed {switch.id}"
             f" ({nodes:,} nodes per subnet, within the {limit.value:,.0f} its embedded SM"
             f" manages), {where}; no UFM appliance is bought. Set fabric.management_ports:"
             f" {MANAGEMENT_PORTS_PER_SUBNET} to buy UFM appliances as the DGX SuperPOD RA does"
