@@ -158,3 +158,38 @@ def test_the_layout_conserves_every_link() -> None:
         _, d = design(gpus, "roce_v2", "sn5600")
         for group, count in d.links.items():
             assert sum(r.count for r in d.cable_runs if r.group == group) == count, (gpus, group)
+
+
+def test_a_64_cage_box_at_256_x_400g_takes_one_module_per_cage_for_four_links() -> None:
+    # Tomahawk-6 class: 256 x 400G on 64 x 1.6T OSFP cages, so 4 links share a cage. 32 nodes x
+    # 8 NICs = 256 host links on one switch, all 60 m (optical). A cage holds one module, so the
+    # switch end takes 256 / 4 = 64 modules (not 128 twin-ports, not 256 single ports); every
+    # NIC end takes one module and every link one (breakout) fibre cord.
+    valid, d = design(
+        256,
+        "roce_v2",
+        "th6-128x800g",
+        fabric={"cable_reach": {"node_leaf_m": 60, "leaf_spine_m": 60, "spine_core_m": 60}},
+    )
+    assert (d.radix, d.port_speed_gbps, d.switches["leaf"], d.tiers) == (256, 400, 1, 1)
+    switch = valid.switches["roce_v2"]
+    assert switch.cages == 64
+    links = d.links["node_leaf"]
+    assert links == optical_links(valid, d, "node_leaf") == 256
+    assert quantity(d, "osfp-1.6t-2xdr4") == 64
+    assert quantity(d, "osfp-400g-dr2-nic") == 256
+    assert quantity(d, "fibre-smf-mpo12") == 256
+    # No two-link or one-link module is put into a four-link cage.
+    assert quantity(d, "mms4x00-ns") == 0 and quantity(d, "qsfpdd-400g-dr4") == 0
+    # Transceiver capex by hand: 64 x the 1.6T module + 256 x the NIC module.
+    price = {item: valid.prices[item].price_usd for item in valid.prices}
+    modules = sum(line.quantity * price[line.item] for line in d.bom if line.kind == "transceiver")
+    assert modules == 64 * price["osfp-1.6t-2xdr4"] + 256 * price["osfp-400g-dr2-nic"]
+
+
+def test_short_host_links_from_a_four_link_cage_are_ordered_as_splitters() -> None:
+    _, d = design(256, "roce_v2", "th6-128x800g")
+    host_lines = [line for line in d.bom if line.kind == "cable" and "node-leaf" in line.role]
+    assert host_lines
+    for line in host_lines:
+        assert f"about {math.ceil(line.quantity / 4)} 1:4 splitter" in line.role

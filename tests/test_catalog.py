@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import math
 from pathlib import Path
 from typing import Any
 
@@ -139,8 +140,27 @@ def test_every_link_speed_has_a_nic_and_a_switch_of_each_family(speed: float, fa
 
 
 def _ladder(speed_gbps: float) -> list[CableSpec]:
-    cables = [c for c in CATALOG.of_kind(CableSpec) if c.speed_gbps == speed_gbps]
+    """The classes of one speed that plug into a cage of one or two links (every switch but a
+    1.6T-cage box at 4 x 400G, whose own classes are checked apart), by reach."""
+    cables = [
+        c
+        for c in CATALOG.of_kind(CableSpec)
+        if c.speed_gbps == speed_gbps
+        and (not c.composed or c.single_module is not None or c.twin_module is not None)
+    ]
     return sorted(cables, key=lambda c: c.max_reach_m)
+
+
+def test_a_four_link_cage_class_shares_its_module_four_ways() -> None:
+    dr2 = CATALOG.get_typed("optic-400g-dr2", CableSpec)
+    assert dr2.quad_module is not None and dr2.quad_module.links == 4
+    assert link_price_usd(dr2, CATALOG.prices, False, 2, 50.0) == math.inf  # no twin-port part
+    module = CATALOG.prices[dr2.quad_module.item].price_usd
+    fibre = CATALOG.prices["fibre-smf-mpo12"].price_usd
+    per_m = CATALOG.prices["fibre-smf-mpo12-per-m"].price_usd
+    assert link_price_usd(dr2, CATALOG.prices, False, 4, 50.0) == pytest.approx(
+        2 * module / 4 + fibre + 50 * per_m
+    )
 
 
 def _link_usd(cable: CableSpec) -> float:

@@ -338,3 +338,42 @@ def test_small_fat_tree_is_one_switch_and_unused_ports_are_reported() -> None:
     assert (design.tiers, design.worst_case_switch_hops, design.switches["leaf"]) == (1, 1, 1)
     assert codes(design)["FP315"] == "warning"  # 48 of 64 ports unused
     assert design.headroom_gpus == 48
+
+
+def _appliances(design: FabricDesign) -> int:
+    return sum(line.quantity for line in design.bom if line.kind == "appliance")
+
+
+def test_a_one_switch_subnet_runs_the_embedded_sm_and_buys_no_ufm() -> None:
+    # 4 nodes x 8 rails = 32 HCAs + 1 QM9700 = 33 nodes, far within the 2,048 of the MLNX-OS
+    # embedded SM; one switch has one path, so adaptive routing has nothing to lose.
+    one = design_fabric(scenario(32, switch="qm9700"), "infiniband")
+    assert one.switches["leaf"] == 1 and one.management_ports == 0
+    assert _appliances(one) == 0
+    assert codes(one)["FP862"] == "info"
+    message = next(f.message for f in one.findings if f.code == "FP862")
+    assert "33 nodes" in message and "single point of failure" in message
+    # Asking for the RA's UFM ports buys the appliances as before.
+    asked = design_fabric(scenario(32, switch="qm9700", management_ports=4), "infiniband")
+    assert _appliances(asked) == 4 and "FP862" not in codes(asked)
+
+
+def test_the_embedded_sm_needs_static_routing_across_tiers_and_no_sharp() -> None:
+    # 1,016 GPUs on 2 tiers: the MLNX-OS embedded SM has no adaptive routing, the IB default.
+    adaptive = design_fabric(scenario(1016, switch="qm9700"), "infiniband")
+    assert adaptive.tiers == 2 and _appliances(adaptive) == 4
+    static = scenario(1016, switch="qm9700", routing={"infiniband": "static"})
+    pair = design_fabric(static, "infiniband")
+    assert _appliances(pair) == 0
+    # 127 nodes x 8 = 1,016 HCAs + 32 leaves + 16 spines = 1,064 <= 2,048: master and standby.
+    message = next(f.message for f in pair.findings if f.code == "FP862")
+    assert "1,064 nodes" in message and "master and standby" in message
+    sharp = scenario(32, switch="qm9700", sharp="on")
+    assert _appliances(design_fabric(sharp, "infiniband")) == 4
+
+
+def test_past_the_embedded_sm_limit_ufm_is_bought() -> None:
+    # 2,040 GPUs static: 2,040 HCAs + 64 leaves + 32 spines > 2,048 nodes.
+    big = scenario(2040, switch="qm9700", routing={"infiniband": "static"})
+    design = design_fabric(big, "infiniband")
+    assert "FP862" not in codes(design) and _appliances(design) == 4

@@ -121,7 +121,7 @@ def _power_figure(valid: ValidScenario, line: BomLine) -> Figure | None:
                 return cable.power_w
     elif line.kind == "transceiver":
         for cable in valid.cables:
-            for module in (cable.twin_module, cable.single_module, cable.host_module):
+            for module in (*cable.switch_modules, cable.host_module):
                 if module is not None and module.item == line.item:
                     return module.power_w
     elif line.kind == "fibre":

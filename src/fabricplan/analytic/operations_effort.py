@@ -18,10 +18,11 @@ operators:
   retry (and credit-based flow control) matched on both ends of every link (UEC profiles);
   per-packet adaptive routing on Ethernet on the RoCE priority of every switch, with
   out-of-order placement on every NIC (Spectrum-X);
-- scope and routing: ``ib_subnet`` needs a subnet manager (an HA pair, UFM or OpenSM) that computes
-  all routes; ``routed_ip`` needs a BGP underlay and ECMP on every switch; ``l2_domain`` needs
-  one large L2 domain kept loop-free (spanning tree or MLAG pairs) and, without an IP header,
-  PFC by the VLAN tag's PCP on every host port.
+- scope and routing: ``ib_subnet`` needs a subnet manager (an HA pair: UFM, OpenSM or the
+  embedded SM of a managed switch) that computes all routes; ``routed_ip`` needs a BGP
+  underlay and ECMP on every switch; ``l2_domain`` needs one large L2 domain kept loop-free
+  (spanning tree or MLAG pairs) and, without an IP header, PFC by the VLAN tag's PCP on every
+  host port.
 
 Each task costs ``base + per_switch * switches`` engineer-years per year, and the sum is scaled by
 the team's experience with the technology's switch family (``team.infiniband`` for InfiniBand
@@ -192,7 +193,8 @@ A16), so every host port needs the VLAN and every hop PCP trust, beside the PFC 
 
 SCOPE_EFFORT: dict[str, TaskEffort] = {
     "ib_subnet": TaskEffort(
-        task="subnet manager (HA pair, UFM or OpenSM): routing engine, failover, upgrades, "
+        task="subnet manager (HA pair: UFM, OpenSM or the managed switches' embedded SM): "
+        "routing engine, failover, upgrades, "
         "LID space",
         base_engineer_years_per_year=0.10,
         engineer_years_per_switch_year=0.0005,

@@ -54,7 +54,7 @@ SUBNET_MANAGER_TASKS = (
         3,
         "managers",
     ),
-    FabricTask("UFM or OpenSM monitoring of the subnet", "safety", 1, "managers"),
+    FabricTask("UFM, OpenSM or embedded-SM monitoring of the subnet", "safety", 1, "managers"),
 )
 """docs/refs.md D (OpenSM defaults, UFM)."""
 IB_CC_TASK = FabricTask(

@@ -82,6 +82,9 @@ class SwitchSpec(Entry):
     adaptive_routing: bool = False
     in_network_reduction: bool = False
     """SHARP-style in-network reduction."""
+    embedded_sm_max_nodes: Figure | None = None
+    """A managed InfiniBand switch's embedded subnet manager: the most nodes (HCAs and switches)
+    of a subnet it manages; ``None``: no embedded SM (unmanaged, or no figure found)."""
     packet_trimming: bool = False
     """Cuts a packet that would overflow a queue to its header and forwards the header (UEC)."""
     link_level_retry: bool = False
@@ -165,10 +168,12 @@ class CableSpec(Entry):
     """A cable or optic by reach class (one link of ``speed_gbps`` up to ``max_reach_m``).
 
     Copper and active optical cables are one orderable item per link. An optical link class
-    names the modules it is built from: at a switch, ``twin_module`` in a cage that carries two
-    links (twin-port OSFP) or ``single_module`` in a cage that carries one; at the NIC,
-    ``host_module`` (none: the class does not serve host links); and its ``fibre`` cord, priced
-    per cord plus per metre. A class without modules is priced and counted as a whole link."""
+    names the modules it is built from: at a switch, one module per cage carrying exactly the
+    cage's links (``single_module`` one, ``twin_module`` two as a twin-port OSFP,
+    ``quad_module`` four as a 1.6T OSFP at 4 x 400G; none for that count: the class cannot be
+    plugged into that cage); at the NIC, ``host_module`` (none: the class does not serve host
+    links); and its ``fibre`` cord, priced per cord plus per metre. A class without modules is
+    priced and counted as a whole link."""
 
     kind: Literal["cable"] = "cable"
     cable_kind: CableKind
@@ -180,6 +185,7 @@ class CableSpec(Entry):
     """Propagation delay per metre."""
     twin_module: ModuleSpec | None = None
     single_module: ModuleSpec | None = None
+    quad_module: ModuleSpec | None = None
     host_module: ModuleSpec | None = None
     fibre: str | None = None
     """Fibre cord item: ``price(fibre) + length x price(fibre-per-m)``; one cord per link."""
@@ -189,7 +195,14 @@ class CableSpec(Entry):
     @property
     def composed(self) -> bool:
         """True when the link is built from modules and fibre rather than bought whole."""
-        return self.twin_module is not None or self.single_module is not None
+        return any(m is not None for m in (self.single_module, self.twin_module, self.quad_module))
+
+    @property
+    def switch_modules(self) -> tuple[ModuleSpec, ...]:
+        """The switch-side modules of the class (one per cage width it can plug into)."""
+        return tuple(
+            m for m in (self.single_module, self.twin_module, self.quad_module) if m is not None
+        )
 
 
 GpuNicPath = Literal["pix", "pxb", "p2c", "pxn", "phb", "sys"]

@@ -20,10 +20,19 @@ from fabricplan.model.hardware import CableSpec, ModuleSpec, PriceEntry, fibre_c
 
 
 def switch_module(cable: CableSpec, links_per_cage: int) -> ModuleSpec | None:
-    """The module a switch cage carrying ``links_per_cage`` links of this class takes."""
-    if links_per_cage >= 2 and cable.twin_module is not None:
-        return cable.twin_module
-    return cable.single_module
+    """The one module a switch cage carrying ``links_per_cage`` links of this class takes, or
+    ``None`` when the class has no module of that many links (a cage holds one module: a
+    64-cage switch at 256 x 400G takes 64 four-link modules, never 128 twin-ports).
+
+    >>> from fabricplan.catalog import load_catalog
+    >>> dr2 = load_catalog().get_typed("optic-400g-dr2", CableSpec)
+    >>> switch_module(dr2, 4).item, switch_module(dr2, 2)
+    ('osfp-1.6t-2xdr4', None)
+    """
+    for module in cable.switch_modules:
+        if module.links == links_per_cage:
+            return module
+    return None
 
 
 def _price(prices: Mapping[str, PriceEntry], item: str) -> float:
@@ -48,7 +57,7 @@ def link_price_usd(
     module = switch_module(cable, links_per_cage)
     if module is None:
         return math.inf
-    switch_share = _price(prices, module.item) / min(module.links, max(1, links_per_cage))
+    switch_share = _price(prices, module.item) / module.links
     if host_end:
         if cable.host_module is None or not cable.host_links:
             return math.inf

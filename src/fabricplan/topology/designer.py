@@ -112,6 +112,54 @@ def management_ports_per_plane(setting: int | str, tech: TechnologySpec) -> int:
     return MANAGEMENT_PORTS_PER_SUBNET if tech.scope == "ib_subnet" else 0
 
 
+def _embedded_sm_finding(
+    valid: ValidScenario, technology: TechnologyName, switch: SwitchSpec, plane: FatTree
+) -> Finding | None:
+    """FP862 when the managed switches' embedded subnet manager can run the subnet of ``plane``
+    (built without management ports), else ``None`` (UFM appliances as the RA has them).
+
+    It can when the subnet's nodes (host ports, one HCA each, plus its switches) stay within the
+    switch's ``embedded_sm_max_nodes`` and the fabric does not rely on what that SM lacks
+    (adaptive routing and SHARP, MLNX-OS UM "Subnet Manager"): a single switch has one path
+    between any two hosts, so adaptive routing has nothing to choose there.
+    """
+    limit = switch.embedded_sm_max_nodes
+    if limit is None:
+        return None
+    switches = sum(tier.switches for tier in plane.tier_designs())
+    nodes = plane.host_ports + switches
+    if nodes > limit.value:
+        return None
+    routing = valid.spec.fabric.routing.get(technology) or valid.technologies[technology].routing
+    needs = [
+        name
+        for name, used in (
+            ("adaptive routing", routing == "adaptive" and plane.tiers > 1),
+            ("SHARP", valid.spec.fabric.sharp_for(technology) == "on"),
+        )
+        if used
+    ]
+    if needs:
+        return None
+    where = (
+        f"master and standby on two of the {switches} {switch.id} switches of each subnet"
+        if switches >= 2
+        else f"on the one {switch.id} switch of each subnet: a single point of failure for the"
+        " SM (the programmed routes stay, but no link change is handled until it returns; run"
+        " a standby OpenSM on a host to remove it)"
+    )
+    return Finding(
+        code="FP862",
+        severity="info",
+        message=(
+            f"the subnet manager runs embedded on the managed {switch.id}"
+            f" ({nodes:,} nodes per subnet, within the {limit.value:,.0f} its embedded SM"
+            f" manages), {where}; no UFM appliance is bought. Set fabric.management_ports:"
+            f" {MANAGEMENT_PORTS_PER_SUBNET} to buy UFM appliances as the DGX SuperPOD RA does"
+        ),
+    )
+
+
 DEFAULT_TOPOLOGY: TopologyName = "rail_optimized"
 """The topology :func:`default_choice` builds when the spec says ``auto`` (the DGX SuperPOD
 RAs' choice); the search tries the others."""
@@ -478,9 +526,11 @@ def _scheduled_plane(
 def _cabling_bom(valid: ValidScenario, runs: tuple[CableRun, ...], per_cage: int) -> list[BomLine]:
     """Cables by length; for composed optics, modules at both ends and fibre cords by length.
 
-    A switch cage carrying ``per_cage`` links takes one twin-port module for ``per_cage``
-    links of a group (rounded up per group); a NIC takes one module per link; every optical
-    link has one fibre cord.
+    A switch cage carrying ``per_cage`` links takes one module carrying ``per_cage`` links
+    (twin-port OSFP at 2, a 1.6T OSFP at 4), so a group's switch ends need ``per_cage`` times
+    fewer modules than links (rounded up per group); a NIC takes one module per link; every
+    optical link has one fibre cord, split at the switch end into the cage's links. Copper and
+    AOC links from a cage of several links are ordered as 1:``per_cage`` splitter cables.
     """
     by_id = {cable.id: cable for cable in valid.cables}
     cables: dict[tuple[str, float], tuple[int, set[str]]] = {}
@@ -508,8 +558,8 @@ def _cabling_bom(valid: ValidScenario, runs: tuple[CableRun, ...], per_cage: int
         host_end = run.group in ("node_leaf", "management")
         if module is not None:
             key = (module.item, run.group)
-            links, per, ends = module_links.get(key, (0, min(module.links, per_cage), 0))
-            module_links[key] = (links + run.count, max(1, per), 1 if host_end else 2)
+            links, per, ends = module_links.get(key, (0, module.links, 0))
+            module_links[key] = (links + run.count, per, 1 if host_end else 2)
         if host_end and cable.host_module is not None:
             key = (cable.host_module.item, run.group)
             links, _, _ = module_links.get(key, (0, 1, 1))
@@ -519,11 +569,12 @@ def _cabling_bom(valid: ValidScenario, runs: tuple[CableRun, ...], per_cage: int
 
     def cable_role(item: str, n: int, roles: set[str], length: float) -> str:
         text = f"{', '.join(sorted(roles))}, {length:g} m"
-        copper = by_id[item].cable_kind in ("dac", "acc")
-        if copper and per_cage >= 2 and roles & {_ROLE["node_leaf"], _ROLE["management"]}:
-            # A twin-port cage takes a 1:2 splitter (LinkX MCP7Y00 / MCA7J70): one cable, two
-            # host links; the line counts links, priced per link.
-            text += f"; ordered as about {math.ceil(n / per_cage)} 1:{per_cage} splitter cables"
+        kind = by_id[item].cable_kind
+        if per_cage >= 2 and roles & {_ROLE["node_leaf"], _ROLE["management"]}:
+            # A cage of several links takes one splitter (LinkX MCP7Y00 / MCA7J70 copper; an
+            # AOC splitter likewise): one cable, per_cage host links; counted and priced per link.
+            what = "splitter AOCs" if kind == "aoc" else "splitter cables"
+            text += f"; ordered as about {math.ceil(n / per_cage)} 1:{per_cage} {what}"
         return text
 
     lines = [
@@ -767,6 +818,12 @@ def _design(
             # NICs on 64-port switches): run the SM elsewhere rather than fail.
             plane = _plane(valid, choice, mode.ports, rails, 0, oversubscription)
             management, management_moved = 0, True
+    embedded_sm: Finding | None = None
+    if fabric.management_ports == "auto" and management:
+        bare = _plane(valid, choice, mode.ports, rails, 0, oversubscription)
+        embedded_sm = _embedded_sm_finding(valid, technology, switch, bare)
+        if embedded_sm is not None:
+            plane, management = bare, 0
     if fabric.management_ports == "auto" and management:
         # The RA keeps a node slot free for the subnet manager; when the cluster fills every
         # slot, an architect runs the SM elsewhere rather than buy another scalable unit.
@@ -791,6 +848,8 @@ def _design(
     notes = scheduled_notes + _design_findings(
         valid, tech, choice, mode, plane, management, tiers, headroom_gpus, oversubscription
     )
+    if embedded_sm is not None:
+        notes.append(embedded_sm)
     if management_moved:
         notes.append(
             Finding(
