@@ -42,7 +42,7 @@ from fabricplan.sim.packet.state import (
     L_TX_BYTES,
     SimState,
 )
-from fabricplan.sim.traffic import StepSpec, Traffic
+from fabricplan.sim.traffic import Traffic
 from fabrics import custom_flows, k_ary_fat_tree
 
 PAYLOAD_BYTES = 4000
@@ -54,18 +54,10 @@ LINK_COLUMNS = (L_TX_BYTES, L_PAUSE_FRAMES, L_DROPS, L_MAX_Q, L_STALL_PS)
 
 
 def random_peers(hosts: int, per_host: int, size_bytes: float, seed: int) -> Traffic:
-    """``per_host`` flows from every host to seeded random other hosts (the benchmark's)."""
-    rng = np.random.default_rng(seed)
-    src = np.repeat(np.arange(hosts, dtype=np.int64), per_host)
-    dst = (src + rng.integers(1, hosts, src.size)) % hosts
-    return Traffic(
-        src=src,
-        dst=dst.astype(np.int64),
-        size_bytes=np.full(src.size, float(size_bytes)),
-        step=np.zeros(src.size, dtype=np.int64),
-        offset_us=np.zeros(src.size),
-        steps=(StepSpec("random peers", "custom"),),
-    )
+    """``per_host`` flows from every host to seeded random other hosts (the benchmark's draw)."""
+    src = np.repeat(np.arange(hosts), per_host)
+    dst = (src + np.random.default_rng(seed).integers(1, hosts, src.size)) % hosts
+    return custom_flows(src.tolist(), dst.tolist(), size_bytes)
 
 
 def run_digest(state: SimState) -> str:
