@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 from fabricplan.model.results import Evaluation, OptionMoney, RankedOption
 from fabricplan.model.scenario import ValidScenario
-from fabricplan.recommend.money import network_money_usd
+from fabricplan.recommend.money import network_money_usd, step_difference
 
 
 def usd_short(value: float) -> str:
@@ -89,19 +89,45 @@ def term_differences(winner: OptionMoney, rival: OptionMoney) -> list[tuple[str,
     return sorted(((n, d) for n, d in diffs if abs(d) >= 0.5), key=lambda pair: -abs(pair[1]))
 
 
+def difference_sentence(winner: RankedOption, rival: RankedOption) -> str:
+    """Whether the two steps differ by more than the band of their difference, in words.
+
+    Examples
+    --------
+    >>> ib = OptionMoney(technology="infiniband", years=5, capex_usd=0.0, energy_usd=0.0,
+    ...     support_usd=0.0, staff_usd=0.0, gpu_time_usd=0.0, total_usd=0.0, step_s=1.1,
+    ...     step_low_s=0.9, step_high_s=1.3, fabric_s=0.3, fabric_low_s=0.27,
+    ...     fabric_high_s=0.33)
+    >>> roce = ib.model_copy(update={"technology": "roce_v2", "step_s": 1.2, "step_low_s": 1.0,
+    ...     "step_high_s": 1.4, "fabric_s": 0.4, "fabric_low_s": 0.36, "fabric_high_s": 0.44})
+    >>> print(difference_sentence(RankedOption(technology="infiniband", money=ib, objective=1.1),
+    ...     RankedOption(technology="roce_v2", money=roce, objective=1.2)))
+    ... # doctest: +NORMALIZE_WHITESPACE
+    roce_v2 step 9.1 % longer than infiniband's (band of the difference ±4.5 %):
+    outside the uncertainty, infiniband wins on step time.
+    """
+    fast, slow = (winner, rival) if winner.money.step_s <= rival.money.step_s else (rival, winner)
+    gap = step_difference(slow.money, fast.money)
+    said = (
+        f"{slow.technology} step {gap.difference_pct:.1f} % longer than {fast.technology}'s"
+        f" (band of the difference ±{gap.band_pct:.1f} %): "
+    )
+    if gap.inside:
+        return said + "inside the uncertainty, a tie on performance."
+    return said + f"outside the uncertainty, {fast.technology} wins on step time."
+
+
 def comparison_sentence(winner: RankedOption, rival: RankedOption, preset: str) -> list[str]:
     """How the winner compares with the runner-up: the step, then every money term."""
     w, r = winner.money, rival.money
     lead = r.total_usd - w.total_usd
     pct = (r.step_s - w.step_s) / r.step_s * 100.0 if r.step_s else 0.0
-    level = w.step_low_s <= r.step_high_s and r.step_low_s <= w.step_high_s
     step = (
         f"Step {seconds_short(w.step_s)} against {seconds_short(r.step_s)} for"
         f" {rival.technology} ({abs(pct):.1f} % {'shorter' if pct >= 0 else 'longer'}; bands"
         f" {seconds_short(w.step_low_s)}-{seconds_short(w.step_high_s)} and"
-        f" {seconds_short(r.step_low_s)}-{seconds_short(r.step_high_s)}"
-        + (", inside the model's uncertainty: a tie on performance" if level else "")
-        + ")."
+        f" {seconds_short(r.step_low_s)}-{seconds_short(r.step_high_s)}). "
+        + difference_sentence(winner, rival)
     )
     total = (
         f"Total over {w.years} years {usd_short(w.total_usd)} against"
