@@ -619,17 +619,19 @@ def test_time_shared_by_every_option_never_changes_the_tie_verdict(
     valid = _valid("max_performance")
     techs: list[TechnologyName] = ["infiniband", "roce_v2", "roce_v1"]
 
-    def ranked(extra: float) -> list[tuple[str, bool | None]]:
+    def verdicts(extra: float) -> dict[str, bool | None]:
+        """Each option's "level with the fastest" (``None``: the fastest). Which of the level
+        options wins may move: the idle GPU time's share of a longer step is smaller money."""
         evals = [
             _evaluation(t, step_s=s + extra, capex=c, in_domain_s=extra, band=(lo, hi))
             for t, s, c, lo, hi in zip(techs, steps, capexes, lows, highs, strict=False)
         ]
-        return [
-            (o.technology, o.versus_fastest.inside if o.versus_fastest else None)
+        return {
+            o.technology: o.versus_fastest.inside if o.versus_fastest else None
             for o in rank(evals, money_table(evals, valid), valid)
-        ]
+        }
 
-    assert ranked(shared) == ranked(0.0)
+    assert verdicts(shared) == verdicts(0.0)
 
 
 @settings(max_examples=25, deadline=None)
