@@ -802,3 +802,28 @@ def _gpu_hour_flip_of(valid: ValidScenario) -> Any:
 
     rec = decide(evaluate(valid, backend="analytic"), valid)
     return next(f for f in rec.flips if f.kind == "gpu_hour")
+
+
+def test_the_money_table_and_reasons_say_the_difference_and_its_band() -> None:
+    from fabricplan.report.table import money_rows
+
+    valid = _valid("max_performance")
+    evals = [
+        _evaluation("infiniband", step_s=1.0, capex=50e6),
+        _evaluation("roce_v2", step_s=1.025),
+    ]
+    rec = decide(evals, valid)
+    rows = dict(money_rows(rec))
+    # 25 ms of a 1 s step; band 0.15 x hypot(0.125, 0.1) = 24.0 ms
+    assert rows["step longer than the fastest (band of the difference)"] == [
+        "fastest",
+        "+2.5 % (±2.4 %), outside",
+    ]
+    assert any(
+        "roce_v2 step 2.5 % longer than infiniband's (band of the difference ±2.4 %): outside the"
+        " uncertainty, infiniband wins on step time." in r
+        for r in rec.reasons
+    )
+    assert "step longer than the fastest (band of the difference)" not in dict(
+        money_rows(decide(evals, _valid("balanced")))
+    )
