@@ -90,28 +90,21 @@ def term_differences(winner: OptionMoney, rival: OptionMoney) -> list[tuple[str,
 
 
 def difference_sentence(winner: RankedOption, rival: RankedOption) -> str:
-    """Whether the two steps differ by more than the band of their difference, in words.
-
-    Examples
-    --------
-    >>> ib = OptionMoney(technology="infiniband", years=5, capex_usd=0.0, energy_usd=0.0,
-    ...     support_usd=0.0, staff_usd=0.0, gpu_time_usd=0.0, total_usd=0.0, step_s=1.1,
-    ...     step_low_s=0.9, step_high_s=1.3, fabric_s=0.3, fabric_low_s=0.27,
-    ...     fabric_high_s=0.33)
-    >>> roce = ib.model_copy(update={"technology": "roce_v2", "step_s": 1.2, "step_low_s": 1.0,
-    ...     "step_high_s": 1.4, "fabric_s": 0.4, "fabric_low_s": 0.36, "fabric_high_s": 0.44})
-    >>> print(difference_sentence(RankedOption(technology="infiniband", money=ib, objective=1.1),
-    ...     RankedOption(technology="roce_v2", money=roce, objective=1.2)))
-    ... # doctest: +NORMALIZE_WHITESPACE
-    roce_v2 step 9.1 % longer than infiniband's (band of the difference ±4.5 %):
-    outside the uncertainty, infiniband wins on step time.
-    """
+    """Whether the two steps differ by more than the band of their difference, in words
+    (:func:`~fabricplan.recommend.money.step_difference` of the slower against the faster)."""
     fast, slow = (winner, rival) if winner.money.step_s <= rival.money.step_s else (rival, winner)
     return difference_words(slow.technology, step_difference(slow.money, fast.money))
 
 
 def difference_words(slower: str, gap: StepDifference) -> str:
-    """One :class:`~fabricplan.model.results.StepDifference` in words."""
+    """One :class:`~fabricplan.model.results.StepDifference` in words.
+
+    >>> gap = StepDifference(versus="infiniband", difference_s=0.1, difference_pct=9.1,
+    ...     band_s=0.05, band_pct=4.5, inside=False)
+    >>> print(difference_words("roce_v2", gap))  # doctest: +NORMALIZE_WHITESPACE
+    roce_v2 step 9.1 % longer than infiniband's (band of the difference ±4.5 %):
+    outside the uncertainty, infiniband wins on step time.
+    """
     said = (
         f"{slower} step {gap.difference_pct:.1f} % longer than {gap.versus}'s"
         f" (band of the difference ±{gap.band_pct:.1f} %): "
