@@ -4,12 +4,14 @@ worth), and the presets are checked against their definitions (docs/models.md, "
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from fabricplan.analytic.uncertainty import step_band
 from fabricplan.errors import FabricPlanError, ModelError
 from fabricplan.evaluate import evaluate_one
 from fabricplan.model.fabric import BomLine, DesignAlternative, FabricDesign, Finding
@@ -19,6 +21,7 @@ from fabricplan.model.results import (
     Evaluation,
     GrowthResult,
     OpsAssessment,
+    OptionMoney,
     PerformanceResult,
     StepTimeResult,
 )
@@ -80,6 +83,7 @@ def _evaluation(
     vendors: int = 2,
     switches: int = 10,
     switch: str = "sw",
+    band: tuple[float, float] | None = None,
 ) -> Evaluation:
     design = FabricDesign(
         technology=technology,
@@ -141,6 +145,8 @@ def _evaluation(
         gpu_hours_lost_per_year=exposed / step_s * GPUS * HOURS_PER_YEAR,
         comm_exposed_in_domain_s=in_domain_s,
     )
+    if band is not None:  # the analytic path: validation ratios on all of the communication
+        step = step_band(step, *band)
     performance = PerformanceResult(
         backend="fake", technology=technology, base_latency_us=1.0, step=step
     )
@@ -215,6 +221,44 @@ def test_max_performance_within_the_band_takes_the_cheaper() -> None:
     low, high = step_time_band(evals[0].performance)
     assert high - low == pytest.approx(2 * COLLECTIVE_TIME_RELATIVE_BAND * 0.1)
     assert _winner(evals, valid) == "roce_v2"
+
+
+def test_max_performance_combines_the_two_bands_as_independent_errors() -> None:
+    # Fabric time 0.1 s and 0.125 s, +-15 % each: the step bands overlap (1.006 s <= 1.015 s),
+    # but the band of the 25 ms difference is 0.15 x sqrt(0.125^2 + 0.1^2) = 24.0 ms.
+    valid = _valid("max_performance")
+    evals = [
+        _evaluation("infiniband", step_s=1.0, capex=50e6),
+        _evaluation("roce_v2", step_s=1.025),
+    ]
+    ranked = rank(evals, money_table(evals, valid), valid)
+    assert ranked[0].technology == "infiniband"
+    gap = ranked[1].versus_fastest
+    assert gap is not None and gap.versus == "infiniband" and not gap.inside
+    assert gap.difference_s == pytest.approx(0.025)
+    assert gap.band_s == pytest.approx(COLLECTIVE_TIME_RELATIVE_BAND * (0.125**2 + 0.1**2) ** 0.5)
+    assert ranked[0].versus_fastest is None
+
+
+def test_max_performance_leaves_nvlink_only_time_out_of_the_tie() -> None:
+    # 0.3 s of TP on NVLink in both steps, 0.1 s and 0.13 s of fabric time, ratios 0.9-1.1:
+    # the step bands (all 0.4 s / 0.43 s of communication) overlap; the band of the difference
+    # of the fabric times alone is sqrt((0.13 - 0.13/1.1)^2 + (0.1/0.9 - 0.1)^2) = 16.1 ms.
+    valid = _valid("max_performance")
+    evals = [
+        _evaluation(
+            "infiniband", step_s=1.2, compute_s=0.8, in_domain_s=0.3, capex=50e6, band=(0.9, 1.1)
+        ),
+        _evaluation("roce_v2", step_s=1.23, compute_s=0.8, in_domain_s=0.3, band=(0.9, 1.1)),
+    ]
+    moneys = money_table(evals, valid)
+    assert moneys[1].step_low_s <= moneys[0].step_high_s  # what the old test called a tie
+    ranked = rank(evals, moneys, valid)
+    assert ranked[0].technology == "infiniband"
+    gap = ranked[1].versus_fastest
+    assert gap is not None and not gap.inside
+    expected = ((0.13 - 0.13 / 1.1) ** 2 + (0.1 / 0.9 - 0.1) ** 2) ** 0.5
+    assert gap.band_s == pytest.approx(expected)
 
 
 def test_cost_sensitive_takes_the_least_money_that_meets_the_floor() -> None:
@@ -433,6 +477,8 @@ def test_recommend_on_designed_fabrics_finds_every_flip_kind() -> None:
 
 money_st = st.floats(min_value=1e5, max_value=1e8)
 step_st = st.floats(min_value=0.95, max_value=2.0)
+ratio_low_st = st.floats(min_value=0.6, max_value=0.98)
+ratio_high_st = st.floats(min_value=1.02, max_value=1.3)
 
 
 @settings(max_examples=150, deadline=None)
@@ -446,6 +492,8 @@ step_st = st.floats(min_value=0.95, max_value=2.0)
     more_staff=st.floats(min_value=0.0, max_value=1e6),
     risk=st.floats(min_value=0.0, max_value=1e5),
     first=st.sampled_from(("infiniband", "roce_v2")),
+    band=st.one_of(st.none(), st.tuples(ratio_low_st, ratio_high_st)),
+    shared=st.floats(min_value=0.0, max_value=2.0),
 )
 def test_an_option_no_slower_no_dearer_no_harder_wins_under_every_preset(
     preset: PriorityPreset,
@@ -457,16 +505,28 @@ def test_an_option_no_slower_no_dearer_no_harder_wins_under_every_preset(
     more_staff: float,
     risk: float,
     first: TechnologyName,
+    band: tuple[float, float] | None,
+    shared: float,
 ) -> None:
     valid = _valid(preset)
     other: TechnologyName = "roce_v2" if first == "infiniband" else "infiniband"
-    best = _evaluation(first, step_s=step_s, capex=capex, staff=staff, risk_hours=risk)
+    best = _evaluation(
+        first,
+        step_s=step_s + shared,
+        in_domain_s=shared,
+        capex=capex,
+        staff=staff,
+        risk_hours=risk,
+        band=band,
+    )
     worse = _evaluation(
         other,
-        step_s=step_s + slower,
+        step_s=step_s + slower + shared,
+        in_domain_s=shared,
         capex=capex + extra,
         staff=staff + more_staff,
         risk_hours=risk + more_staff,
+        band=band,
     )
     for order in ([best, worse], [worse, best]):
         assert _winner(order, valid) == first
@@ -512,6 +572,7 @@ def test_raising_the_gpu_hour_value_never_moves_the_answer_to_the_slower_option(
     steps=st.lists(step_st, min_size=2, max_size=3),
     capexes=st.lists(money_st, min_size=3, max_size=3),
 )
+@example(steps=[1.0, 1.03], capexes=[5e7, 1e6, 1e6])  # step bands overlap; outside
 def test_max_performance_picks_the_shortest_step_unless_inside_the_uncertainty(
     steps: list[float], capexes: list[float]
 ) -> None:
@@ -522,8 +583,55 @@ def test_max_performance_picks_the_shortest_step_unless_inside_the_uncertainty(
     ]
     ranked = rank(evals, money_table(evals, valid), valid)
     win = ranked[0].money
-    fastest = min((r.money for r in ranked), key=lambda m: m.step_s)
-    assert win.step_s == fastest.step_s or win.step_low_s <= fastest.step_high_s
+    fastest = min((r.money for r in ranked), key=lambda m: (round(m.step_s, 12), m.technology))
+
+    # the fake backend's band: +-15 % of each fabric time (step - 0.9 s of compute); the two
+    # half-widths of the difference add in quadrature
+    def band(m: OptionMoney) -> float:
+        return COLLECTIVE_TIME_RELATIVE_BAND * math.hypot(m.step_s - 0.9, fastest.step_s - 0.9)
+
+    assert win.step_s == fastest.step_s or win.step_s - fastest.step_s <= band(win) + 1e-12
+    # and every slower option says whether its difference is inside that band
+    for option in ranked:
+        gap = option.versus_fastest
+        if option.money is fastest:
+            assert gap is None
+            continue
+        assert gap is not None
+        assert gap.inside == (option.money.step_s - fastest.step_s <= band(option.money) + 1e-12)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    steps=st.lists(step_st, min_size=2, max_size=3),
+    capexes=st.lists(money_st, min_size=3, max_size=3),
+    lows=st.lists(ratio_low_st, min_size=3, max_size=3),
+    highs=st.lists(ratio_high_st, min_size=3, max_size=3),
+    shared=st.floats(min_value=0.0, max_value=5.0),
+)
+def test_time_shared_by_every_option_never_changes_the_tie_verdict(
+    steps: list[float],
+    capexes: list[float],
+    lows: list[float],
+    highs: list[float],
+    shared: float,
+) -> None:
+    valid = _valid("max_performance")
+    techs: list[TechnologyName] = ["infiniband", "roce_v2", "roce_v1"]
+
+    def verdicts(extra: float) -> dict[str, bool | None]:
+        """Each option's "level with the fastest" (``None``: the fastest). Which of the level
+        options wins may move: the idle GPU time's share of a longer step is smaller money."""
+        evals = [
+            _evaluation(t, step_s=s + extra, capex=c, in_domain_s=extra, band=(lo, hi))
+            for t, s, c, lo, hi in zip(techs, steps, capexes, lows, highs, strict=False)
+        ]
+        return {
+            o.technology: o.versus_fastest.inside if o.versus_fastest else None
+            for o in rank(evals, money_table(evals, valid), valid)
+        }
+
+    assert verdicts(shared) == verdicts(0.0)
 
 
 @settings(max_examples=25, deadline=None)
@@ -694,3 +802,28 @@ def _gpu_hour_flip_of(valid: ValidScenario) -> Any:
 
     rec = decide(evaluate(valid, backend="analytic"), valid)
     return next(f for f in rec.flips if f.kind == "gpu_hour")
+
+
+def test_the_money_table_and_reasons_say_the_difference_and_its_band() -> None:
+    from fabricplan.report.table import money_rows
+
+    valid = _valid("max_performance")
+    evals = [
+        _evaluation("infiniband", step_s=1.0, capex=50e6),
+        _evaluation("roce_v2", step_s=1.025),
+    ]
+    rec = decide(evals, valid)
+    rows = dict(money_rows(rec))
+    # 25 ms of a 1 s step; band 0.15 x hypot(0.125, 0.1) = 24.0 ms
+    assert rows["step longer than the fastest (band of the difference)"] == [
+        "fastest",
+        "+2.5 % (±2.4 %), outside",
+    ]
+    assert any(
+        "roce_v2 step 2.5 % longer than infiniband's (band of the difference ±2.4 %): outside the"
+        " uncertainty, infiniband wins on step time." in r
+        for r in rec.reasons
+    )
+    assert "step longer than the fastest (band of the difference)" not in dict(
+        money_rows(decide(evals, _valid("balanced")))
+    )

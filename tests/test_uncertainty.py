@@ -23,6 +23,7 @@ from fabricplan.analytic.uncertainty import (
     Residual,
     band_for,
     band_table,
+    difference_inside,
     inside_uncertainty,
     load_bands,
     regime_of_size,
@@ -199,6 +200,26 @@ def test_step_band_adds_slow_communication_and_saves_at_most_the_exposed_part() 
     assert (estimate.low, estimate.value, estimate.high) == pytest.approx((1.0, 1.1, 1.5))
 
 
+def test_the_fabric_band_leaves_the_nvlink_only_time_out() -> None:
+    # 0.3 s of TP on NVLink and 0.2 s across the fabric, 0.1 s of it hidden: at half speed the
+    # fabric part is 0.4 s with 0.1 s hidden -> 0.3 s exposed (the step band also slows TP).
+    step = StepTimeResult(
+        compute_s=1.0,
+        comm_total_s=0.5,
+        comm_exposed_s=0.4,
+        comm_exposed_in_domain_s=0.3,
+        step_s=1.4,
+        comm_by_dimension_s={"tp": 0.3, "dp": 0.2},
+        exposed_fraction=0.4 / 1.4,
+        gpu_hours_lost_per_year=0.0,
+    )
+    banded = step_band(step, 0.5, 2.0)
+    assert banded.comm_exposed_fabric_s_high == pytest.approx(0.3)
+    assert banded.comm_exposed_fabric_s_low == pytest.approx(0.0)  # 0.1 s, all of it hidden
+    assert banded.step_s_high == pytest.approx(1.0 + 1.0 - 0.1)  # 1 s of communication at half
+    assert banded.step_s_high - step.step_s > banded.comm_exposed_fabric_s_high - 0.1
+
+
 def test_json_of_compare_has_low_and_high_beside_the_step_time(tmp_path: Path) -> None:
     from fabricplan.cli.app import create_app
 
@@ -246,6 +267,24 @@ def test_inside_uncertainty_is_symmetric_and_reflexive(a: Estimate, b: Estimate)
 def test_a_difference_beyond_both_bands_is_not_inside(a: Estimate, gap: float) -> None:
     b = Estimate(value=a.high * gap * 2, low=a.high * gap, high=a.high * gap * 3)
     assert not inside_uncertainty(a, b)
+
+
+@given(estimates, estimates, st.floats(0.0, 10.0), st.floats(0.0, 10.0))
+def test_the_band_of_a_difference_lies_between_correlated_and_overlapping(
+    a: Estimate, b: Estimate, shared_a: float, gap: float
+) -> None:
+    a_step, b_step = shared_a + a.value + gap, shared_a + b.value
+    diff, half, inside = difference_inside(a_step, a, b_step, b)
+    # the sides that move the difference towards zero
+    slow, fast = (a, b) if diff >= 0 else (b, a)
+    down, up = slow.value - slow.low, fast.high - fast.value
+    assert diff == pytest.approx(a.value + gap - b.value)
+    assert max(down, up) - 1e-9 <= half <= down + up + 1e-9  # no band <= this <= interval sum
+    assert inside == (abs(diff) <= half)
+    mirrored = difference_inside(b_step, b, a_step, a)
+    assert mirrored[2] == inside
+    if diff != 0:  # level steps are inside whichever side is read
+        assert mirrored[1] == pytest.approx(half)
 
 
 # --- check-bench judges by the bands ---

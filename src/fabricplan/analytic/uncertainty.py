@@ -278,6 +278,11 @@ def step_band(step: StepTimeResult, ratio_low: float, ratio_high: float) -> Step
     ``c`` at ``1/r`` its time exposes ``max(0, c/r - (c - e))``: slower communication adds all of
     its extra time, faster communication saves at most what was exposed.
 
+    The same band of the scale-out part alone goes to ``comm_exposed_fabric_s_low`` /
+    ``_high``: communication ``c - d`` without the NVLink-only groups ``d``
+    (``comm_exposed_in_domain_s``). That part is all that differs between two fabrics of one
+    cluster, so it is what :func:`difference_inside` reads.
+
     >>> s = StepTimeResult(compute_s=1.0, comm_total_s=0.5, comm_exposed_s=0.1, step_s=1.1,
     ...     comm_by_dimension_s={}, exposed_fraction=0.09, gpu_hours_lost_per_year=0.0)
     >>> banded = step_band(s, 0.5, 2.0)
@@ -296,6 +301,13 @@ def step_band(step: StepTimeResult, ratio_low: float, ratio_high: float) -> Step
     hours_per_share = (
         step.gpu_hours_lost_per_year / step.exposed_fraction if step.exposed_fraction > 0 else 0.0
     )
+    # The scale-out part alone: NVLink-only groups (fully exposed, comm_exposed_in_domain_s)
+    # run the same on every fabric, so the band that tells two fabrics apart leaves them out.
+    fabric_total = max(0.0, step.comm_total_s - step.comm_exposed_in_domain_s)
+
+    def fabric_exposed(ratio: float) -> float:
+        return max(0.0, fabric_total / ratio - hidden)
+
     share_low = exposed_low / step_low if step_low > 0 else 0.0
     share_high = exposed_high / step_high if step_high > 0 else 0.0
     return step.model_copy(
@@ -308,6 +320,8 @@ def step_band(step: StepTimeResult, ratio_low: float, ratio_high: float) -> Step
             "exposed_fraction_high": share_high,
             "gpu_hours_lost_per_year_low": share_low * hours_per_share,
             "gpu_hours_lost_per_year_high": share_high * hours_per_share,
+            "comm_exposed_fabric_s_low": fabric_exposed(ratio_high),
+            "comm_exposed_fabric_s_high": fabric_exposed(ratio_low),
         }
     )
 
@@ -460,3 +474,39 @@ def inside_uncertainty(a: Estimate, b: Estimate) -> bool:
     False
     """
     return b.low <= a.value <= b.high or a.low <= b.value <= a.high
+
+
+def difference_inside(
+    a_step_s: float, a_fabric: Estimate, b_step_s: float, b_fabric: Estimate
+) -> tuple[float, float, bool]:
+    """``(a - b, half-width of the band of that difference, inside)`` for two steps.
+
+    Time that is the same on both options (compute; communication that never leaves one NVLink
+    domain, computed by the same model from the same inputs) cancels exactly in ``a - b``, so
+    the band that decides whether the difference is real is that of the difference of the
+    scale-out exposed times ``a_fabric`` and ``b_fabric`` (each an :class:`Estimate` with its
+    band), not the overlap of the two absolute step bands.
+
+    The two errors are taken as independent: the half-widths combine as the square root of the
+    sum of their squares. The validation residuals behind each technology's band come from
+    different clusters, so no correlation between them can be estimated; independence lies
+    between fully correlated errors (they would cancel: no band at all) and the overlap of the
+    two intervals (the sum of the half-widths, which assumes both err to the worst side at
+    once). The sides are the ones that move the difference towards zero: for ``a`` slower than
+    ``b``, ``a``'s lower half-width and ``b``'s upper one. ``inside`` is ``|a - b| <= half``.
+
+    >>> a = Estimate(value=0.4, low=0.37, high=0.44)
+    >>> b = Estimate(value=0.3, low=0.26, high=0.33)
+    >>> gap, half, inside = difference_inside(1.4, a, 1.3, b)
+    >>> round(gap, 3), round(half, 3), inside
+    (0.1, 0.042, False)
+    >>> difference_inside(1.0, b, 1.0, b)[2]
+    True
+    """
+    gap = a_step_s - b_step_s
+    if gap >= 0:
+        down, up = a_fabric.value - a_fabric.low, b_fabric.high - b_fabric.value
+    else:
+        down, up = b_fabric.value - b_fabric.low, a_fabric.high - a_fabric.value
+    half = (max(0.0, down) ** 2 + max(0.0, up) ** 2) ** 0.5
+    return gap, half, abs(gap) <= half

@@ -240,6 +240,10 @@ class StepTimeResult(Frozen):
     exposed_fraction_high: float | None = None
     gpu_hours_lost_per_year_low: float | None = None
     gpu_hours_lost_per_year_high: float | None = None
+    comm_exposed_fabric_s_low: float | None = None
+    """Band of :attr:`comm_exposed_fabric_s` alone (the scale-out part, the only part that
+    differs between fabrics); ``None`` where no band was applied."""
+    comm_exposed_fabric_s_high: float | None = None
 
     @property
     def comm_exposed_fabric_s(self) -> float:
@@ -354,7 +358,32 @@ class OptionMoney(Frozen):
     step_s: float
     step_low_s: float
     step_high_s: float
+    fabric_s: float = 0.0
+    """Exposed communication across the scale-out fabric (the part of the step that differs
+    between options; compute and NVLink-only time are the same on every fabric)."""
+    fabric_low_s: float = 0.0
+    """Band of ``fabric_s`` (what the max_performance tie test combines between options)."""
+    fabric_high_s: float = 0.0
     lines: tuple[MoneyLine, ...] = ()
+
+
+class StepDifference(Frozen):
+    """One option's step against the fastest's, and whether the model can tell them apart
+    (:func:`fabricplan.analytic.uncertainty.difference_inside`)."""
+
+    versus: TechnologyName
+    """The fastest option meeting every constraint."""
+    difference_s: float
+    """This option's step minus the fastest's."""
+    difference_pct: float
+    """The difference in percent of the fastest's step (how much longer this option's is)."""
+    band_s: float
+    """Half-width of the band of the difference: the two options' scale-out bands combined as
+    independent errors (square root of the sum of squared half-widths)."""
+    band_pct: float
+    """``band_s`` in percent of the fastest's step."""
+    inside: bool
+    """The difference is inside its band: level with the fastest on performance."""
 
 
 class RankedOption(Frozen):
@@ -364,6 +393,9 @@ class RankedOption(Frozen):
     """What the preset ranks by (seconds for max_performance, dollars otherwise)."""
     unmet: tuple[str, ...] = ()
     """Constraints the candidate does not meet (it ranks after every candidate that does)."""
+    versus_fastest: StepDifference | None = None
+    """max_performance: the step against the fastest option's (``None`` for the fastest itself
+    and under the other presets)."""
 
 
 class FlipPoint(Frozen):

@@ -6,8 +6,10 @@ says what is minimised and which constraints apply; it never names a technology:
 - ``balanced``: the least total money (capex, energy, support, staff, the GPU time the fabric
   idles, growth, configuration risk, minus the user's money-equivalents);
 - ``max_performance``: the shortest step, unless the difference is inside the model's stated
-  uncertainty (the step-time bands overlap); among candidates level with the fastest, the least
-  total money;
+  uncertainty; among candidates level with the fastest, the least total money. Compute and
+  NVLink-only communication are the same on every fabric and cancel in the difference, so the
+  band of the difference is that of the scale-out exposed times, the two options' bands
+  combined as independent errors (:func:`fabricplan.recommend.money.step_difference`);
 - ``cost_sensitive``: the least money without the value of GPU time (capex, energy, support,
   staff, growth, configuration risk's staff hours) among candidates whose step is at most
   ``decision.performance_floor`` longer than the fastest;
@@ -53,7 +55,12 @@ from fabricplan.model.scenario import (
     TeamSpec,
     ValidScenario,
 )
-from fabricplan.recommend.money import money_table, network_money_usd, repriced
+from fabricplan.recommend.money import (
+    money_table,
+    network_money_usd,
+    repriced,
+    step_difference,
+)
 from fabricplan.recommend.reason import (
     comparison_sentence,
     not_money,
@@ -176,11 +183,13 @@ def rank(
     meeting = [m for m in moneys if not unmet[m.technology]] or list(moneys)
     leader = min(meeting, key=lambda m: (round(m.step_s, STEP_DIGITS), m.technology))
 
+    versus = {m.technology: step_difference(m, leader) for m in moneys if m is not leader}
+
     def key(m: OptionMoney) -> tuple[object, ...]:
         failed = bool(unmet[m.technology])
         if preset == "max_performance":
-            level = round(m.step_low_s, STEP_DIGITS) <= round(leader.step_high_s, STEP_DIGITS)
-            if level:
+            gap = versus.get(m.technology)
+            if gap is None or gap.inside:
                 return (failed, 0, round(m.total_usd, CENT_DIGITS), m.technology)
             return (failed, 1, round(m.step_s, STEP_DIGITS), m.technology)
         if preset == "cost_sensitive":
@@ -196,7 +205,11 @@ def rank(
 
     return [
         RankedOption(
-            technology=m.technology, money=m, objective=objective(m), unmet=unmet[m.technology]
+            technology=m.technology,
+            money=m,
+            objective=objective(m),
+            unmet=unmet[m.technology],
+            versus_fastest=versus.get(m.technology) if preset == "max_performance" else None,
         )
         for m in sorted(moneys, key=key)
     ]

@@ -25,8 +25,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from fabricplan.analytic.uncertainty import difference_inside
 from fabricplan.errors import ModelError
-from fabricplan.model.results import Evaluation, MoneyLine, OptionMoney, PerformanceResult
+from fabricplan.model.results import (
+    Estimate,
+    Evaluation,
+    MoneyLine,
+    OptionMoney,
+    PerformanceResult,
+    StepDifference,
+    StepTimeResult,
+)
 from fabricplan.model.scenario import ValidScenario
 from fabricplan.units import HOURS_PER_YEAR
 
@@ -83,6 +92,63 @@ def step_time_band(performance: PerformanceResult) -> tuple[float, float]:
     return step_time_band_from(step.step_s, step.comm_exposed_fabric_s)
 
 
+def fabric_time_band(step: StepTimeResult) -> tuple[float, float, float]:
+    """``(value, low, high)`` of the step's exposed scale-out communication: the band
+    :func:`~fabricplan.analytic.uncertainty.step_band` gives it, else ``value ±
+    COLLECTIVE_TIME_RELATIVE_BAND x value`` (the same band :func:`step_time_band_from` puts on
+    the step, which is all fabric time).
+
+    >>> from fabricplan.model.results import StepTimeResult
+    >>> step = StepTimeResult(compute_s=1.0, comm_total_s=0.2, comm_exposed_s=0.1, step_s=1.1,
+    ...     comm_by_dimension_s={}, exposed_fraction=0.09, gpu_hours_lost_per_year=0.0,
+    ...     comm_exposed_in_domain_s=0.02)
+    >>> [round(x, 3) for x in fabric_time_band(step)]
+    [0.08, 0.068, 0.092]
+    """
+    value = step.comm_exposed_fabric_s
+    low, high = step.comm_exposed_fabric_s_low, step.comm_exposed_fabric_s_high
+    if low is not None and high is not None:
+        return value, min(low, value), max(high, value)
+    band = COLLECTIVE_TIME_RELATIVE_BAND * value
+    return value, value - band, value + band
+
+
+def step_difference(option: OptionMoney, fastest: OptionMoney) -> StepDifference:
+    """``option``'s step against ``fastest``'s, with the band of the difference.
+
+    Compute and NVLink-only communication are the same on both (the same model from the same
+    inputs), so they cancel in the difference; its band combines the two options' scale-out
+    bands (``fabric_low_s``/``fabric_high_s``) as independent errors
+    (:func:`~fabricplan.analytic.uncertainty.difference_inside`). Steps equal to the
+    picosecond are level.
+
+    Examples
+    --------
+    >>> ib = OptionMoney(technology="infiniband", years=5, capex_usd=0.0, energy_usd=0.0,
+    ...     support_usd=0.0, staff_usd=0.0, gpu_time_usd=0.0, total_usd=0.0, step_s=1.1,
+    ...     step_low_s=0.9, step_high_s=1.3, fabric_s=0.3, fabric_low_s=0.27,
+    ...     fabric_high_s=0.33)
+    >>> roce = ib.model_copy(update={"technology": "roce_v2", "step_s": 1.2, "step_low_s": 1.0,
+    ...     "step_high_s": 1.4, "fabric_s": 0.4, "fabric_low_s": 0.36, "fabric_high_s": 0.44})
+    >>> gap = step_difference(roce, ib)   # the step bands overlap; the difference is outside
+    >>> round(gap.difference_pct, 1), round(gap.band_pct, 1), gap.inside
+    (9.1, 4.5, False)
+    """
+    mine = Estimate(value=option.fabric_s, low=option.fabric_low_s, high=option.fabric_high_s)
+    theirs = Estimate(value=fastest.fabric_s, low=fastest.fabric_low_s, high=fastest.fabric_high_s)
+    gap, half, inside = difference_inside(option.step_s, mine, fastest.step_s, theirs)
+    gap = round(gap, 12)
+    step = fastest.step_s if fastest.step_s > 0 else 1.0
+    return StepDifference(
+        versus=fastest.technology,
+        difference_s=gap,
+        difference_pct=gap / step * 100.0,
+        band_s=half,
+        band_pct=half / step * 100.0,
+        inside=inside or gap == 0,
+    )
+
+
 def gpu_hour_usd(valid: ValidScenario) -> tuple[float, str]:
     """The price of one GPU-hour of the scenario's node, and where it came from (0 if none)."""
     item = f"{GPU_HOUR_ITEM_PREFIX}{valid.node.id}"
@@ -111,6 +177,7 @@ def option_money(evaluation: Evaluation, valid: ValidScenario) -> OptionMoney:
     step = evaluation.performance.step
     low, high = step_time_band(evaluation.performance)
     assert step is not None  # step_time_band raised otherwise
+    fabric, fabric_low, fabric_high = fabric_time_band(step)
     gpus = evaluation.design.gpus
     hours = years * HOURS_PER_YEAR * gpus
     idle_hours = step.comm_exposed_fabric_s / step.step_s * hours if step.step_s > 0 else 0.0
@@ -196,6 +263,9 @@ def option_money(evaluation: Evaluation, valid: ValidScenario) -> OptionMoney:
         step_s=step.step_s,
         step_low_s=low,
         step_high_s=high,
+        fabric_s=fabric,
+        fabric_low_s=fabric_low,
+        fabric_high_s=fabric_high,
         lines=tuple(lines),
     )
 

@@ -13,9 +13,9 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from fabricplan.model.results import Evaluation, OptionMoney, RankedOption
+from fabricplan.model.results import Evaluation, OptionMoney, RankedOption, StepDifference
 from fabricplan.model.scenario import ValidScenario
-from fabricplan.recommend.money import network_money_usd
+from fabricplan.recommend.money import network_money_usd, step_difference
 
 
 def usd_short(value: float) -> str:
@@ -89,20 +89,44 @@ def term_differences(winner: OptionMoney, rival: OptionMoney) -> list[tuple[str,
     return sorted(((n, d) for n, d in diffs if abs(d) >= 0.5), key=lambda pair: -abs(pair[1]))
 
 
+def difference_sentence(winner: RankedOption, rival: RankedOption) -> str:
+    """Whether the two steps differ by more than the band of their difference, in words
+    (:func:`~fabricplan.recommend.money.step_difference` of the slower against the faster)."""
+    fast, slow = (winner, rival) if winner.money.step_s <= rival.money.step_s else (rival, winner)
+    return difference_words(slow.technology, step_difference(slow.money, fast.money))
+
+
+def difference_words(slower: str, gap: StepDifference) -> str:
+    """One :class:`~fabricplan.model.results.StepDifference` in words.
+
+    >>> gap = StepDifference(versus="infiniband", difference_s=0.1, difference_pct=9.1,
+    ...     band_s=0.05, band_pct=4.5, inside=False)
+    >>> print(difference_words("roce_v2", gap))  # doctest: +NORMALIZE_WHITESPACE
+    roce_v2 step 9.1 % longer than infiniband's (band of the difference ±4.5 %):
+    outside the uncertainty, infiniband wins on step time.
+    """
+    said = (
+        f"{slower} step {gap.difference_pct:.1f} % longer than {gap.versus}'s"
+        f" (band of the difference ±{gap.band_pct:.1f} %): "
+    )
+    if gap.inside:
+        return said + "inside the uncertainty, a tie on performance."
+    return said + f"outside the uncertainty, {gap.versus} wins on step time."
+
+
 def comparison_sentence(winner: RankedOption, rival: RankedOption, preset: str) -> list[str]:
     """How the winner compares with the runner-up: the step, then every money term."""
     w, r = winner.money, rival.money
     lead = r.total_usd - w.total_usd
-    pct = (r.step_s - w.step_s) / r.step_s * 100.0 if r.step_s else 0.0
-    level = w.step_low_s <= r.step_high_s and r.step_low_s <= w.step_high_s
     step = (
         f"Step {seconds_short(w.step_s)} against {seconds_short(r.step_s)} for"
-        f" {rival.technology} ({abs(pct):.1f} % {'shorter' if pct >= 0 else 'longer'}; bands"
-        f" {seconds_short(w.step_low_s)}-{seconds_short(w.step_high_s)} and"
-        f" {seconds_short(r.step_low_s)}-{seconds_short(r.step_high_s)}"
-        + (", inside the model's uncertainty: a tie on performance" if level else "")
-        + ")."
+        f" {rival.technology} (bands {seconds_short(w.step_low_s)}-{seconds_short(w.step_high_s)}"
+        f" and {seconds_short(r.step_low_s)}-{seconds_short(r.step_high_s)}). "
+        + difference_sentence(winner, rival)
     )
+    fastest = winner.versus_fastest
+    if fastest is not None and fastest.versus != rival.technology:
+        step += f" Against the fastest: {difference_words(winner.technology, fastest)}"
     total = (
         f"Total over {w.years} years {usd_short(w.total_usd)} against"
         f" {usd_short(r.total_usd)}: {winner.technology}"

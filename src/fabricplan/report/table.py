@@ -16,6 +16,7 @@ from fabricplan.model.results import (
     CollectivePoint,
     Evaluation,
     InfeasibleOption,
+    RankedOption,
     Recommendation,
     StepTimeResult,
 )
@@ -282,8 +283,23 @@ def money_rows(rec: Recommendation) -> list[Row]:
             ],
         )
     )
+    if any(o.versus_fastest is not None for o in ranked):
+        rows.append(
+            ("step longer than the fastest (band of the difference)", [versus(o) for o in ranked])
+        )
     rows.append(("constraints not met", [("; ".join(o.unmet) or "-") for o in ranked]))
     return rows
+
+
+def versus(option: RankedOption) -> str:
+    """max_performance: how much longer the option's step is than the fastest's (in percent of
+    the fastest's), the band of that difference, and whether it is inside (``fastest`` for the
+    fastest itself)."""
+    gap = option.versus_fastest
+    if gap is None:
+        return "fastest"
+    verdict = "inside: level" if gap.inside else "outside"
+    return f"+{gap.difference_pct:.1f} % (±{gap.band_pct:.1f} %), {verdict}"
 
 
 def money_table(rec: Recommendation) -> Table:

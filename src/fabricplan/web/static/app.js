@@ -292,6 +292,8 @@ function renderRecommendation(doc) {
   const head = `<tr><th></th>${ranked.map((r, i) => `<th class="n"><span class="swatch" style="background:${TECH_COLORS[r.technology] || "#888"}"></span>${i + 1}. ${esc(techName(r.technology))}</th>`).join("")}</tr>`;
   const rows = MONEY_TERMS.map(([field, label]) => `<tr class="${field === "total_usd" ? "total" : ""}" data-term="${field}"><td>${esc(label)}</td>${ranked.map((r) => `<td class="n">${money(r.money[field])}</td>`).join("")}</tr>`).join("");
   const step = `<tr><td>step (uncertainty band)</td>${ranked.map((r) => `<td class="n">${r.money.step_s.toFixed(3)} s (${r.money.step_low_s.toFixed(3)}-${r.money.step_high_s.toFixed(3)})</td>`).join("")}</tr>`;
+  const versus = (r) => { const g = r.versus_fastest; return g ? `+${g.difference_pct.toFixed(1)} % (±${g.band_pct.toFixed(1)} %), ${g.inside ? "inside: level" : "outside"}` : "fastest"; };
+  const gap = ranked.some((r) => r.versus_fastest) ? `<tr><td>step longer than the fastest (band of the difference)</td>${ranked.map((r) => `<td class="n">${esc(versus(r))}</td>`).join("")}</tr>` : "";
   const unmet = `<tr><td>constraints not met</td>${ranked.map((r) => `<td class="n">${esc(r.unmet.join("; ") || "-")}</td>`).join("")}</tr>`;
   const infeasible = (rec.infeasible || doc.infeasible || []).map((o) => `<li><b>${esc(techName(o.technology))}</b> cannot be built: ${esc(o.message)}</li>`).join("");
   const notMoney = (rec.not_money || []).map((r) => `<li>${esc(r)}</li>`).join("");
@@ -299,7 +301,7 @@ function renderRecommendation(doc) {
       <span class="muted small">for ${num(doc.spec.cluster.gpus, 0)} × ${esc(doc.hardware.node)} GPUs, priorities ${esc(rec.preset)}</span></p>
     <p class="small" id="objective">Preset <b>${esc(rec.preset)}</b> ranks by ${esc(rec.objective)}.</p>
     <div class="rec-grid"><div>
-      <table class="t" id="money"><caption class="small muted">money over ${years} years (ranked)</caption>${head}${rows}${step}${unmet}</table></div>
+      <table class="t" id="money"><caption class="small muted">money over ${years} years (ranked)</caption>${head}${rows}${step}${gap}${unmet}</table></div>
       <div><h4>Why</h4><ul id="reasons">${rec.reasons.slice(0, 6).map((r) => `<li>${esc(r)}</li>`).join("")}</ul>
       <h4>What would change it</h4><ul id="flips">${rec.flips.slice(0, 6).map((f) => `<li>${esc(f.description)}</li>`).join("") || "<li class='muted'>nothing within the ranges tried</li>"}</ul>
       ${notMoney ? `<h4>Not priced</h4><ul id="not-money">${notMoney}</ul>` : ""}
