@@ -150,7 +150,7 @@ def test_what_the_design_key_leaves_out_changes_no_design(
     base: dict[str, Any], top: dict[str, Any], run: dict[str, Any], team: dict[str, str]
 ) -> None:
     valid = parse_spec(base)
-    fabric = {k: run[k] for k in ("sharp", "lossless", "routing") if k in run}
+    fabric = {k: run[k] for k in ("lossless",) if k in run}  # SHARP and routing place the SM
     other = {**top, "team": team, **{k: run[k] for k in ("workload", "nccl") if k in run}}
     changed = replace_spec(valid, _changed(base, other, fabric))
     for tech in valid.spec.fabric.technologies:
@@ -177,3 +177,24 @@ def test_what_the_step_and_cost_keys_leave_out_changes_no_step_and_no_cost(
         assert analytic.perform(with_team, design, request).step == step
         # The cost reads the team (operations hours) but nothing else the decision alone reads.
         assert fabric_cost(no_team, design) == fabric_cost(valid, design)
+
+
+def test_sharp_on_is_a_design_of_its_own_where_it_moves_the_subnet_manager() -> None:
+    """A one-switch InfiniBand subnet runs the switch's embedded SM (no UFM appliance); with
+    SHARP on it needs UFM's aggregation manager: the cache must not hand back the first design."""
+    valid = parse_spec({"cluster": {"gpus": 32}, "fabric": {"technologies": ["infiniband"]}})
+    sharp_on = replace_spec(
+        valid,
+        {
+            **valid.spec.model_dump(exclude_unset=True),
+            "fabric": {"technologies": ["infiniband"], "sharp": "on"},
+        },
+    )
+    cache = SearchCache()
+    choice = default_choice(valid, "infiniband")
+
+    def appliances(design: Any) -> int:
+        return sum(line.quantity for line in design.bom if line.kind == "appliance")
+
+    assert appliances(cache.design(valid, "infiniband", choice)) == 0
+    assert appliances(cache.design(sharp_on, "infiniband", choice)) == 4

@@ -2,7 +2,7 @@
 
 ``compare`` evaluates the spec, then re-evaluates it for its flip points: other team experience
 and growth targets (the same designs and the same step times), SHARP the other way (the same
-designs), other cluster sizes. Every re-evaluation runs the whole design search again. A design
+designs unless the subnet manager's place changes with it), other cluster sizes. Every re-evaluation runs the whole design search again. A design
 and a backend result are pure functions of frozen inputs, so one :class:`SearchCache`, passed to
 :func:`fabricplan.evaluate.evaluate_feasible` and :func:`fabricplan.recommend.decision.recommend`,
 makes each of them once per run: nothing is module-level, and two runs (or two web requests)
@@ -70,11 +70,12 @@ NOT_DESIGN: dict[str, Any] = {
     **NOT_PERFORMANCE,
     "workload": True,
     "nccl": True,
-    "fabric": {"sharp", "lossless", "routing"},
+    "fabric": {"lossless"},
 }
 """Spec sections the designer does not read beyond :data:`NOT_PERFORMANCE`: the workload, the
-NCCL settings, and how the fabric runs (SHARP, the lossless configuration, routing), which act
-on performance and not on what is built (checked by the same test)."""
+NCCL settings and the lossless configuration, which act on performance and not on what is built
+(checked by the same test). SHARP and routing are read: they decide whether an InfiniBand subnet
+can run the managed switches' embedded subnet manager or needs UFM appliances."""
 
 T = TypeVar("T")
 
