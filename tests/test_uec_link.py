@@ -282,9 +282,9 @@ def test_a_packet_step_is_not_charged_the_link_errors_twice() -> None:
     # expected delay: a packet level that measures exactly the expected delay leaves the
     # analytic step as it is (ratio 1), not scaled up by the delay a second time.
     valid = parse_spec(_uec(frame_error_ratio=1e-6))
-    design = design_fabric(valid, "uec")
     request = PerfRequest(collectives=("all_reduce",), sizes_bytes=(2**30,), p2p=False)
-    analytic = analytic_performance(valid, design, request).step
-    stepped = evaluate_one(valid, "uec", _ExpectedPacket(), request).performance.step
+    evaluated = evaluate_one(valid, "uec", _ExpectedPacket(), request)
+    stepped = evaluated.performance.step  # on the design the search kept
+    analytic = analytic_performance(valid, evaluated.design, request).step
     assert analytic is not None and stepped is not None
     assert stepped.step_s == pytest.approx(analytic.step_s, rel=1e-5)  # a second charge: +1.2 %
