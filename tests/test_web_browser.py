@@ -253,15 +253,21 @@ def test_dropped_configs_and_logs_get_verdicts(page: Any, tmp_path: Path) -> Non
 def test_a_simulation_shows_progress_and_one_can_be_cancelled(
     page: Any, base_url: str, tmp_path: Path
 ) -> None:
-    page.fill("#f-gpus", "256")
+    page.fill("#f-gpus", "128")
     page.dispatch_event("#f-gpus", "change")
     page.click("button[data-tab=simulate]")
+    # the first job runs at the packet level (seconds even with its kernels compiled: a flow
+    # job ends in milliseconds once numba is warm, and the second would then run, not wait)
+    page.select_option("#s-backend", "packet")
     page.select_option("#s-pattern", "all_to_all")
-    page.select_option("#s-size", "16777216")
+    page.select_option("#s-size", "16777216")  # the server's packet limit
+    page.fill("#s-seeds", "4")
     page.click("#s-start")
     page.wait_for_selector(".job[data-status=running], .job[data-status=done]")
     first = page.get_attribute(".job", "data-job")
     # a second job waits for the one worker; cancel it
+    page.select_option("#s-backend", "flow")
+    page.fill("#s-seeds", "1")
     page.select_option("#s-size", "268435456")
     page.click("#s-start")
     page.wait_for_function("() => document.querySelectorAll('.job').length === 2")
