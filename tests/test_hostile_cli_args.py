@@ -339,6 +339,20 @@ def test_the_root_refuses_hostile_words_in_one_line(fuzz_counts: Counter[str]) -
     )
 
 
+
+def test_counts_that_a_run_cannot_have_are_refused_not_replaced(
+    tmp_path: Path, fuzz_counts: Counter[str]
+) -> None:
+    """``--senders 0`` was read as "not given" (the pattern's default senders ran): an incast
+    has at least one sender."""
+    spec = tmp_path / "spec.yaml"
+    spec.write_text("cluster: {gpus: 64}\n", encoding="utf-8")
+    args = ["simulate", str(spec), "-p", "incast", "-s", "1M", "--senders", "0"]
+    refused = run(args, fuzz_counts)
+    assert refused.exit_code == 2
+    assert refused.stderr.strip().startswith("error: fabricplan simulate --senders:")
+    assert refused.stderr.strip().endswith("[FP1414]")
+
 def test_a_fifo_and_bad_options_in_a_real_process_end_in_one_line(
     world: World, tmp_path: Path, fuzz_counts: Counter[str]
 ) -> None:

@@ -178,7 +178,7 @@ def simulate_command(
         str | None,
         typer.Option("--cc", help="Override congestion control: " + ", ".join(CONGESTION_CONTROLS)),
     ] = None,
-    senders: Annotated[int | None, typer.Option("--senders", help="Incast senders.")] = None,
+    senders: Annotated[int | None, typer.Option("--senders", help="Incast senders.", min=1)] = None,
     jobs: Annotated[
         int,
         typer.Option(
