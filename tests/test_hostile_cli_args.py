@@ -339,7 +339,6 @@ def test_the_root_refuses_hostile_words_in_one_line(fuzz_counts: Counter[str]) -
     )
 
 
-
 def test_counts_that_a_run_cannot_have_are_refused_not_replaced(
     tmp_path: Path, fuzz_counts: Counter[str]
 ) -> None:
@@ -352,6 +351,7 @@ def test_counts_that_a_run_cannot_have_are_refused_not_replaced(
     assert refused.exit_code == 2
     assert refused.stderr.strip().startswith("error: fabricplan simulate --senders:")
     assert refused.stderr.strip().endswith("[FP1414]")
+
 
 def test_a_fifo_and_bad_options_in_a_real_process_end_in_one_line(
     world: World, tmp_path: Path, fuzz_counts: Counter[str]
