@@ -2,8 +2,9 @@
 
 ``compare`` evaluates the spec, then re-evaluates it for its flip points: other team experience
 and growth targets (the same designs and the same step times), SHARP the other way (the same
-designs unless the subnet manager's place changes with it), other cluster sizes. Every re-evaluation runs the whole design search again. A design
-and a backend result are pure functions of frozen inputs, so one :class:`SearchCache`, passed to
+designs unless the subnet manager's place changes with it), other cluster sizes. Every
+re-evaluation runs the whole design search again. A design and a backend result are pure
+functions of frozen inputs, so one :class:`SearchCache`, passed to
 :func:`fabricplan.evaluate.evaluate_feasible` and :func:`fabricplan.recommend.decision.recommend`,
 makes each of them once per run: nothing is module-level, and two runs (or two web requests)
 each have their own cache.
