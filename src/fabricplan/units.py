@@ -36,6 +36,8 @@ BPS_PER_GBPS = 1e9
 W_PER_KW = 1_000.0
 HOURS_PER_YEAR = 8_760.0
 TB_PER_GB = 1e-3
+BYTES_PER_GB_US = 1e3
+"""GB/s x µs = 1,000 bytes."""
 
 _SIZE_SUFFIX = {"": 1, "K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
 _SIZE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([KMGT]?)(?:I?B)?\s*$", re.IGNORECASE)

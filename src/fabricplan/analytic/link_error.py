@@ -40,10 +40,7 @@ from fabricplan.analytic.profile import FabricProfile, fabric_profile, path_late
 from fabricplan.model.fabric import FabricDesign
 from fabricplan.model.results import CollectivePoint, PerformanceResult, PerfRequest
 from fabricplan.model.scenario import ValidScenario
-from fabricplan.units import ns_to_us, serialization_ns
-
-BYTES_PER_GB_US = 1e3
-"""GB/s x µs = 1,000 bytes."""
+from fabricplan.units import BYTES_PER_GB_US, ns_to_us, serialization_ns
 
 
 def _exposure(
