@@ -116,12 +116,36 @@ def _guarded_command_interrupted_in_a_class_body() -> None:
         sys.exit(exc.exit_code)
 
 
+def _guarded_command_interrupted_inside_a_library() -> None:
+    """Ctrl-C while a library builds something and turns the interrupt into its own error with
+    no cause chain (pydantic-core's ``SchemaError`` keeps only the text "KeyboardInterrupt", seen
+    in CI while a results model was built during a lazy import)."""
+    from fabricplan.cli.guard import guarded
+
+    @guarded
+    def command() -> None:
+        try:
+            signal.raise_signal(signal.SIGINT)
+        except KeyboardInterrupt:
+            swallowed = True
+        if swallowed:
+            raise ValueError('Error building "literal" validator: KeyboardInterrupt: )')
+
+    import typer
+
+    try:
+        command()
+    except typer.Exit as exc:
+        sys.exit(exc.exit_code)
+
+
 @pytest.mark.parametrize(
     "app",
     [
         _typer_parsing_interrupted,
         _guarded_command_interrupted,
         _guarded_command_interrupted_in_a_class_body,
+        _guarded_command_interrupted_inside_a_library,
     ],
 )
 def test_an_interrupt_anywhere_in_the_application_says_the_line_once(
@@ -129,11 +153,15 @@ def test_an_interrupt_anywhere_in_the_application_says_the_line_once(
 ) -> None:
     from fabricplan.cli.guard import run_main
 
-    previous = signal.getsignal(signal.SIGTERM)
+    from fabricplan.cli import guard
+
+    previous = signal.getsignal(signal.SIGTERM), signal.getsignal(signal.SIGINT)
     try:
         with pytest.raises(SystemExit) as caught:
             run_main(lambda: app)  # type: ignore[arg-type,return-value]
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        signal.signal(signal.SIGTERM, previous[0])
+        signal.signal(signal.SIGINT, previous[1])
+        guard._received.clear()  # the record is this process's; later in-process tests start clean
     assert caught.value.code == 130
     assert capsys.readouterr().err.strip().splitlines() == [LINE]

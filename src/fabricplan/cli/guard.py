@@ -57,8 +57,17 @@ def fail(message: str) -> typer.Exit:
     return typer.Exit(EXIT_INPUT)
 
 
+_received: list[BaseException] = []
+"""The interrupt each signal handler of :func:`run_main` raised, in order of arrival: an
+interrupt inside a library's error handling can come back as that library's own error with no
+cause chain at all (pydantic-core's ``SchemaError`` names ``KeyboardInterrupt`` only in its
+text), and the record still says the process was interrupted."""
+
+
 def _interrupt_in(exc: BaseException) -> BaseException | None:
-    """The interrupt behind an exception: numba re-raises it as ``SystemError`` (its cause)."""
+    """The interrupt behind an exception: numba re-raises it as ``SystemError`` (its cause),
+    CPython as ``RuntimeError`` (its context); any other wrapping is known from the record of
+    received signals."""
     seen: set[int] = set()
     current: BaseException | None = exc
     while current is not None and id(current) not in seen:
@@ -66,7 +75,7 @@ def _interrupt_in(exc: BaseException) -> BaseException | None:
             return current
         seen.add(id(current))
         current = current.__cause__ or current.__context__
-    return None
+    return _received[-1] if _received else None
 
 
 def interrupted(exc: BaseException) -> typer.Exit:
@@ -133,7 +142,8 @@ def guarded(func: Callable[P, R]) -> Callable[P, R]:
             raise
         except Exception as exc:
             # An interrupt can surface wrapped: numba re-raises it as ``SystemError``, CPython as
-            # ``RuntimeError`` when it lands in a class body's ``__set_name__`` during an import.
+            # ``RuntimeError`` when it lands in a class body's ``__set_name__`` during an import,
+            # pydantic-core as a ``SchemaError`` that keeps only its name.
             cause = _interrupt_in(exc)
             if cause is not None:
                 raise interrupted(cause) from None
@@ -151,7 +161,15 @@ def guarded(func: Callable[P, R]) -> Callable[P, R]:
 
 
 def _raise_terminated(signum: int, frame: Any) -> None:
-    raise Terminated
+    exc = Terminated()
+    _received.append(exc)
+    raise exc
+
+
+def _raise_keyboard_interrupt(signum: int, frame: Any) -> None:
+    exc = KeyboardInterrupt()
+    _received.append(exc)
+    raise exc
 
 
 def run_main(build: Callable[[], Callable[[], Any]]) -> None:
@@ -160,17 +178,18 @@ def run_main(build: Callable[[], Callable[[], Any]]) -> None:
     An interrupt while the application is imported or built ends with the same one line and
     exit code as one inside a command.
     """
+    _received.clear()
     signal.signal(signal.SIGTERM, _raise_terminated)
     # Ctrl-C is Python's KeyboardInterrupt again (the console script's entry ended the process at
     # once while it imported): from here on, ``finally`` blocks remove temporary files.
-    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGINT, _raise_keyboard_interrupt)
     try:
         build()()
     except (KeyboardInterrupt, Terminated) as exc:
         code = interrupted(exc).exit_code
         sys.exit(code)
     except Exception as exc:
-        # an interrupt wrapped by CPython while the application is imported or built
+        # an interrupt wrapped (by CPython, pydantic, numba) while the application is built
         cause = _interrupt_in(exc)
         if cause is None:
             raise
