@@ -79,6 +79,16 @@ def switch_vertex(graph: FabricGraph, name: str) -> int:
         "--fail-switch",
         "not a switch of this fabric",
         name,
-        f"use leaf0..leaf{graph.leaves - 1}, spine0..spine{graph.spines - 1}"
-        + (f", core0..core{graph.cores - 1}" if graph.cores else ""),
+        f"use {_switch_names(graph)}",
     )
+
+
+def _switch_names(graph: FabricGraph) -> str:
+    """The switch names this fabric has, tier by tier (a one-switch fabric has only ``leaf0``)."""
+    tiers = (("leaf", graph.leaves), ("spine", graph.spines), ("core", graph.cores))
+    names = [
+        f"{prefix}0" if count == 1 else f"{prefix}0..{prefix}{count - 1}"
+        for prefix, count in tiers
+        if count > 0
+    ]
+    return ", ".join(names)
