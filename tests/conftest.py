@@ -15,6 +15,10 @@ from hypothesis import settings
 settings.register_profile("fabricplan", deadline=None, derandomize=True, print_blob=True)
 settings.load_profile("fabricplan")
 
+# The command-line tests may choose the ``fake`` backend, which users are not offered
+# (fabricplan.backends.TEST_BACKEND_ENV); the processes they start inherit it.
+os.environ["FABRICPLAN_TEST_BACKENDS"] = "1"
+
 
 FUZZ_COUNTS = pytest.StashKey[Counter[str]]()
 """Outcomes of the hostile-input tests (tests/test_hostile_*.py), printed at the end."""

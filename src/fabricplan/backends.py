@@ -15,6 +15,7 @@ evaluations in one process always see the same backends.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import Protocol
@@ -173,6 +174,37 @@ def backend_names() -> list[str]:
     return sorted(BACKENDS)
 
 
+USER_BACKENDS = ("analytic", "flow", "packet")
+"""The backends a user chooses from (``--backend``); ``fake`` is the tests' stand-in."""
+TEST_BACKEND_ENV = "FABRICPLAN_TEST_BACKENDS"
+"""Set to ``1`` to let a command line choose ``fake`` (the command-line tests do)."""
+
+
+def user_backend(name: str) -> str:
+    """A backend name given on the command line, checked before any work.
+
+    Raises
+    ------
+    SpecError
+        FP117 naming the user's choices for a name that is not one of :data:`USER_BACKENDS`
+        (``fake`` only where :data:`TEST_BACKEND_ENV` is ``1``).
+
+    Examples
+    --------
+    >>> user_backend("flow")
+    'flow'
+    >>> user_backend("fluid")
+    Traceback (most recent call last):
+    ...
+    fabricplan.errors.SpecError: --backend: unknown backend ('fluid'); use one of analytic, flow, packet [FP117]
+    """
+    if name in USER_BACKENDS or (name == "fake" and os.environ.get(TEST_BACKEND_ENV) == "1"):
+        return name
+    raise SpecError(
+        "FP117", "--backend", "unknown backend", name, f"use one of {', '.join(USER_BACKENDS)}"
+    )
+
+
 def get_backend(name: str) -> Backend:
     """A backend by name.
 
@@ -204,5 +236,5 @@ def get_backend(name: str) -> Backend:
             "--backend",
             "unknown backend",
             name,
-            f"use one of {', '.join(backend_names())}",
+            f"use one of {', '.join(USER_BACKENDS)}",
         ) from None

@@ -237,7 +237,9 @@ def perf(
             "--hops", min=0, help="perftest: switches between the two hosts (default: longest)."
         ),
     ] = None,
-    backend: Annotated[str, typer.Option("--backend", help="Performance model.")] = "analytic",
+    backend: Annotated[
+        str, typer.Option("--backend", help="Performance model: analytic | flow | packet.")
+    ] = "analytic",
     fmt: Annotated[Format, typer.Option("--format", "-f", help="Output format.")] = Format.table,
     config: Annotated[
         list[Path] | None,
@@ -247,6 +249,7 @@ def perf(
     seeds: SeedsOpt = None,
 ) -> None:
     """Predicted nccl-tests (or perftest) tables for every technology of SPEC."""
+    from fabricplan.backends import user_backend
     from fabricplan.cli.notice import announce_compilation
     from fabricplan.cli.plan_cmd import with_configs
     from fabricplan.evaluate import perform_each
@@ -254,6 +257,7 @@ def perf(
     from fabricplan.report.document import perf_document
     from fabricplan.spec import load_spec
 
+    user_backend(backend)  # an unknown name fails here, before any work
     default_sizes = P2P_DEFAULT_SIZES_BYTES if p2p else DEFAULT_SIZES_BYTES
     request = PerfRequest(
         collectives=() if p2p else parse_collectives(collective or ["all_reduce"]),

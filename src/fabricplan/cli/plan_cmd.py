@@ -183,11 +183,13 @@ def _run(
     seeds: int | None = None,
     allow_long: bool = False,
 ) -> None:
+    from fabricplan.backends import user_backend
     from fabricplan.evaluate import evaluate_feasible
     from fabricplan.model.results import PerfRequest
     from fabricplan.search_cache import SearchCache
     from fabricplan.spec import load_spec
 
+    user_backend(backend)  # an unknown name fails here, before any work
     if output is not None:
         check_output_format(check_output_path(output), fmt.value)
     valid = with_configs(load_spec(spec_path), configs)

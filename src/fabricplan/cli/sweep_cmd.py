@@ -171,7 +171,7 @@ def sweep(
 ) -> None:
     """Evaluate every point of a grid over spec keys; one row per point, technology and seed."""
 
-    from fabricplan.backends import get_backend
+    from fabricplan.backends import user_backend
     from fabricplan.input_file import read_yaml_file
     from fabricplan.spec import SPEC_FILE, load_spec_file
     from fabricplan.sweep.grid import sweep_definition
@@ -191,7 +191,7 @@ def sweep(
         raise SweepError(
             "FP1011", "--workers", "cannot be combined with --ray", workers, "give one of them"
         )
-    get_backend(backend)  # an unknown name fails here, before any point
+    user_backend(backend)  # an unknown name fails here, before any point
     try:
         size_bytes = parse_size(size)
     except ValueError:
