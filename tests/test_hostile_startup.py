@@ -151,9 +151,8 @@ def _guarded_command_interrupted_inside_a_library() -> None:
 def test_an_interrupt_anywhere_in_the_application_says_the_line_once(
     app: object, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from fabricplan.cli.guard import run_main
-
     from fabricplan.cli import guard
+    from fabricplan.cli.guard import run_main
 
     previous = signal.getsignal(signal.SIGTERM), signal.getsignal(signal.SIGINT)
     try:

@@ -157,6 +157,8 @@ def test_roce_v1_beyond_a_domain_is_infeasible_in_the_search_with_its_reason() -
         search_design(valid, "roce_v1", backend="fake")
     assert err.value.code == "FP625"
     assert "\n" not in str(err.value) and str(err.value).count("not routable") == 1
+    # the whole reason and its fix fit the message: nothing of it is cut to "... N characters"
+    assert "characters" not in str(err.value) and "L2 domains" in str(err.value), str(err.value)
     evals, infeasible = evaluate_feasible(valid, backend="fake")
     assert [e.technology for e in evals] == ["roce_v2"]
     assert infeasible[0].technology == "roce_v1" and infeasible[0].code == "FP625"

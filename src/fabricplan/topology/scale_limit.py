@@ -235,13 +235,10 @@ def l2_domain_findings(
         raise DesignError(
             "FP625",
             "fabric.technologies",
-            f"{tech.id} is not routable, so every host that talks over a plane must share one L2"
-            f" domain; one L2 domain of {plane.radix}-port switches at {oversubscription:g}:1"
-            f" holds at most {limit:,} host ports (one switch, or leaves dual-homed by MLAG to one"
-            f" spine pair keeping {MLAG_PEER_LINK_PORTS} peer-link ports each; spanning tree"
-            f" would block all but one uplink), but this {plane.tiers}-tier plane's"
-            f" {domain_hosts:,} host ports per spine set would span {needed} L2 domains, and"
-            " RoCEv1 frames cannot cross the routers between them",
+            f"{tech.id} is not routable and one L2 domain of {plane.radix}-port switches at"
+            f" {oversubscription:g}:1 holds at most {limit:,} host ports (one switch, or leaves"
+            f" on one MLAG spine pair with {MLAG_PEER_LINK_PORTS} peer-link ports each), but this"
+            f" {plane.tiers}-tier plane has {domain_hosts:,} per spine set: {needed} L2 domains",
             domain_hosts,
             "use roce_v2 (routable), add fabric.planes (each plane is its own L2 domain),"
             " raise fabric.oversubscription, or choose a switch with more ports",
