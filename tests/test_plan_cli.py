@@ -93,6 +93,14 @@ def test_compare_markdown(spec_file: Path) -> None:
     assert "| capex |" in result.stdout
 
 
+def test_markdown_is_md_by_its_whole_name(spec_file: Path, tmp_path: Path) -> None:
+    md = RUNNER.invoke(app, ["compare", str(spec_file), "-f", "md"])
+    out = tmp_path / "report.markdown"
+    named = RUNNER.invoke(app, ["compare", str(spec_file), "-f", "markdown", "-o", str(out)])
+    assert named.exit_code == 0, named.output
+    assert out.read_text(encoding="utf-8").rstrip("\n") == md.stdout.rstrip("\n")
+
+
 def test_compare_table_on_an_example() -> None:
     result = RUNNER.invoke(app, ["compare", str(EXAMPLES / "enterprise-256" / "spec.yaml")])
     assert result.exit_code == 0, result.output

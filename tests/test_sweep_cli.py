@@ -167,6 +167,11 @@ def test_sweep_report_formats(spec_file: Path, tmp_path: Path) -> None:
     assert again.read_text() == text
     md = RUNNER.invoke(APP, ["sweep-report", str(out), "--format", "md"])
     assert md.stdout.startswith("# Sweep over cluster.gpus, fabric.oversubscription: 10 points")
+    named = RUNNER.invoke(APP, ["sweep-report", str(out), "--format", "markdown"])
+    assert named.exit_code == 0 and named.stdout == md.stdout
+    by_suffix = tmp_path / "sweep.markdown"  # the suffix alone chooses Markdown
+    assert RUNNER.invoke(APP, ["sweep-report", str(out), "-o", str(by_suffix)]).exit_code == 0
+    assert by_suffix.read_text(encoding="utf-8").startswith("# Sweep over cluster.gpus")
     bad_x = RUNNER.invoke(APP, ["sweep-report", str(out), "--x", "fabric.topology"])
     assert bad_x.exit_code == 2 and "[FP1014]" in bad_x.stderr
 

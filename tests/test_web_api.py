@@ -119,6 +119,8 @@ def test_reports_download_as_html_and_markdown(client: TestClient) -> None:
     assert "<svg" in html.text and "web-test" in html.text
     assert md.headers["content-type"].startswith("text/markdown") and "# web-test" in md.text
     assert client.post("/api/report?format=pdf", json={"spec": SPEC}).status_code == 422
+    named = client.post("/api/report?format=markdown", json={"spec": SPEC})
+    assert named.headers["content-type"].startswith("text/markdown") and named.text == md.text
 
 
 def test_perf_is_the_cli_document(client: TestClient, tmp_path: Path) -> None:

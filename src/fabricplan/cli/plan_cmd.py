@@ -31,6 +31,8 @@ class Format(StrEnum):
     table = "table"
     json = "json"
     md = "md"
+    markdown = "markdown"
+    """The same as ``md``."""
     html = "html"
 
 
@@ -190,6 +192,7 @@ def _run(
     from fabricplan.spec import load_spec
 
     user_backend(backend)  # an unknown name fails here, before any work
+    fmt = Format.md if fmt is Format.markdown else fmt
     if output is not None:
         check_output_format(check_output_path(output), fmt.value)
     valid = with_configs(load_spec(spec_path), configs)

@@ -240,6 +240,8 @@ def sweep(
 class ReportFormat(StrEnum):
     table = "table"
     md = "md"
+    markdown = "markdown"
+    """The same as ``md``."""
     html = "html"
 
 
@@ -252,7 +254,9 @@ def sweep_report(
     ] = None,
     fmt: Annotated[
         ReportFormat | None,
-        typer.Option("--format", "-f", help="table | md | html (default: from -o's suffix)."),
+        typer.Option(
+            "--format", "-f", help="table | md (or markdown) | html (default: from -o's suffix)."
+        ),
     ] = None,
     figures: Annotated[
         Path | None,
@@ -276,13 +280,14 @@ def sweep_report(
         sweep_tables,
     )
 
-    chosen = fmt
+    chosen = ReportFormat.md if fmt is ReportFormat.markdown else fmt
     if chosen is None:
         suffix = output.suffix.lower() if output is not None else ""
         chosen = {
             ".html": ReportFormat.html,
             ".htm": ReportFormat.html,
             ".md": ReportFormat.md,
+            ".markdown": ReportFormat.md,
         }.get(suffix, ReportFormat.table)
     if output is not None:
         check_output_format(check_output_path(output), chosen.value)

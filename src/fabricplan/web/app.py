@@ -430,9 +430,11 @@ def _routes(app: FastAPI, settings: WebSettings, board: JobBoard) -> None:
         responses={200: {"content": {"text/html": {}, "text/markdown": {}}}, **ERRORS},
         openapi_extra=spec_body,
     )
-    def report(body: CompareRequest, format: Literal["html", "md"] = "html") -> Response:
-        """The ``compare`` report as a self-contained HTML page or as Markdown."""
-        text = operation.compare_report(body, settings, format)
+    def report(
+        body: CompareRequest, format: Literal["html", "md", "markdown"] = "html"
+    ) -> Response:
+        """The ``compare`` report as a self-contained HTML page or as Markdown (``md``)."""
+        text = operation.compare_report(body, settings, "md" if format == "markdown" else format)
         media = "text/html" if format == "html" else "text/markdown"
         return PlainTextResponse(text, media_type=media)
 
