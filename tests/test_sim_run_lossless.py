@@ -8,8 +8,11 @@ configuration may deploy it) the same queue drops and the senders resend.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
+from fabricplan.sim.flow.duration import format_seconds
+from fabricplan.sim.packet.duration import packet_run_seconds, path_links
 from fabricplan.sim.packet.performance import packet_spec_for_design, with_lossless_settings
 from fabricplan.sim.run import RunOptions, run_pattern
 from fabrics import SPEED_GBPS, port_scenario
@@ -54,3 +57,25 @@ def test_a_congestion_control_named_on_the_command_line_stays() -> None:
     run = run_pattern(valid, "roce_v2", "packet", options).results[0]
     assert run.spec.congestion_control == "dcqcn"
     assert run.spec.link_flow_control == "pfc"
+
+
+def test_a_packet_run_names_its_packets_and_estimated_time_before_it_starts() -> None:
+    # 7 senders x 1 MB = 7,000,000 B of payload in MTU-sized packets over one switch (2 links)
+    switch = {"ports": 16, "port_speed_gbps": SPEED_GBPS, "latency_ns": 300}
+    valid = port_scenario(8, 16, "roce_v2", fabric={"switch": {"roce_v2": switch}})
+    labels: list[str] = []
+    run = run_pattern(valid, "roce_v2", "packet", INCAST, lambda label, done: labels.append(label))
+    mtu = valid.technologies["roce_v2"].mtu_bytes
+    packets = 7 * -(-1_000_000 // mtu)
+    assert run.results[0].counters["drops"] == 0
+    seconds = packets * 2 * 4.0 / 1e6  # 2 links, 4 events a packet and link, 1 M events/s
+    expected = (
+        rf"roce_v2 incast seed \d+ \(packet, {packets:,} packets,"
+        rf" estimated {seconds:.0f} s of CPU\)"
+    )
+    assert labels and all(re.fullmatch(expected, label) for label in labels), labels
+
+
+def test_the_estimate_grows_with_packets_and_path_links() -> None:
+    assert packet_run_seconds(5_000_000, path_links(3)) == 5e6 * 6 * 4.0 / 1e6  # 2 min
+    assert format_seconds(packet_run_seconds(5_000_000, path_links(3))) == "2 min"

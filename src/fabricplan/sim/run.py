@@ -238,6 +238,16 @@ def checked(level: SimLevel, result: Any) -> Any:
     return result
 
 
+def _expected(traffic: Traffic, spec: Any, graph: FabricGraph) -> str:
+    """A packet run's packets and estimated CPU time, for its progress label."""
+    from fabricplan.sim.flow.duration import format_seconds
+    from fabricplan.sim.packet.duration import packet_run_seconds, path_links
+
+    packets = int(traffic.packet_counts(spec.mtu_bytes).sum())
+    seconds = packet_run_seconds(packets, path_links(graph.tiers))
+    return f", {packets:,} packets, estimated {format_seconds(seconds)} of CPU"
+
+
 def _check_memory(valid: ValidScenario, level: SimLevel, options: RunOptions) -> None:
     """Refuse, before anything is allocated, a run whose estimated memory exceeds the limit."""
     limit, source = options.max_memory_bytes, "--max-memory"
@@ -363,17 +373,18 @@ def run_pattern(
     _check_memory(valid, level, options)
     results: list[Any] = []
     for seed in seeds:
-        label = f"{technology} {options.pattern} seed {seed} ({level})"
-
-        def told(done: float, label: str = label) -> None:
-            if progress is not None:
-                progress(label, done)
-
         fabric = (
             fail_random_cables(graph, options.fail_links, seed) if options.fail_links else graph
         )
         traffic = _traffic(valid, options, seed, share)
         check_fabric_traffic(level, traffic.flows, options.pattern, valid.spec.cluster.gpus)
+        expected = _expected(traffic, spec, graph) if level == "packet" else ""
+        label = f"{technology} {options.pattern} seed {seed} ({level}{expected})"
+
+        def told(done: float, label: str = label) -> None:
+            if progress is not None:
+                progress(label, done)
+
         if level == "packet":
             network = network_for_graph(fabric, valid, technology)
             run: Any = simulate_packet(
