@@ -391,3 +391,20 @@ def test_the_sweep_api_is_pinned() -> None:
     assert callable(ray_runner.RayExecutor)
     for name in ("load_sweep", "sweep_html", "sweep_markdown", "sweep_tables", "figure_files"):
         assert callable(getattr(report, name))
+
+
+def test_a_signal_inside_the_pool_loop_waits_for_the_loop_to_check_it() -> None:
+    """Ctrl-C and SIGTERM while the pool's loop runs are recorded and raised where the loop
+    checks, never inside a lock of concurrent.futures; the handlers before it come back."""
+    import signal
+
+    from fabricplan.sweep.runner import _DeferredInterrupts
+
+    before = signal.getsignal(signal.SIGTERM), signal.getsignal(signal.SIGINT)
+    with _DeferredInterrupts() as stop:
+        signal.raise_signal(signal.SIGTERM)  # would end the test process if not deferred
+        signal.raise_signal(signal.SIGINT)  # would raise KeyboardInterrupt here
+        assert stop.received
+        with pytest.raises(KeyboardInterrupt):
+            stop.check()
+    assert (signal.getsignal(signal.SIGTERM), signal.getsignal(signal.SIGINT)) == before

@@ -13,6 +13,8 @@ process), :class:`ProcessPoolExecutor` (a local pool over all cores, the default
 Stopped at any moment (Ctrl-C, SIGTERM turned into ``KeyboardInterrupt`` by the CLI, an
 exception), the file holds every point finished before the last write, and after the runner's
 own ``finally`` every point finished at all; rerunning the same command continues from there.
+While the local pool runs, the two signals are only recorded and raised where its loop checks
+(every :data:`STOP_POLL_S`), never inside a lock of ``concurrent.futures``.
 
 The pool uses the ``forkserver`` start method where there is one (``spawn`` elsewhere): no
 worker inherits threads or locks of the parent. Numba writes its disk cache atomically, so
@@ -34,6 +36,7 @@ import itertools
 import multiprocessing
 import os
 import signal
+import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
@@ -63,6 +66,8 @@ CHUNKS_PER_TASK_SLOT = 4
 """A call takes at most 1/(this x queued calls) of the points left, so that the last calls of a
 sweep are small and no worker idles while another finishes a long chunk."""
 SIMULATING_BACKENDS = ("flow", "packet")
+STOP_POLL_S = 0.2
+"""How often the pool's loop looks for a Ctrl-C or SIGTERM that arrived while it waited."""
 
 RunningChunks: TypeAlias = dict[futures.Future[list[PointResult]], list[PointTask]]
 """The calls a pool is running and the points of each."""
@@ -111,6 +116,35 @@ class InProcessExecutor:
     def results(self, tasks: Sequence[PointTask]) -> Iterator[PointResult]:
         for task in tasks:
             yield self.work(task)
+
+
+class _DeferredInterrupts:
+    """Ctrl-C and SIGTERM recorded, and raised as ``KeyboardInterrupt`` only where the pool's
+    loop checks (:meth:`check`): raised from a signal handler, an interrupt can land between a
+    lock's acquire and its release inside ``concurrent.futures`` (``submit``'s shutdown lock,
+    ``wait``'s future conditions), and the shutdown that follows then waits on that lock for
+    ever. Outside the main thread (where no handler can be set) nothing is deferred."""
+
+    def __init__(self) -> None:
+        self.received = False
+        self.previous: dict[int, Any] = {}
+
+    def __enter__(self) -> _DeferredInterrupts:
+        if threading.current_thread() is threading.main_thread():
+            for signum in (signal.SIGINT, signal.SIGTERM):
+                self.previous[signum] = signal.signal(signum, self._record)
+        return self
+
+    def _record(self, signum: int, frame: Any) -> None:
+        self.received = True
+
+    def check(self) -> None:
+        if self.received:
+            raise KeyboardInterrupt
+
+    def __exit__(self, *exc: object) -> None:
+        for signum, handler in self.previous.items():
+            signal.signal(signum, handler)
 
 
 def _ignore_interrupt() -> None:
@@ -175,11 +209,23 @@ class ProcessPoolExecutor:
                 chunk.append(task)
             return chunk
 
+        with _DeferredInterrupts() as stop:
+            yield from self._run(queue, next_chunk, suspect, attempts, stop)
+
+    def _run(
+        self,
+        queue: deque[PointTask],
+        next_chunk: Callable[[RunningChunks], list[PointTask]],
+        suspect: Callable[[PointTask], bool],
+        attempts: dict[int, int],
+        stop: _DeferredInterrupts,
+    ) -> Iterator[PointResult]:
         while queue:
             pool = self._pool()
             running: RunningChunks = {}
             try:
                 while queue or running:
+                    stop.check()
                     while chunk := next_chunk(running):
                         try:
                             future = pool.submit(evaluate_chunk, self.work, chunk)
@@ -190,7 +236,10 @@ class ProcessPoolExecutor:
                             queue.popleft()
                     if not running:
                         break  # the pool broke with nothing running: start a new one
-                    done, _ = futures.wait(running, return_when=futures.FIRST_COMPLETED)
+                    done, _ = futures.wait(
+                        running, timeout=STOP_POLL_S, return_when=futures.FIRST_COMPLETED
+                    )
+                    stop.check()
                     broken = False
                     for future in done:
                         try:
