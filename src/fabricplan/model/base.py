@@ -17,10 +17,10 @@ path, tuple, list and nested-model fields keep pydantic's usual coercion (a YAML
 feeds a tuple, a string an enum or a path); only the leaves inside them are strict.
 
 A model's schema is built when it is first validated or serialized, not when its class is made
-(pydantic's ``defer_build``): a command pays only for the models it uses, and a model met
-only inside another's schema (or a catalog ``TypeAdapter``'s) is never built on its own. Of the 65 models, the
-analytic ``compare`` builds 44; deferring all of them took about a tenth off the whole command's
-CPU time (docs/performance.md, issue 10).
+(pydantic's ``defer_build``): a command pays only for the models it uses, and a model met only
+inside another's schema (or a catalog ``TypeAdapter``'s) is never built on its own. Of the 65
+models, the analytic ``compare`` builds 44; deferring all of them took about a tenth off the
+whole command's CPU time (docs/performance.md, issue 10).
 
 >>> class Link(Frozen):
 ...     speed_gbps: float
