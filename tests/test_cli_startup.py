@@ -172,3 +172,34 @@ def test_the_compilation_is_watched_until_every_function_is_cached(
         assert thrice(14) == 42  # compiles one of the two and writes its cache
     assert seen[-1] == (1, 2)  # counted on leaving: the other one was never called
     assert {total for _, total in seen} == {2}
+
+
+COMPARE_IMPORTS = textwrap.dedent(
+    """
+    import sys
+    from typer.testing import CliRunner
+    from fabricplan.cli.app import create_app
+    result = CliRunner().invoke(create_app(), ["compare", SPEC, "-f", "json"])
+    assert result.exit_code == 0, result.output
+    print(repr(sorted(m for m in sys.modules if m.split(".")[0] in ("numba", "rich")
+                      or m in ("fabricplan.sim.flow.solver", "fabricplan.lint.model"))))
+    """
+)
+
+
+def test_the_analytic_compare_imports_no_simulator_numba_lint_model_or_rich(
+    tmp_path: Path,
+) -> None:
+    """Issue 10: the whole ``compare -f json`` runs in under a second only without the flow
+    solver and numba (the decision asks ``sim.flow.duration`` for its cluster sizes), the
+    config linter's model and rich, which it does not use (docs/performance.md)."""
+    spec = tmp_path / "spec.yaml"
+    spec.write_text("cluster: {gpus: 64}\nfabric: {technologies: [infiniband, roce_v2]}\n")
+    done = subprocess.run(
+        [sys.executable, "-c", COMPARE_IMPORTS.replace("SPEC", repr(str(spec)))],
+        capture_output=True,
+        text=True,
+        env={"PYTHONPATH": str(SRC), "PATH": "/usr/bin:/bin"},
+        check=True,
+    )
+    assert done.stdout.strip() == "[]"

@@ -21,9 +21,13 @@ from fabricplan.analytic.config_risk import (
 from fabricplan.analytic.operations_effort import (
     CONGESTION_CONTROL_EFFORT,
     ETHERNET_ADAPTIVE_ROUTING_EFFORT,
+    EXPERIENCE_EFFORT_FACTOR,
     LINK_FLOW_CONTROL_EFFORT,
     PCP_PFC_EFFORT,
+    SHARP_AGGREGATION_EFFORT,
     TRIMMING_EFFORT,
+    effort_records,
+    engineer_years_per_year,
     operations_tasks,
 )
 from fabricplan.lint.operations import assess_operations
@@ -126,3 +130,31 @@ def test_only_a_fabric_that_runs_sharp_keeps_its_aggregation_manager(
     valid = cluster_scenario(1024, fabric={"technologies": ["infiniband"], "sharp": sharp})
     ops = assess_operations(valid, designed_leaf_spine(valid, "infiniband"))
     assert any("SHARP aggregation manager" in t for t in ops.tasks) is kept
+
+
+@pytest.mark.parametrize(("sharp", "charged"), [("auto", False), ("off", False), ("on", True)])
+def test_the_sharp_aggregation_manager_is_charged_staff_time_only_when_sharp_runs(
+    sharp: str, charged: bool
+) -> None:
+    # Issue 10: the task listed above also costs hours: its fixed share plus its per-switch
+    # share of this design's switches, at the team's experience factor ("some": 1.0).
+    valid = cluster_scenario(1024, fabric={"technologies": ["infiniband"], "sharp": sharp})
+    design = designed_leaf_spine(valid, "infiniband")
+    off = cluster_scenario(1024, fabric={"technologies": ["infiniband"], "sharp": "off"})
+    assert (SHARP_AGGREGATION_EFFORT in operations_tasks(valid, design)) is charged
+    switches = sum(tier.switches for tier in design.tier_designs)
+    expected = EXPERIENCE_EFFORT_FACTOR["some"] * (
+        SHARP_AGGREGATION_EFFORT.base_engineer_years_per_year
+        + SHARP_AGGREGATION_EFFORT.engineer_years_per_switch_year * switches
+    )
+    added = engineer_years_per_year(valid, design) - engineer_years_per_year(off, design)
+    assert added == pytest.approx(expected if charged else 0.0)
+    sharp_hours = [r.hours_per_year for r in effort_records(valid, design) if "SHARP" in r.task]
+    assert sharp_hours == ([pytest.approx(expected * 1800.0)] if charged else [])
+
+
+def test_sharp_on_charges_nothing_where_the_switches_cannot_reduce() -> None:
+    valid = cluster_scenario(1024, fabric={"technologies": ["roce_v2"], "sharp": "on"})
+    assert SHARP_AGGREGATION_EFFORT not in operations_tasks(
+        valid, designed_leaf_spine(valid, "roce_v2")
+    )

@@ -22,7 +22,9 @@ operators:
   embedded SM of a managed switch) that computes all routes; ``routed_ip`` needs a BGP
   underlay and ECMP on every switch; ``l2_domain`` needs one large L2 domain kept loop-free
   (spanning tree or MLAG pairs) and, without an IP header, PFC by the VLAN tag's PCP on every
-  host port.
+  host port;
+- in-network reduction, when ``fabric.sharp`` is ``on``: the SHARP aggregation manager beside the
+  subnet manager, and what it needs on the switches and hosts.
 
 Each task costs ``base + per_switch * switches`` engineer-years per year, and the sum is scaled by
 the team's experience with the technology's switch family (``team.infiniband`` for InfiniBand
@@ -214,6 +216,27 @@ SCOPE_EFFORT: dict[str, TaskEffort] = {
 component must be run (docs/refs.md D); a routed fabric carries routing state on every switch
 (docs/refs.md B.5); one L2 domain grows harder to keep loop-free and within table sizes."""
 
+SHARP_AGGREGATION_EFFORT = TaskEffort(
+    task="SHARP in-network reduction: the aggregation manager (sharp_am) beside the master subnet "
+    "manager, SHARP enabled in the SM and on every switch, a tree-based routing engine, IPoIB on "
+    "the compute nodes, the NCCL SHARP plugin, and sharp_am re-registered at every upgrade",
+    base_engineer_years_per_year=0.03,
+    engineer_years_per_switch_year=0.0002,
+)
+"""Estimate, asked only when ``fabric.sharp`` is ``on`` for a technology whose switches reduce in
+the network (what NCCL's CollNet needs; ``auto`` runs without it). The steps are NVIDIA's: the
+SHARP Deployment Guide (Rev 3.2.0, "Setting up NVIDIA SHARP Environment": sharp_am runs as root
+on a dedicated server with the master SM, never on a compute node nor beside a switch's embedded
+SM; the SM uses updn, ar_updn, ftree or ar_ftree on a tree; IPoIB on every compute server for the
+UD-multicast result; TCP/IP between the AM and the jobs), SHARP Rev 3.4.0 ("Running NVIDIA SHARP
+Aggregation Manager (AM) Daemons": ``sharp_daemons_setup.sh -s -d sharp_am``, and an upgrade
+removes and re-registers it) and the UFM Enterprise User Manual v6.23.1 ("Appendix - NVIDIA
+SHARP Integration": ``sharp_enabled = true``; AM builds its trees from the SM's subnet.lst and
+assigns and frees the switches' SHARP resources per job). A second central daemon that rides
+the SM's host and topology: a third of the subnet manager's fixed share (0.10) and less than
+half its per-switch share (the switches' SHARP capability and firmware checked at upgrades):
+54 h a year plus about 0.36 h per switch."""
+
 EXPERIENCE_EFFORT_FACTOR: dict[Experience, float] = {"none": 2.0, "some": 1.0, "expert": 0.6}
 """Estimate: a team new to a technology needs about twice the time of a team that has run it
 (learning, mistakes, slower triage); an expert team about 60 %."""
@@ -284,7 +307,18 @@ def operations_tasks(valid: ValidScenario, design: FabricDesign) -> tuple[TaskEf
         tasks.append(TRIMMING_EFFORT)
     if tech.link_level_retry:
         tasks.append(LINK_LEVEL_RETRY_EFFORT)
+    if _sharp_on(valid, design.technology):
+        tasks.append(SHARP_AGGREGATION_EFFORT)
     return tuple(tasks)
+
+
+def _sharp_on(valid: ValidScenario, technology: TechnologyName) -> bool:
+    """Whether the fabric runs in-network reduction: ``fabric.sharp: on`` and switches that
+    have it (the same test as the performance model's, :mod:`fabricplan.analytic.profile`)."""
+    tech = _technology(valid, technology)
+    switch = valid.switches[technology]
+    capable = tech.in_network_reduction and switch.in_network_reduction
+    return capable and valid.spec.fabric.sharp_for(technology) == "on"
 
 
 def effort_records(valid: ValidScenario, design: FabricDesign) -> tuple[EffortRecord, ...]:

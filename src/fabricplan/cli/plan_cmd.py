@@ -14,7 +14,6 @@ import typer
 from fabricplan.cli.guard import check_output_format, check_output_path, guarded, write_atomic
 
 if TYPE_CHECKING:  # rich and the models are imported when a command runs (fast --help)
-    from rich.console import Console
     from rich.progress import Progress
 
     from fabricplan.backends import Backend
@@ -116,12 +115,15 @@ def with_configs(valid: ValidScenario, configs: list[Path] | None) -> ValidScena
 
 
 def _backend(
-    name: str, use_cache: bool, console: Console, estimate_s: float | None = None
+    name: str, use_cache: bool, estimate_s: float | None = None
 ) -> tuple[str | Backend, Progress | None]:
-    """The backend to run: a simulator is cached and shows a progress bar (with the run's
-    estimated CPU time when there is one)."""
+    """The backend to run: a simulator is cached and shows a progress bar on standard error
+    (with the run's estimated CPU time when there is one); the analytic model needs neither, nor
+    rich (imported here, not for every command)."""
     if name not in SIMULATED:
         return name, None
+    from rich.console import Console
+
     from fabricplan.cli.notice import announce_compilation
 
     announce_compilation(name)
@@ -134,7 +136,7 @@ def _backend(
         SpinnerColumn(),
         TextColumn("{task.description}"),
         TimeElapsedColumn(),
-        console=console,
+        console=Console(stderr=True),
         transient=True,
     )
     expected = ""
@@ -201,8 +203,6 @@ def _run(
         from fabricplan.measure.calibration import load_profile
 
         profile = load_profile(calibration)
-    from rich.console import Console
-
     request = PerfRequest(calibration=profile, seed=seed, seeds=seeds)
     estimate_s = None
     if backend == "flow" and decide:  # before any work: refuse a run of hours in one line
@@ -210,8 +210,7 @@ def _run(
         from fabricplan.sim.flow.duration import check_compare_seconds
 
         estimate_s = check_compare_seconds(valid, request, CLUSTER_SIZE_STEPS, allow_long)
-    status = Console(stderr=True)
-    chosen, progress = _backend(backend, use_cache, status, estimate_s)
+    chosen, progress = _backend(backend, use_cache, estimate_s)
     with progress if progress is not None else nullcontext():
         cache = SearchCache()  # the decision's re-evaluations reuse the designs made here
         evals, infeasible = evaluate_feasible(valid, backend=chosen, request=request, cache=cache)
@@ -234,6 +233,8 @@ def _run(
 
         text = html_report(valid, evals, parts, recommendation, infeasible)
     else:
+        from rich.console import Console
+
         from fabricplan.report.table import print_report
 
         console = Console(record=output is not None, width=120 if output else None)

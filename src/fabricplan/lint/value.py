@@ -16,9 +16,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from fabricplan.errors import InputFileError
-from fabricplan.lint.model import PortRole
+
+if TYPE_CHECKING:  # an annotation only: the compare imports this module without the lint model
+    from fabricplan.lint.model import PortRole
 
 MAX_RANGE_ITEMS = 4096
 """Largest range a name or number range may expand to (a 512-port switch with breakouts fits)."""

@@ -10,11 +10,17 @@ Every model inherits four checks, so a field added later gets them without a wor
   ``"1"``) nor 0/1.
 
 The last two are pydantic's strict mode set on the number and bool leaves of each model's core
-schema, once, when the class is built (:func:`_strict_leaves`): validation then runs in
+schema, once, when the schema is built (:func:`_strict_leaves`): validation then runs in
 pydantic-core with no Python call per field. A literal of numbers (``tiers: auto | 2 | 3``),
 which pydantic lets ``True`` match as 1 even when strict, gets the one Python check. Enum,
 path, tuple, list and nested-model fields keep pydantic's usual coercion (a YAML list still
 feeds a tuple, a string an enum or a path); only the leaves inside them are strict.
+
+A model's schema is built when it is first validated or serialized, not when its class is made
+(pydantic's ``defer_build``): a command pays only for the models it uses, and a model met only
+inside another's schema (or a catalog ``TypeAdapter``'s) is never built on its own. Of the 65
+models, the analytic ``compare`` builds 44; deferring all of them took about a tenth off the
+whole command's CPU time (docs/performance.md, issue 10).
 
 >>> class Link(Frozen):
 ...     speed_gbps: float
@@ -114,7 +120,7 @@ class Frozen(BaseModel):
     """A frozen pydantic model that rejects unknown keys, non-finite floats, bools and strings
     as numbers, and anything but true/false as a bool."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
+    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False, defer_build=True)
 
     @classmethod
     def __get_pydantic_core_schema__(

@@ -45,7 +45,16 @@ SPEC_DESCRIPTION = (
 )
 
 
-class SpecRequest(Frozen):
+class WebModel(Frozen):
+    """The base of the server's request and response models: built with their classes, when the
+    server starts (FastAPI reads them then), not deferred to first use as the library's are
+    (:class:`~fabricplan.model.base.Frozen`): a deferred model inside a route's body parameter
+    makes pydantic warn that the parameter's alias is ignored."""
+
+    model_config = ConfigDict(defer_build=False)
+
+
+class SpecRequest(WebModel):
     """A cluster spec, for ``design``, ``cost`` and ``compare``."""
 
     spec: dict[str, Any] = Field(description=SPEC_DESCRIPTION)
@@ -115,14 +124,14 @@ class RoceConfigRequest(SpecRequest):
     vendor: Literal["sonic", "nvue", "eos"] = "sonic"
 
 
-class UploadedFile(Frozen):
+class UploadedFile(WebModel):
     """A file's name (used in messages only, never as a path) and its text."""
 
     name: str = Field(min_length=1, max_length=MAX_FILE_NAME_CHARS)
     text: str
 
 
-class LintRequest(Frozen):
+class LintRequest(WebModel):
     """``lint``: configuration files checked as one fabric."""
 
     files: list[UploadedFile] = Field(min_length=1, max_length=MAX_FILES)
@@ -132,7 +141,7 @@ class LintRequest(Frozen):
     cnp_dscp: int | None = Field(default=None, ge=0, le=63)
 
 
-class CheckBenchRequest(Frozen):
+class CheckBenchRequest(WebModel):
     """``check-bench``: benchmark logs, judged against the model when a spec is given."""
 
     files: list[UploadedFile] = Field(min_length=1, max_length=MAX_FILES)
@@ -148,7 +157,7 @@ class CheckBenchRequest(Frozen):
     min_size_bytes: int = Field(default=0, ge=0)
 
 
-class CalibrateRequest(Frozen):
+class CalibrateRequest(WebModel):
     """``calibrate``: the model's free parameters fitted to benchmark logs of one fabric."""
 
     files: list[UploadedFile] = Field(min_length=1, max_length=MAX_FILES)
@@ -162,19 +171,19 @@ class CalibrateRequest(Frozen):
 # --- responses ---
 
 
-class Loose(Frozen):
+class Loose(WebModel):
     """A document with more keys than listed (the CLI's JSON grows; clients ignore the rest)."""
 
     model_config = ConfigDict(frozen=True, extra="allow")
 
 
-class HardwareDocument(Frozen):
+class HardwareDocument(WebModel):
     node: str
     nics: dict[str, str]
     switches: dict[str, str]
 
 
-class OptionDocument(Frozen):
+class OptionDocument(WebModel):
     """One technology's option: the parts the command computed."""
 
     technology: TechnologyName
@@ -186,7 +195,7 @@ class OptionDocument(Frozen):
     ops: OpsAssessment | None = None
 
 
-class OptionsDocument(Frozen):
+class OptionsDocument(WebModel):
     """The answer of ``design``, ``cost`` and ``compare`` (``--format json``)."""
 
     schema_version: int
@@ -200,7 +209,7 @@ class OptionsDocument(Frozen):
     recommendation: Recommendation | None = None
 
 
-class PerfDocument(Frozen):
+class PerfDocument(WebModel):
     """The answer of ``perf --format json``: one record per technology and point."""
 
     backend: str
@@ -209,7 +218,7 @@ class PerfDocument(Frozen):
     skipped: dict[str, str] | None = None
 
 
-class SpecDocument(Frozen):
+class SpecDocument(WebModel):
     """A spec as the user wrote it (JSON and YAML) and with every default filled in."""
 
     spec: dict[str, Any]
@@ -218,7 +227,7 @@ class SpecDocument(Frozen):
     assumptions: list[str]
 
 
-class FilesDocument(Frozen):
+class FilesDocument(WebModel):
     """Generated files by name (``roce-config``)."""
 
     files: dict[str, str]
@@ -252,7 +261,7 @@ class CalibrationDocument(Loose):
     error_after_pct: float
 
 
-class CatalogDocument(Frozen):
+class CatalogDocument(WebModel):
     """``catalog list --format json`` and the default price book."""
 
     items: list[dict[str, Any]]
@@ -262,7 +271,7 @@ class CatalogDocument(Frozen):
 JobStatus = Literal["queued", "running", "done", "failed", "cancelled"]
 
 
-class JobDocument(Frozen):
+class JobDocument(WebModel):
     """A background job: its state, progress and, once done, its result."""
 
     id: str
@@ -277,11 +286,11 @@ class JobDocument(Frozen):
     result: dict[str, Any] | None = None
 
 
-class JobList(Frozen):
+class JobList(WebModel):
     jobs: list[JobDocument]
 
 
-class ErrorDocument(Frozen):
+class ErrorDocument(WebModel):
     """Every refusal: one line, as the CLI prints it, and its code."""
 
     error: str

@@ -22,10 +22,12 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Literal, TypeVar
+from typing import TYPE_CHECKING, Literal, TypeVar
 
-from fabricplan.lint.model import DeviceConfig, Origin, PortConfig
 from fabricplan.model.fabric import Severity
+
+if TYPE_CHECKING:  # annotations only: the compare's operations model reads RULES, not configs
+    from fabricplan.lint.model import DeviceConfig, Origin, PortConfig
 
 Mechanism = Literal[
     "pfc", "dcqcn", "ethernet", "adaptive", "nic_reorder", "telemetry_cc", "trimming", "link_retry"
@@ -743,6 +745,7 @@ MAX_LISTED_PORTS = 3
 def port_list(ports: Sequence[PortConfig]) -> str:
     """Name a group of ports compactly.
 
+    >>> from fabricplan.lint.model import PortConfig
     >>> port_list([PortConfig("Ethernet0")])
     'Ethernet0'
     >>> port_list([PortConfig(f"swp{i}") for i in range(1, 6)])
