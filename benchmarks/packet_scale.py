@@ -14,13 +14,22 @@ table gives the least CPU time (other processes only ever add to it) and the med
 tens of percent. ``--working-set`` adds what the run keeps live, sampled every 5,000 events:
 pending events (the heap) and packet slots in use.
 
+``--pods 1 K`` runs each size once as it is and once as K disjoint copies of its fabric in one
+run, every copy with its own hosts' flows (the same draw): each packet sees the paths, queues
+and load of one copy, while the run's tables and its heap hold K times as much. Events per CPU
+second of ``--hosts 64 --pods 1 16`` then tell how much of the 1,024-host run's slower rate the
+size of its state alone explains (docs/performance.md). The copies route among themselves
+(shortest paths of the packet network, not the designed fabric's router), so their event count
+differs slightly from K times one copy's.
+
     .venv/bin/python benchmarks/packet_scale.py [--hosts 64 1024] [--ports 16] [--flows-per-host 8]
-        [--flow-bytes 262144] [--repeats 3] [--working-set]
+        [--flow-bytes 262144] [--repeats 3] [--working-set] [--pods 1 16]
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import platform
 import resource
 import statistics
@@ -75,6 +84,38 @@ def random_peers(hosts: int, per_host: int, size_bytes: float, seed: int) -> Tra
     )
 
 
+def disjoint_copies(net: PacketNetwork, copies: int) -> PacketNetwork:
+    """``copies`` copies of ``net`` side by side, with no link between them: copy ``k`` holds
+    hosts ``k x hosts ..`` and switches ``k x switches ..``."""
+    hosts, switches = net.hosts, net.switches
+
+    def vertex(v: np.ndarray, k: int) -> np.ndarray:
+        return np.where(v < hosts, v + k * hosts, v - hosts + copies * hosts + k * switches)
+
+    return PacketNetwork(
+        hosts=copies * hosts,
+        switches=copies * switches,
+        link_src=np.concatenate([vertex(net.link_src, k) for k in range(copies)]),
+        link_dst=np.concatenate([vertex(net.link_dst, k) for k in range(copies)]),
+        link_speed_gbps=np.tile(net.link_speed_gbps, copies),
+        link_delay_ns=np.tile(net.link_delay_ns, copies),
+        switch_buffer_bytes=np.tile(net.switch_buffer_bytes, copies),
+        name=f"{copies} x {net.name}",
+    )
+
+
+def copied_traffic(traffic: Traffic, hosts: int, copies: int) -> Traffic:
+    """``traffic`` of one ``hosts``-host fabric repeated in each of ``copies`` copies."""
+    return Traffic(
+        src=np.concatenate([traffic.src + k * hosts for k in range(copies)]),
+        dst=np.concatenate([traffic.dst + k * hosts for k in range(copies)]),
+        size_bytes=np.tile(traffic.size_bytes, copies),
+        step=np.tile(traffic.step, copies),
+        offset_us=np.tile(traffic.offset_us, copies),
+        steps=traffic.steps,
+    )
+
+
 WORKING_SET_EVENTS = 5_000
 """Events between two samples of the working set."""
 
@@ -103,6 +144,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--ports", type=int, default=PORTS, help="switch ports (16: k=16)")
     parser.add_argument("--repeats", type=int, default=3, help="runs of the loop per size")
     parser.add_argument("--working-set", action="store_true", help="pending events, packets")
+    parser.add_argument(
+        "--pods", type=int, nargs="+", default=[1], help="disjoint copies of each fabric"
+    )
     args = parser.parse_args(argv)
     spec = packet_spec("pfc", "hpcc", "ecmp", PAYLOAD_BYTES, ROCE_HEADER_BYTES)
     print(f"machine: {platform.machine()}, Python {platform.python_version()}")
@@ -110,13 +154,15 @@ def main(argv: list[str] | None = None) -> int:
         f"load: {args.flows_per_host} flows of {args.flow_bytes:,.0f} B per host, PFC+HPCC+ECMP,"
         f" {args.ports}-port switches"
     )
+    if args.pods != [1]:
+        print(f"copies of each fabric in one run (hosts = copies x size): {args.pods}")
     columns = ("hosts", "flows", "build CPU s", "events", "loop CPU s least / median")
     columns = (*columns, "events per CPU s best / median")
     more = ("timeouts", "retransmits", "drops", "pauses", "max RSS MiB")
     print("| " + " | ".join((*columns, *more)) + " |")
     print("|" + "---:|" * (len(columns) + len(more)))
     warm = False
-    for hosts in args.hosts:
+    for hosts, pods in itertools.product(args.hosts, args.pods):
         start = time.process_time()
         net = fat_tree(hosts, args.ports)
         traffic = random_peers(hosts, args.flows_per_host, args.flow_bytes, args.seed)
@@ -125,6 +171,9 @@ def main(argv: list[str] | None = None) -> int:
             warm = True
             start = time.process_time()
             net = fat_tree(hosts, args.ports)
+        if pods > 1:
+            net = disjoint_copies(net, pods)
+            traffic = copied_traffic(traffic, hosts, pods)
         state = build_state(net, traffic, spec, args.seed)
         build = time.process_time() - start
         cpus = []
@@ -139,7 +188,7 @@ def main(argv: list[str] | None = None) -> int:
         events = int(c[C_EVENTS])
         rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         print(
-            f"| {hosts:,} | {traffic.flows:,} | {build:.2f} | {events:,}"
+            f"| {net.hosts:,} | {traffic.flows:,} | {build:.2f} | {events:,}"
             f" | {least:.2f} / {median:.2f}"
             f" | {events / least / 1e6:.2f} / {events / median / 1e6:.2f} M"
             f" | {int(c[C_TIMEOUTS]):,} | {int(c[C_RETX]):,} | {int(c[C_DROPS]):,}"
@@ -151,7 +200,8 @@ def main(argv: list[str] | None = None) -> int:
                 build_state(net, traffic, spec, args.seed)
             )
             print(
-                f"  {hosts:,} hosts: pending events mean {mean_pending:,.0f}, max {max_pending:,};"
+                f"  {net.hosts:,} hosts: pending events mean {mean_pending:,.0f},"
+                f" max {max_pending:,};"
                 f" packets in use mean {mean_in_use:,.0f}, max {max_in_use:,}",
                 flush=True,
             )
