@@ -4,19 +4,24 @@ A clean fabric (two switches, two NICs) has adaptive routing on every fabric por
 that place packets out of order, telemetry CC on both halves, trimming on the data queue and
 LLR on every link end; each planted fault is one setting flipped on one device and raises
 exactly its rule, there. The file-level faults of L20 (NVUE) and L23 (SONiC) are in
-tests/test_lint_rules.py.
+tests/test_lint_rules.py; L24 on a real SONiC file (the LLR design's ``LLR_PORT`` table,
+tests/data/lint/sonic_leaf_llr.json) is at the end of this file.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import json
 from collections.abc import Callable
+from pathlib import Path
+from typing import Any
 
 import pytest
 
-from fabricplan.lint.checking.linter import lint_devices
+from fabricplan.lint.checking.linter import lint_devices, lint_files
 from fabricplan.lint.checking.rule import IntentSpec
 from fabricplan.lint.model import DeviceConfig, NicSettings, PortConfig
+from fabricplan.lint.reading.config_file import read_device_config
 
 TRANSPORT_RULES = {"L20", "L21", "L22", "L23", "L24"}
 INTENT = IntentSpec(lossless_priorities=frozenset({3}))
@@ -149,3 +154,52 @@ def test_unstated_settings_are_skipped_not_guessed() -> None:
     unstated = DeviceConfig("gpu01", "nic", "nic_cc", "gpu01.txt", ports=(PortConfig("eth0"),))
     devices = [_switch("leaf1"), unstated]
     assert _transport_findings(devices) == []
+
+
+# --- L24 on a SONiC config_db.json --------------------------------------------------------------
+
+LLR_FILE = Path(__file__).parent / "data" / "lint" / "sonic_leaf_llr.json"
+"""A UEC leaf: 4 x 800G ports, LLR on in both directions on each (``LLR_PORT``, static mode)."""
+
+
+def _llr_file(tmp_path: Path, change: Callable[[dict[str, Any]], None]) -> Path:
+    data = json.loads(LLR_FILE.read_text())
+    change(data)
+    path = tmp_path / LLR_FILE.name
+    path.write_text(json.dumps(data, indent=4))
+    return path
+
+
+def _l24(path: Path) -> list[tuple[str, str, str]]:
+    findings = lint_files([path], intent=INTENT).findings
+    return [(f.device, f.setting, f.value) for f in findings if f.rule == "L24"]
+
+
+def test_the_sonic_llr_tables_give_each_ports_link_level_retry(tmp_path: Path) -> None:
+    device = read_device_config(LLR_FILE)
+    assert [(p.name, p.link_level_retry) for p in device.ports] == [
+        (f"Ethernet{n}", True) for n in (0, 8, 16, 24)
+    ]
+    assert _l24(LLR_FILE) == []
+
+    def one_way(data: dict[str, Any]) -> None:
+        data["LLR_PORT"]["Ethernet16"]["llr_remote"] = "disabled"
+
+    # Receive-only LLR on one uplink: that link end does not retry what it sends, so it
+    # disagrees with the others (L24, on that port).
+    assert _l24(_llr_file(tmp_path, one_way)) == [("uleaf01", "Ethernet16 LLR", "off")]
+
+    def unlisted(data: dict[str, Any]) -> None:
+        del data["LLR_PORT"]["Ethernet24"]
+
+    # A port without an LLR_PORT entry has LLR disabled (the design's default).
+    assert _l24(_llr_file(tmp_path, unlisted)) == [("uleaf01", "Ethernet24 LLR", "off")]
+
+    def dynamic(data: dict[str, Any]) -> None:
+        data["LLR_CONFIG"]["GLOBAL"]["mode"] = "dynamic"
+        data["LLR_PORT"]["Ethernet24"]["llr_local"] = "disabled"
+
+    # In dynamic mode LLDP negotiates LLR: the file says nothing per port, nothing to compare.
+    path = _llr_file(tmp_path, dynamic)
+    assert {p.link_level_retry for p in read_device_config(path).ports} == {None}
+    assert _l24(path) == []

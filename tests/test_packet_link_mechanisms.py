@@ -239,6 +239,36 @@ def test_flowlet_routing_runs_at_the_packet_level_with_the_switch_timer() -> Non
     assert packet_spec_for(tech, generic, routing="flowlet").flowlet_gap_us == FLOWLET_GAP_US
 
 
+def test_adaptive_routing_on_a_flowlet_asic_is_flowlet_switching_at_the_packet_level() -> None:
+    # Tomahawk's DLB places flowlets (its catalog ASIC's adaptive routing is flowlet-grained,
+    # 256 µs timer): asked for adaptive routing, the packet level switches flowlets on that
+    # timer, so a flow sending back to back (packets 0.33 µs apart) is one flowlet on one
+    # uplink and its in-order receiver sees nothing out of order. The same request on a
+    # per-packet ASIC (Spectrum-4) spreads the flow's packets over the uplinks.
+    catalog = load_catalog()
+    tech = catalog.get_typed("roce_v2", TechnologySpec)
+    tomahawk = catalog.get_typed("ufispace-s9321-64e", SwitchSpec)
+    spectrum = catalog.get_typed("sn5600", SwitchSpec)
+    flowlet = packet_spec_for(tech, tomahawk, routing="adaptive")
+    assert (flowlet.routing, flowlet.flowlet_gap_us, flowlet.receiver) == (
+        "flowlet",
+        256.0,
+        "in_order",
+    )
+    per_packet = packet_spec_for(tech, spectrum, routing="adaptive")
+    assert per_packet.routing == "adaptive"
+    net = _clos()
+    traffic = custom_flows([0], [4], 100_000)
+    steady = simulate_packet(net, traffic, flowlet, seed=1)
+    assert steady.status == "done"
+    assert steady.counters["flowlets"] == 1
+    assert _uplinks_used(net, steady, net.hosts) == 1
+    assert steady.ooo_discards.sum() == 0 and steady.counters["retransmits"] == 0
+    sprayed = simulate_packet(net, traffic, per_packet, seed=1)
+    assert sprayed.status == "done"
+    assert _uplinks_used(net, sprayed, net.hosts) > 1
+
+
 # --- a scheduled fabric's egress reassembly -------------------------------------------------
 
 

@@ -10,13 +10,16 @@ stays off.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import pytest
 
-from fabricplan.analytic.link_error import with_link_errors
+from fabricplan.analytic.link_error import link_error_times, with_link_errors
 from fabricplan.analytic.performance import analytic_performance
 from fabricplan.analytic.profile import fabric_profile
+from fabricplan.analytic.traffic import span_switch_hops
+from fabricplan.analytic.workload import resolve_workload, sequences_per_replica
 from fabricplan.errors import SpecError
 from fabricplan.evaluate import evaluate_one
 from fabricplan.model.results import PerfRequest
@@ -223,6 +226,42 @@ def test_link_errors_are_charged_to_the_training_step() -> None:
     # buckets lose a frame, so the unordered transport pays a timer per bucket, far more than
     # the few replays LLR makes.
     assert lost > 10 * replayed
+
+
+def _pipeline_s(ratio: float, **uec: bool) -> float:
+    fabric: dict[str, Any] = {"technologies": ["uec"], "frame_error_ratio": ratio, "uec": uec}
+    valid = parse_spec({"cluster": {"gpus": 1024}, "fabric": fabric, "workload": PIPELINE})
+    request = PerfRequest(collectives=("all_reduce",), sizes_bytes=(2**20,), p2p=False)
+    step = analytic_performance(valid, design_fabric(valid, "uec"), request).step
+    assert step is not None
+    return step.comm_by_dimension_s["pp"]
+
+
+PIPELINE = {"tp": 8, "pp": 4}
+"""8-way TP fills a node, so the next of the 4 stages is 32 nodes away, across the fabric."""
+
+
+def test_pipeline_sends_pay_the_link_error_law_of_the_collectives() -> None:
+    # (LLR picks a switch that retries, so the profile is the retrying design's.)
+    fabric = _uec(uec={"link_level_retry": True})["fabric"]
+    valid = parse_spec({"cluster": {"gpus": 1024}, "fabric": fabric, "workload": PIPELINE})
+    profile = fabric_profile(valid, design_fabric(valid, "uec"))
+    job = resolve_workload(valid.spec.workload, 1024)
+    assert job.tp * job.dp >= profile.nvlink_domain_gpus  # the sends leave the NVLink domain
+    # With LLR a corrupted frame costs its rank one link replay: over 2 (m + pp - 1) sends on
+    # the 1F1B critical path, each rank's frames of one micro-batch's activations (seq x
+    # hidden x 2 B, split over the TP ranks) crossing hops + 1 links.
+    per_replica, _ = sequences_per_replica(job)
+    sends = 2 * (per_replica + job.pp - 1)
+    frames = math.ceil(job.sequence_length * job.hidden * 2 / job.tp / profile.mtu_bytes)
+    hops = span_switch_hops(profile, job.tp * job.dp / profile.gpus_per_node + 1)
+    replay_us, _, _ = link_error_times(profile, hops)
+    ratio = 1e-6
+    replayed = _pipeline_s(ratio, link_level_retry=True) - _pipeline_s(0.0, link_level_retry=True)
+    expected_s = sends * ratio * frames * (hops + 1) * replay_us * 1e-6
+    assert replayed == pytest.approx(expected_s, rel=1e-6)
+    # Without LLR the lost frames are found end to end (a UET timer): far more.
+    assert _pipeline_s(ratio) - _pipeline_s(0.0) > 10 * replayed
 
 
 def test_link_errors_move_the_money_of_the_decision() -> None:

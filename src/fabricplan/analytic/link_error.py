@@ -19,8 +19,8 @@ frames the row's collective puts on the fabric:
 
 Nothing is added within one NVLink domain. The training step (:mod:`.step`) charges every
 collective it times the same delay (:func:`collective_link_error_us`, over the collective's own
-group); its pipeline sends are not charged (one frame stream of a pair, well under a
-collective's frames).
+group), and every pipeline send between stages in different NVLink domains the same law over
+the send's own frames and path (:func:`send_link_error_us`).
 """
 
 from __future__ import annotations
@@ -58,16 +58,15 @@ def _exposure(
     )
 
 
-def link_error_times(
-    profile: FabricProfile, switch_hops: int, link_level_retry: bool
-) -> tuple[float, float, float]:
-    """The replay, round trip and timer of one fabric, µs (see the module docstring).
+def link_error_times(profile: FabricProfile, switch_hops: int) -> tuple[float, float, float]:
+    """The replay, round trip (of a path of ``switch_hops`` switches) and timer of one fabric,
+    µs (see the module docstring).
 
     >>> from fabricplan.spec import parse_spec
     >>> from fabricplan.topology.designer import design_fabric
     >>> valid = parse_spec({"cluster": {"gpus": 1024}, "fabric": {"technologies": ["uec"]}})
     >>> profile = fabric_profile(valid, design_fabric(valid, "uec"))
-    >>> replay, rtt, timer = link_error_times(profile, 3, False)
+    >>> replay, rtt, timer = link_error_times(profile, 3)
     >>> bool(replay < rtt < timer), timer
     (True, 1000.0)
     """
@@ -109,11 +108,13 @@ def collective_link_error_us(profile: FabricProfile, point: CollectivePoint, ran
     return _expected_delay_us(profile, exposure)
 
 
-def _expected_delay_us(profile: FabricProfile, exposure: LinkErrorExposure) -> float:
-    """:func:`link_error_delay_us` of ``exposure`` with ``profile``'s ratio, retry and times."""
-    replay_us, rtt_us, timer_us = link_error_times(
-        profile, profile.worst_case_switch_hops, profile.link_level_retry
-    )
+def _expected_delay_us(
+    profile: FabricProfile, exposure: LinkErrorExposure, switch_hops: int | None = None
+) -> float:
+    """:func:`link_error_delay_us` of ``exposure`` with ``profile``'s ratio, retry and times
+    (the round trip over ``switch_hops`` switches, the design's longest path by default)."""
+    hops = profile.worst_case_switch_hops if switch_hops is None else switch_hops
+    replay_us, rtt_us, timer_us = link_error_times(profile, hops)
     return link_error_delay_us(
         profile.frame_error_ratio,
         exposure,
@@ -123,6 +124,47 @@ def _expected_delay_us(profile: FabricProfile, exposure: LinkErrorExposure) -> f
         rtt_us,
         timer_us,
     )
+
+
+def send_link_error_us(
+    profile: FabricProfile,
+    size_bytes: float,
+    senders: int,
+    switch_hops: int,
+    duration_us: float,
+) -> float:
+    """Expected delay ``profile.frame_error_ratio`` adds to one point-to-point send, µs: the
+    law of :func:`collective_link_error_us` over the send's own frames. ``senders`` ranks
+    each send ``size_bytes`` at once (a pipeline stage's TP ranks) over a path of
+    ``switch_hops`` switches (``switch_hops + 1`` links) in ``duration_us`` clean; the send
+    waits for its slowest rank (one rank's frames are the critical flow) and each rank's last
+    frame, which no later frame reveals, is the tail.
+
+    >>> from fabricplan.spec import parse_spec
+    >>> from fabricplan.topology.designer import design_fabric
+    >>> delays = []
+    >>> for llr in (False, True):
+    ...     valid = parse_spec({"cluster": {"gpus": 1024}, "fabric": {"technologies": ["uec"],
+    ...         "frame_error_ratio": 1e-6, "uec": {"link_level_retry": llr}}})
+    ...     profile = fabric_profile(valid, design_fabric(valid, "uec"))
+    ...     delays.append(send_link_error_us(profile, 2**24, 8, 3, 400.0))
+    >>> lost, replayed = delays
+    >>> # 8 x 4,096 frames x 4 links x 1e-6: 0.13 losses, each found by the 1 ms UET timer
+    >>> bool(lost > 50.0 > 1.0 > replayed > 0.0)   # or the critical rank's few link replays
+    True
+    """
+    if profile.frame_error_ratio <= 0.0 or size_bytes <= 0 or senders <= 0:
+        return 0.0
+    links = switch_hops + 1
+    frames = math.ceil(size_bytes / profile.mtu_bytes)
+    exposure = LinkErrorExposure(
+        crossings=float(senders * frames * links),
+        critical_crossings=float(frames * links),
+        tail_crossings=float(senders * links),
+        duration_us=duration_us,
+        path_links=float(links),
+    )
+    return _expected_delay_us(profile, exposure, switch_hops)
 
 
 def traffic_link_error_us(
@@ -196,9 +238,7 @@ def with_link_errors(
     ranks = request.gpus or valid.spec.cluster.gpus
     if ranks <= profile.nvlink_domain_gpus:
         return performance
-    replay_us, rtt_us, timer_us = link_error_times(
-        profile, profile.worst_case_switch_hops, profile.link_level_retry
-    )
+    replay_us, rtt_us, timer_us = link_error_times(profile, profile.worst_case_switch_hops)
     points = []
     for point in performance.collectives:
         time = point.time_us + collective_link_error_us(profile, point, ranks)
@@ -227,8 +267,8 @@ def with_link_errors(
     note = (
         f"link errors: {ratio:g} of frames corrupted per link (fabric.frame_error_ratio); {how};"
         f" {before.collective} {before.size_bytes:,} B {before.time_us:,.1f} ->"
-        f" {after.time_us:,.1f} µs (expected); the training step's collectives are charged"
-        " the same way"
+        f" {after.time_us:,.1f} µs (expected); the training step's collectives and pipeline"
+        " sends are charged the same way"
     )
     return performance.model_copy(
         update={"collectives": tuple(points), "notes": (*performance.notes, note)}

@@ -25,7 +25,9 @@ each collective timed by :mod:`.collective`:
 
 Link errors (``fabric.frame_error_ratio``): each collective that leaves the NVLink domain pays
 the expected delay of its corrupted frames (:func:`.link_error.collective_link_error_us`: link
-replays with LLR, end-to-end recovery without), as the nccl-tests rows do.
+replays with LLR, end-to-end recovery without), as the nccl-tests rows do; so does each
+pipeline send between stages in different NVLink domains, over its own frames and path
+(:func:`.link_error.send_link_error_us`).
 
 Overlap: only DP communication hides, behind the backward pass (2/3 of the compute, as backward
 costs twice the forward), up to ``workload.overlap`` of it; TP, PP and EP are exposed.
@@ -41,7 +43,7 @@ from fabricplan.analytic.collective import (
     NCCL_PATH_IN_NET_STEP_US,
     collective_point,
 )
-from fabricplan.analytic.link_error import collective_link_error_us
+from fabricplan.analytic.link_error import collective_link_error_us, send_link_error_us
 from fabricplan.analytic.profile import FabricProfile, path_latency_ns
 from fabricplan.analytic.traffic import (
     CommGroup,
@@ -56,6 +58,7 @@ from fabricplan.units import (
     HOURS_PER_YEAR,
     GBps_to_bytes_per_s,
     ns_to_us,
+    s_to_ns,
     tflops_to_flops_per_s,
     us_to_s,
 )
@@ -108,28 +111,32 @@ def _collective_s(
 
 
 def _pipeline_send_s(profile: FabricProfile, job: Workload, size_bytes: float) -> float:
-    """One activation send between neighbouring stages (each TP rank sends its share at once)."""
+    """One activation send between neighbouring stages (each TP rank sends its share at once);
+    across the fabric it pays its corrupted frames' expected delay as a collective does."""
     stage_gpus = job.tp * job.dp
     distance_nodes = stage_gpus / profile.gpus_per_node
     software = profile.step_software_us
     if stage_gpus < profile.nvlink_domain_gpus:  # the next stage shares the NVLink domain
         step = profile.nccl.nvlink_step_us["Ring"]["Simple"] if software is None else software
-        rate = profile.nvlink_GBps
         latency_us = profile.nccl.base_latency_us["Ring"]["Simple"] + step
-    else:
-        pattern = pair_pattern(distance_nodes, profile.nodes_per_leaf, profile.nodes_per_pod)
-        rate = profile.nic_goodput_GBps * pattern_throughput(profile, pattern, 2 * distance_nodes)
-        hops = span_switch_hops(profile, distance_nodes + 1)
-        net_step = profile.nccl.net_step_us["Ring"]["Simple"]
-        step = net_step - NCCL_PATH_IN_NET_STEP_US if software is None else software
-        latency_us = (
-            profile.nccl.base_latency_us["Ring"]["Simple"]
-            + step
-            + ns_to_us(path_latency_ns(profile, hops, profile.mtu_bytes))
+        return us_to_s(latency_us) + size_bytes / GBps_to_bytes_per_s(
+            profile.nvlink_GBps * profile.collective_efficiency
         )
-    return us_to_s(latency_us) + size_bytes / GBps_to_bytes_per_s(
+    pattern = pair_pattern(distance_nodes, profile.nodes_per_leaf, profile.nodes_per_pod)
+    rate = profile.nic_goodput_GBps * pattern_throughput(profile, pattern, 2 * distance_nodes)
+    hops = span_switch_hops(profile, distance_nodes + 1)
+    net_step = profile.nccl.net_step_us["Ring"]["Simple"]
+    step = net_step - NCCL_PATH_IN_NET_STEP_US if software is None else software
+    latency_us = (
+        profile.nccl.base_latency_us["Ring"]["Simple"]
+        + step
+        + ns_to_us(path_latency_ns(profile, hops, profile.mtu_bytes))
+    )
+    clean_s = us_to_s(latency_us) + size_bytes / GBps_to_bytes_per_s(
         rate * profile.collective_efficiency
     )
+    errors_us = send_link_error_us(profile, size_bytes, job.tp, hops, ns_to_us(s_to_ns(clean_s)))
+    return clean_s + us_to_s(errors_us)
 
 
 def _gradient_sync_s(profile: FabricProfile, group: CommGroup, params: float, fsdp: bool) -> float:

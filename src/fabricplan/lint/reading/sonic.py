@@ -4,7 +4,8 @@ Tables read (docs/refs.md C.8): ``DEVICE_METADATA``, ``PORT``, ``PORT_QOS_MAP``,
 ``DOT1P_TO_TC_MAP``, ``TC_TO_QUEUE_MAP``, ``TC_TO_PRIORITY_GROUP_MAP``,
 ``PFC_PRIORITY_TO_PRIORITY_GROUP_MAP``, ``QUEUE``, ``SCHEDULER``, ``WRED_PROFILE``, ``BUFFER_POOL``,
 ``BUFFER_PROFILE``, ``BUFFER_PG``, ``BUFFER_QUEUE``, ``CABLE_LENGTH``, ``PFC_WD``,
-``LOSSLESS_TRAFFIC_PATTERN``, ``DEVICE_NEIGHBOR`` and ``DEVICE_NEIGHBOR_METADATA``. Other tables
+``LOSSLESS_TRAFFIC_PATTERN``, ``DEVICE_NEIGHBOR``, ``DEVICE_NEIGHBOR_METADATA``, and UEC
+link-level retry's ``LLR_CONFIG`` and ``LLR_PORT`` (:func:`_link_level_retry`). Other tables
 are ignored. Keys of the form ``Ethernet0,Ethernet4|3-4`` (port lists and ranges, as the SONiC
 templates write them) are expanded; references may be plain names or ``[TABLE|name]``.
 
@@ -82,6 +83,8 @@ SONIC_TABLES = frozenset(
         "LOSSLESS_TRAFFIC_PATTERN",
         "DEVICE_NEIGHBOR",
         "DEVICE_NEIGHBOR_METADATA",
+        "LLR_CONFIG",
+        "LLR_PORT",
     }
 )
 """Tables this parser reads; a JSON object with none of them is not a SONiC config_db."""
@@ -541,6 +544,10 @@ def _port(db: _Db, index: _Index, name: str) -> PortConfig:
         )
         where["watchdog"] = db.origin("PFC_WD", name)
 
+    llr = _link_level_retry(db, name)
+    if llr is not None:
+        where["link_level_retry"] = db.origin("LLR_PORT", name)
+
     return PortConfig(
         name=name,
         speed_gbps=speed,
@@ -560,5 +567,43 @@ def _port(db: _Db, index: _Index, name: str) -> PortConfig:
         egress_lossless_queues=egress_lossless,
         trimming_queues=trimming,
         watchdog=watchdog,
+        link_level_retry=llr,
         where=where,
     )
+
+
+LLR_STATIC_MODE = "static"
+"""``LLR_CONFIG|GLOBAL.mode`` under which ``LLR_PORT`` decides each port (the only mode of
+the design's phase I; ``dynamic`` negotiates over LLDP)."""
+
+
+def _link_level_retry(db: _Db, name: str) -> bool | None:
+    """UEC link-level retry on port ``name``, from the SONiC LLR design's CONFIG_DB tables
+    (sonic-net/SONiC doc/llr/Link_Layer_Retry_Design.md, rev 0.1, 2025-11-06, §2.3.1):
+    ``LLR_CONFIG|GLOBAL.mode`` (``static`` / ``dynamic``) and ``LLR_PORT|<port>`` with
+    ``llr_local`` (receive) and ``llr_remote`` (transmit), ``enabled`` / ``disabled``, both
+    ``disabled`` by default.
+
+    ``True`` when both directions are enabled in static mode (a mode left out counts as
+    static); ``False`` when the document has LLR tables and either direction of this port is
+    off, by default or by setting; ``None`` when it has none (an older image says nothing) or
+    the mode is ``dynamic`` (LLDP decides, not the file). Credit-based flow control has no
+    SONiC CONFIG_DB schema yet (only the SAI proposal), so ``credit_flow_control`` stays
+    unread.
+
+    >>> doc = ('{"PORT": {"Ethernet0": {}, "Ethernet4": {}}, "LLR_PORT": {"Ethernet0":'
+    ...     ' {"llr_local": "enabled", "llr_remote": "enabled"}}}')
+    >>> [p.link_level_retry for p in parse_sonic(doc, "leaf.json").ports]
+    [True, False]
+    """
+    if "LLR_PORT" not in db.data and "LLR_CONFIG" not in db.data:
+        return None
+    mode = db.entry("LLR_CONFIG", "GLOBAL").get("mode", LLR_STATIC_MODE)
+    if str(mode).strip().lower() != LLR_STATIC_MODE:
+        return None
+    entry = db.entry("LLR_PORT", name)
+    directions = [
+        to_bool(entry.get(field, "disabled"), db.where("LLR_PORT", name, field))
+        for field in ("llr_local", "llr_remote")
+    ]
+    return all(directions)

@@ -12,7 +12,16 @@ spreading as PFC, one packet at a time rather than one pause frame at a time.
 
 The default buffer per VL and link is twice the credit round trip (``2 x (2 x delay x rate +
 2 x MTU frame)``), so one flow alone is never credit-limited; NVIDIA does not publish Quantum's
-per-port buffer, so this is a model choice, not a figure.
+per-port buffer, so this is a model choice, not a figure. Searched for one (2026-12): the
+QM9700/QM9790 user manual, Quantum-2 product pages and NVIDIA's networking docs give ports,
+speeds, latency classes and power but no buffer; Mellanox's own OMNeT++ InfiniBand flit-level
+model (ib_flit_sim, 2013) says its parameter defaults do not indicate the capabilities of
+Mellanox products; the one per-port figure found is a ConnectX adapter's receive buffer in
+Ethernet mode, 262,016 B for the whole port (Mellanox community, "HowTo Tune Receive Buffers
+on Mellanox Adapter Cards", MLNX_OFED 4.2+, adapter generation not stated), which bounds a
+NIC's side of a link but not a switch VL. The default is therefore uncertain by more than a
+factor of two either way: at 400 Gb/s it is 21.5 kB over a 5 m cable (25 ns) and 216 kB over
+a 1 µs link, against 256 kB a ConnectX port holds for all its priorities.
 
 The same mechanism is Ultra Ethernet's optional credit-based flow control (CBFC, UE
 Specification 1.0, 2025-06-11, §5.2): per virtual channel (VC) credits per hop, a frame sent

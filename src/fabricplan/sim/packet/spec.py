@@ -548,7 +548,10 @@ def packet_spec_for(
     an Ethernet technology is UEC's CBFC, counted in its credits
     (:data:`~fabricplan.sim.packet.credit.CBFC_CREDIT_BYTES`); a ``scheduled`` technology's
     cells come from its entry; ``flowlet`` routing takes the switch's flowlet timer, or
-    :data:`~fabricplan.sim.packet.flowlet.FLOWLET_GAP_US` when its ASIC names none.
+    :data:`~fabricplan.sim.packet.flowlet.FLOWLET_GAP_US` when its ASIC names none. Adaptive
+    routing on a switch whose ASIC places flowlets
+    (:attr:`~fabricplan.model.load_balancing.AdaptiveRouting.granularity`, Tomahawk's DLB)
+    runs as ``flowlet`` routing: a flow moves only after an idle gap longer than the timer.
 
     Raises
     ------
@@ -566,9 +569,18 @@ def packet_spec_for(
     ...     routing="flowlet")
     >>> s.routing, s.receiver, s.flowlet_gap_us > 0
     ('flowlet', 'in_order', True)
+    >>> tomahawk = valid.switches["roce_v2"].model_copy(update={"asic": "Tomahawk 5"})
+    >>> s = packet_spec_for(valid.technologies["roce_v2"], tomahawk, routing="adaptive")
+    >>> s.routing, s.flowlet_gap_us
+    ('flowlet', 256.0)
     """
     mechanisms = simulated_mechanisms(tech)
     chosen = routing or default_routing(tech, switch)
+    adaptive = adaptive_routing_of(switch)
+    if chosen == "adaptive" and adaptive.granularity == "flowlet":
+        # The ASIC's adaptive routing places flowlets, not packets (Broadcom DLB in flowlet
+        # mode): what it asks of the switch is flowlet switching on its own timer.
+        chosen = "flowlet"
     fc = link_flow_control or mechanisms.link_flow_control
     # The shared vocabulary is wider than this level's models: refuse the rest (FP538).
     refuse_unmodelled(tech, "routing", chosen, get_args(PacketRouting))
@@ -585,7 +597,7 @@ def packet_spec_for(
         delivery=tech.delivery,
     )
     buffer = switch.buffer_bytes.value if switch.buffer_bytes is not None else None
-    gap_ns = adaptive_routing_of(switch).flowlet_gap_ns
+    gap_ns = adaptive.flowlet_gap_ns
     cbfc = fc == "credit" and tech.switch_family == "ethernet"
     return replace(
         spec,
