@@ -80,13 +80,18 @@ BANDWIDTH_GATE_PCT = 10.0
 goal; the model met it when the gate was set (6.1 % over 22 rows)."""
 LATENCY_GATE_PCT = 17.0
 """Regression gate on the small-message latency median, just above the model as it stands
-(16.1 % over 30 rows). History: 14.9 % on the first 20 latency rows (all A100 and ConnectX
+(16.3 % over 38 rows). History: 14.9 % on the first 20 latency rows (all A100 and ConnectX
 perftest); 24.0 % over 33 once the H100 rows at 2 and 4 nodes (NVIDIA/nccl-tests #309) and the
 GB200 rows (Oracle) joined; 20.2 % over 30 with LL and LL128 NVLink stages cut-through and the GCP
 H200 run shown, not scored (a tuner plugin chose its algorithms); 16.1 % once the OCI A100 rows
 ran on the AMD hosts their shape's NCCL topology file names (NCCL's AMD LL ceiling), trees ran
 all 640 threads (2.22+) and the OCI GB200 run kept off NVLS as its manifest says
-(``NCCL_NVLS_ENABLE=0``). The misses are reported per row in docs/validation.md, beside NCCL's
+(``NCCL_NVLS_ENABLE=0``); 14.8 % over 32 once the 256-GPU A100 run (NVIDIA/nccl #652) was scored
+under the rule every user report follows (hardware stated, nobody calls the run faulty); the
+model was not changed; 15.0 % over 35 with three rows of a 2-node H100 run on Nebius VMs (dstack's
+Nebius cluster example); 16.3 % over 38 with the first B200 small-message rows (2 x 8 B200 on a
+Lambda cluster, dstack's Lambda example: the model and NCCL 2.26's tuner, which has no
+Blackwell-specific latency, both 18-29 % under). The misses are reported per row in docs/validation.md, beside NCCL's
 own estimate; no constant was fitted to them."""
 MID_GATE_PCT = 9.0
 """Regression gate on the mid-size median (64 KiB to 64 MiB), just above the model as it stands
