@@ -5,7 +5,7 @@ that place packets out of order, telemetry CC on both halves, trimming on the da
 LLR on every link end; each planted fault is one setting flipped on one device and raises
 exactly its rule, there. The file-level faults of L20 (NVUE) and L23 (SONiC) are in
 tests/test_lint_rules.py; L24 on a real SONiC file (the LLR design's ``LLR_PORT`` table,
-tests/data/lint/sonic_leaf_llr.json) is at the end of this file.
+tests/data/lint_llr/sonic_leaf_llr.json) is at the end of this file.
 """
 
 from __future__ import annotations
@@ -158,7 +158,7 @@ def test_unstated_settings_are_skipped_not_guessed() -> None:
 
 # --- L24 on a SONiC config_db.json --------------------------------------------------------------
 
-LLR_FILE = Path(__file__).parent / "data" / "lint" / "sonic_leaf_llr.json"
+LLR_FILE = Path(__file__).parent / "data" / "lint_llr" / "sonic_leaf_llr.json"
 """A UEC leaf: 4 x 800G ports, LLR on in both directions on each (``LLR_PORT``, static mode)."""
 
 
