@@ -91,8 +91,8 @@ under the rule every user report follows (hardware stated, nobody calls the run 
 model was not changed; 15.0 % over 35 with three rows of a 2-node H100 run on Nebius VMs (dstack's
 Nebius cluster example); 16.3 % over 38 with the first B200 small-message rows (2 x 8 B200 on a
 Lambda cluster, dstack's Lambda example: the model and NCCL 2.26's tuner, which has no
-Blackwell-specific latency, both 18-29 % under). The misses are reported per row in docs/validation.md, beside NCCL's
-own estimate; no constant was fitted to them."""
+Blackwell-specific latency, both 18-29 % under). The misses are reported per row in
+docs/validation.md, beside NCCL's own estimate; no constant was fitted to them."""
 MID_GATE_PCT = 9.0
 """Regression gate on the mid-size median (64 KiB to 64 MiB), just above the model as it stands
 (7.7 % over 7 rows): 35.2 % before LL and LL128 NVLink stages were modelled cut-through, 27.2 %
