@@ -280,8 +280,10 @@ def sweep_report(
         sweep_tables,
     )
 
-    chosen = ReportFormat.md if fmt is ReportFormat.markdown else fmt
-    if chosen is None:
+    chosen: ReportFormat
+    if fmt is not None:
+        chosen = ReportFormat.md if fmt is ReportFormat.markdown else fmt
+    else:
         suffix = output.suffix.lower() if output is not None else ""
         chosen = {
             ".html": ReportFormat.html,
