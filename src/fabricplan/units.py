@@ -235,6 +235,16 @@ def GBps_to_bytes_per_us(rate_GBps: float) -> float:  # noqa: N802,N803 - GB/s a
     return rate_GBps * BYTES_PER_US_PER_GBYTE_PER_S
 
 
+def GiBps_to_bytes_per_us(rate_GiBps: float) -> float:  # noqa: N802,N803 - GiB/s as NCCL
+    """Gibibytes (2**30 bytes) per second to bytes per microsecond (NCCL's symmetric-kernel
+    model counts in these: ``GBps = (1<<30)/1.e6``).
+
+    >>> GiBps_to_bytes_per_us(1.0)
+    1073.741824
+    """
+    return rate_GiBps * 2**30 / 1e6
+
+
 def gbps_to_bytes_per_us(speed_gbps: float) -> float:
     """Gigabits per second to bytes per microsecond.
 

@@ -83,6 +83,11 @@ from fabricplan.analytic.pipeline import (
     tree_shape,
 )
 from fabricplan.analytic.profile import FabricProfile
+from fabricplan.analytic.symmetric_kernel import (
+    kernel_base_latency_us,
+    release_cell_bytes,
+    symmetric_kernel_choice,
+)
 from fabricplan.analytic.traffic import (
     CommGroup,
     all_to_all_pattern,
@@ -868,6 +873,54 @@ def collective_candidates(
     return candidates
 
 
+def symmetric_kernel_candidate(
+    profile: FabricProfile, group: CommGroup, collective: CollectiveName, size_bytes: int
+) -> Candidate | None:
+    """The symmetric kernel NCCL runs instead of every algorithm, where it runs one.
+
+    With ``nccl.symmetric_memory`` (registered windows) on a 2.27+ release, NCCL runs
+    all_reduce, all_gather and reduce_scatter inside one NVLink domain with a symmetric kernel,
+    whatever its tuner or ``NCCL_ALGO`` would pick, and times it with its own model
+    (:func:`.symmetric_kernel.symmetric_kernel_choice`). The time is NCCL's estimate, but never
+    below the kernel's base latency plus its NVLink bytes over this fabric's NVLink (through
+    the NVSwitch's reduction, :data:`NVLS_REDUCTION_EFFICIENCY`, where the switch reduces):
+    NCCL's peak constants are per architecture, not per part, and its multicast all_reduce
+    peak (480 GiB/s of bus bytes on Hopper) is above what NVLS is measured to reach. ``None``
+    elsewhere: across domains, a GPU NCCL's tables do not know, another collective, a release
+    before 2.27.
+
+    >>> from fabricplan.analytic.profile import fabric_profile
+    >>> from fabricplan.analytic.traffic import group_for
+    >>> from fabricplan.spec import parse_spec
+    >>> from fabricplan.topology.designer import design_fabric
+    >>> valid = parse_spec({"cluster": {"gpus": 16}, "nccl": {"symmetric_memory": True}})
+    >>> profile = fabric_profile(valid, design_fabric(valid, "infiniband"))
+    >>> symmetric_kernel_candidate(profile, group_for(profile, 8), "all_reduce", 8).label
+    'Symmetric/AGxLLMC_R'
+    >>> symmetric_kernel_candidate(profile, group_for(profile, 16), "all_reduce", 8) is None
+    True
+    """
+    if not profile.symmetric_memory or group.domains != 1 or profile.gpu_class is None:
+        return None
+    choice = symmetric_kernel_choice(
+        collective,
+        size_bytes,
+        group.ranks,
+        profile.gpu_class,
+        multicast=profile.nvls,
+        cell_bytes=release_cell_bytes(profile.nccl_release),
+    )
+    if choice is None:
+        return None
+    kernel = choice.kernel
+    base = kernel_base_latency_us(kernel, profile.gpu_class)
+    rate = profile.nvlink_GBps
+    if kernel.switch_reduces:  # the NVSwitch's reduction rate, as for NVLS
+        rate *= NVLS_REDUCTION_EFFICIENCY.get(profile.gpu_class, NVLS_REDUCTION_EFFICIENCY_HOPPER)
+    floor = base + transfer_time_us(kernel.line_bytes(choice.nbytes, group.ranks), rate)
+    return Candidate("Symmetric", kernel.label, max(choice.time_us, floor), math.inf)
+
+
 def forced_candidates(
     candidates: list[Candidate], collective: CollectiveName, algorithm: AlgorithmName | None
 ) -> list[Candidate]:
@@ -949,10 +1002,14 @@ def collective_point(
             size_bytes,
             "use sizes such as 8, 1M, 8G",
         )
-    candidates = forced_candidates(
-        collective_candidates(profile, group, collective, size_bytes), collective, algorithm
-    )
-    best = min(candidates, key=lambda c: c.time_us(size_bytes))
+    symmetric = symmetric_kernel_candidate(profile, group, collective, size_bytes)
+    if symmetric is not None:
+        best = symmetric
+    else:
+        candidates = forced_candidates(
+            collective_candidates(profile, group, collective, size_bytes), collective, algorithm
+        )
+        best = min(candidates, key=lambda c: c.time_us(size_bytes))
     time_us = best.achieved_time_us(size_bytes)
     algbw = transfer_rate_GBps(size_bytes, time_us)
     return CollectivePoint(

@@ -104,7 +104,17 @@ class NcclTuning(Frozen):
         )
 
 
-def _version_key(version: str) -> tuple[int, int, int]:
+def nccl_release_key(version: str) -> tuple[int, int, int]:
+    """``(major, minor, patch)`` of an NCCL release number (a missing patch is 0).
+
+    >>> nccl_release_key("2.27"), nccl_release_key("2.28.9-1")
+    ((2, 27, 0), (2, 28, 9))
+
+    Raises
+    ------
+    ModelError
+        FP801 when ``version`` is not a release number.
+    """
     match = re.fullmatch(r"(\d+)\.(\d+)(?:\.(\d+)(?:-\d+)?)?", version.strip())
     if match is None:
         raise ModelError(
@@ -185,10 +195,10 @@ def nccl_tuning(version: str = DEFAULT_NCCL_VERSION) -> NcclTuning:
     >>> nccl_tuning("2.23").base_latency_us["Tree"]["Simple"]
     8.4
     """
-    key = _version_key(version)
+    key = nccl_release_key(version)
     chosen = None
     for line in _lines():
-        if _version_key(line.line) <= key:
+        if nccl_release_key(line.line) <= key:
             chosen = line
     if chosen is None:
         raise ModelError(

@@ -32,7 +32,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from fabricplan.analytic.nccl_tuning import NcclTuning, nccl_tuning
+from fabricplan.analytic.nccl_tuning import NcclTuning, nccl_release_key, nccl_tuning
+from fabricplan.analytic.symmetric_kernel import release_has_symmetric_kernels
 from fabricplan.errors import ModelError
 from fabricplan.model.fabric import FabricDesign, LinkGroupName
 from fabricplan.model.hardware import (
@@ -170,6 +171,12 @@ class FabricProfile:
     """NICs the node's ranks use: those on their own PCIe switches (NCCL picks the closest
     NICs), so one GPU of an 8-GPU server uses its switch's NICs, not all of them."""
     notes: tuple[str, ...] = ()
+    nccl_release: tuple[int, int, int] = (2, 30, 0)
+    """The spec's ``nccl.version`` as ``(major, minor, patch)``."""
+    symmetric_memory: bool = False
+    """Buffers are registered as symmetric windows (``nccl.symmetric_memory``) and the release
+    has symmetric kernels (2.27+): one NVLink domain's collectives run them
+    (:mod:`.symmetric_kernel`)."""
     qps_per_connection: int = 1
     """Queue pairs per NCCL connection (``nccl.qps_per_connection``): each is hashed onto its
     own path by ECMP (its own UDP source port), so more QPs spread a NIC's traffic."""
@@ -670,6 +677,22 @@ def fabric_profile(
         f"NCCL {valid.spec.nccl.version}: tuning tables of the {tuning.line} line"
         f" ({tuning.covers}; src/graph/tuning.cc @ {tuning.tag})"
     )
+    release = nccl_release_key(valid.spec.nccl.version)
+    symmetric = valid.spec.nccl.symmetric_memory and release_has_symmetric_kernels(release)
+    symmetric_notes: tuple[str, ...] = ()
+    if valid.spec.nccl.symmetric_memory:
+        symmetric_notes = (
+            (
+                "nccl.symmetric_memory: all_reduce, all_gather and reduce_scatter within one"
+                " NVLink domain run NCCL's symmetric kernels at NCCL's own estimate"
+                " (src/symmetric.cc @ v2.27.3-1, src/sym_kernels.cc @ v2.30.7-1)",
+            )
+            if symmetric
+            else (
+                f"nccl.symmetric_memory: ignored, NCCL {valid.spec.nccl.version} has no"
+                " symmetric kernels (they came in 2.27)",
+            )
+        )
     return FabricProfile(
         technology=tech_name,
         nic_latency_ns=calibration.nic_latency_ns or nic.latency_ns.value,
@@ -703,6 +726,8 @@ def fabric_profile(
         collective_efficiency=calibration.collective_efficiency or DEFAULT_COLLECTIVE_EFFICIENCY,
         step_software_us=calibration.collective_latency_us,
         nccl=tuning,
+        nccl_release=release,
+        symmetric_memory=symmetric,
         gpu_nic_path=cluster.host.gpu_nic_path or node.gpu_nic_path,
         cpu_vendor=cluster.host.cpu_vendor,
         rank_nics_per_node=rank_nics_per_node(node, cluster.gpus_per_node, cluster.nics_per_node),
@@ -718,6 +743,7 @@ def fabric_profile(
             ),
             *sharp_notes,
             nccl_note,
+            *symmetric_notes,
         ),
         qps_per_connection=valid.spec.nccl.qps_per_connection or 1,
         delivery=tech.delivery,

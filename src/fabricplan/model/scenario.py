@@ -411,6 +411,12 @@ class NcclSpec(Frozen):
     nvls_enable: bool = True
     """``NCCL_NVLS_ENABLE``: ``false`` (``=0``) keeps NCCL off NVLink SHARP (NVLS and NVLSTree)
     even where the NVSwitch has it; ``true``: NCCL's default (``2``, on where supported)."""
+    symmetric_memory: bool = False
+    """The application registers its buffers as symmetric windows (``ncclCommWindowRegister``
+    with ``NCCL_WIN_COLL_SYMMETRIC``; nccl-tests ``-R 2``): from NCCL 2.27 all_reduce,
+    all_gather and reduce_scatter inside one NVLink domain then run NCCL's symmetric kernels
+    (:mod:`fabricplan.analytic.symmetric_kernel`). ``false``: a plain run, which registers
+    nothing."""
 
     @field_validator("version", mode="before")
     @classmethod
