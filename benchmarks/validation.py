@@ -223,6 +223,9 @@ class ReferenceRow(_Record):
     nvls_enable: bool = True
     """``False`` where the run set ``NCCL_NVLS_ENABLE=0`` (no NVLS or NVLSTree): the spec says
     so (``nccl.nvls_enable``)."""
+    symmetric_memory: bool = False
+    """``True`` where the run registered its buffers as symmetric windows (nccl-tests ``-R 2``):
+    the spec says so (``nccl.symmetric_memory``)."""
     switch_hops: int | None = Field(default=None, ge=0)
     """Switches between a perftest pair as the source states it (0: back to back); ``None``
     is :data:`PERFTEST_SWITCH_HOPS`."""
@@ -402,6 +405,8 @@ def spec_data(
         nccl["version"] = row.nccl_version
     if not row.nvls_enable:
         nccl["nvls_enable"] = False
+    if row.symmetric_memory:
+        nccl["symmetric_memory"] = True
     if nccl:
         data["nccl"] = nccl
     return data
@@ -535,8 +540,9 @@ def compare_row(row: ReferenceRow, functions: ModelFunctions) -> ComparisonRecor
 
 def tuner_time_us(row: ReferenceRow) -> float | None:
     """NCCL's own estimate of a collective time row (:attr:`ComparisonRecord.tuner_time_us`):
-    what NCCL's tuner rates the pair it picks at, before any pipeline; ``None`` for perftest,
-    bandwidth rows and rows the model cannot build.
+    what NCCL's tuner rates the pair it picks at, before any pipeline (where a symmetric kernel
+    runs, NCCL's estimate of that kernel); ``None`` for perftest, bandwidth rows and rows the
+    model cannot build.
 
     >>> row = next(r for r in load_reference() if r.id == "nccl-tests-309-h100-ib-2n-16b")
     >>> round(tuner_time_us(row), 1)    # 6.8 + 2 x (7 x 0.6 + 1 x 5.0) us, with the fabric's path
@@ -544,7 +550,11 @@ def tuner_time_us(row: ReferenceRow) -> float | None:
     """
     if row.is_perftest or row.quantity != "time":
         return None
-    from fabricplan.analytic.collective import collective_candidates, forced_candidates
+    from fabricplan.analytic.collective import (
+        collective_candidates,
+        forced_candidates,
+        symmetric_kernel_estimate,
+    )
     from fabricplan.analytic.profile import fabric_profile
     from fabricplan.analytic.traffic import group_for
     from fabricplan.topology.designer import design_fabric
@@ -556,6 +566,9 @@ def tuner_time_us(row: ReferenceRow) -> float | None:
         profile = fabric_profile(valid, design, request)
         group = group_for(profile, row.ranks)
         test = cast(CollectiveTest, row.test)
+        symmetric = symmetric_kernel_estimate(profile, group, test, row.size_bytes)
+        if symmetric is not None:
+            return symmetric.time_us
         candidates = forced_candidates(
             collective_candidates(profile, group, test, row.size_bytes), test, request.algorithm
         )

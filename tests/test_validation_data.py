@@ -202,6 +202,18 @@ def test_the_hosts_cpu_reaches_the_spec_only_where_a_row_states_it(rows: list[An
     assert all(r.hardware.cpu_vendor is None or r.assumptions for r in rows)
 
 
+def test_symmetric_memory_reaches_the_spec_only_where_a_row_registers_windows(
+    rows: list[Any],
+) -> None:
+    # nccl-tests -R 2 registers symmetric windows, so NCCL runs its symmetric kernels inside one
+    # NVLink domain; every other row is a plain run.
+    registered = next(r for r in rows if r.id == "nccl-tests-333-gb200-4g-symk-1k")
+    plain = next(r for r in rows if r.id == "cw-gb200-ib-1rack-8g")
+    assert validation.valid_scenario(registered)[0].spec.nccl.symmetric_memory is True
+    assert validation.valid_scenario(plain)[0].spec.nccl.symmetric_memory is False
+    assert all(not r.symmetric_memory or r.assumptions for r in rows)
+
+
 def test_sharp_is_off_unless_the_run_enabled_collnet(rows: list[Any]) -> None:
     # NCCL uses in-network reduction only with NCCL_COLLNET_ENABLE=1: the request says so, and the
     # catalog switch keeps its figures (and its SHARP) either way.

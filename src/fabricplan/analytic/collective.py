@@ -84,6 +84,7 @@ from fabricplan.analytic.pipeline import (
 )
 from fabricplan.analytic.profile import FabricProfile
 from fabricplan.analytic.symmetric_kernel import (
+    SymmetricKernelChoice,
     kernel_base_latency_us,
     release_cell_bytes,
     symmetric_kernel_choice,
@@ -873,6 +874,23 @@ def collective_candidates(
     return candidates
 
 
+def symmetric_kernel_estimate(
+    profile: FabricProfile, group: CommGroup, collective: CollectiveName, size_bytes: int
+) -> SymmetricKernelChoice | None:
+    """The symmetric kernel NCCL picks here and NCCL's own estimate of its time, or ``None``
+    where none runs (see :func:`symmetric_kernel_candidate`)."""
+    if not profile.symmetric_memory or group.domains != 1 or profile.gpu_class is None:
+        return None
+    return symmetric_kernel_choice(
+        collective,
+        size_bytes,
+        group.ranks,
+        profile.gpu_class,
+        multicast=profile.nvls,
+        cell_bytes=release_cell_bytes(profile.nccl_release),
+    )
+
+
 def symmetric_kernel_candidate(
     profile: FabricProfile, group: CommGroup, collective: CollectiveName, size_bytes: int
 ) -> Candidate | None:
@@ -900,17 +918,8 @@ def symmetric_kernel_candidate(
     >>> symmetric_kernel_candidate(profile, group_for(profile, 16), "all_reduce", 8) is None
     True
     """
-    if not profile.symmetric_memory or group.domains != 1 or profile.gpu_class is None:
-        return None
-    choice = symmetric_kernel_choice(
-        collective,
-        size_bytes,
-        group.ranks,
-        profile.gpu_class,
-        multicast=profile.nvls,
-        cell_bytes=release_cell_bytes(profile.nccl_release),
-    )
-    if choice is None:
+    choice = symmetric_kernel_estimate(profile, group, collective, size_bytes)
+    if choice is None or profile.gpu_class is None:
         return None
     kernel = choice.kernel
     base = kernel_base_latency_us(kernel, profile.gpu_class)
