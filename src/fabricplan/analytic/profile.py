@@ -32,7 +32,12 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from fabricplan.analytic.nccl_tuning import NcclTuning, nccl_release_key, nccl_tuning
+from fabricplan.analytic.nccl_tuning import (
+    DEFAULT_NCCL_VERSION,
+    NcclTuning,
+    nccl_release_key,
+    nccl_tuning,
+)
 from fabricplan.analytic.symmetric_kernel import release_has_symmetric_kernels
 from fabricplan.errors import ModelError
 from fabricplan.model.fabric import FabricDesign, LinkGroupName
@@ -171,7 +176,7 @@ class FabricProfile:
     """NICs the node's ranks use: those on their own PCIe switches (NCCL picks the closest
     NICs), so one GPU of an 8-GPU server uses its switch's NICs, not all of them."""
     notes: tuple[str, ...] = ()
-    nccl_release: tuple[int, int, int] = (2, 30, 0)
+    nccl_release: tuple[int, int, int] = nccl_release_key(DEFAULT_NCCL_VERSION)
     """The spec's ``nccl.version`` as ``(major, minor, patch)``."""
     symmetric_memory: bool = False
     """Buffers are registered as symmetric windows (``nccl.symmetric_memory``) and the release
