@@ -776,7 +776,9 @@ def flow_section(records: Sequence[ComparisonRecord]) -> list[str]:
         "",
         "The same rows run at the flow level (`compare --backend flow`): the fabric time of each"
         " collective simulated on the designed fabric (rings and pairwise exchanges; no SHARP or"
-        " NVLS), the latency term and perftest from the analytic model. Its values carry these"
+        " NVLS), the latency term and perftest from the analytic model; where NCCL runs LL or"
+        " LL128, at least the analytic time at the size (the protocol, algorithm and pipeline"
+        " the simulation does not model). Its values carry these"
         " bands, not the analytic model's; the packet level carries them too (its runs agree"
         " with the flow level within 5 %, tests/test_levels_agree.py, and the rows are too large"
         " to run packet by packet). Stored in"
