@@ -254,11 +254,12 @@ def bound_time_us(analytic_us: float, alpha_us: float, fabric_us: float) -> floa
     return max(analytic_us, alpha_us + fabric_us)
 
 
-def unsimulated(point: CollectivePoint) -> bool:
+def runs_unsimulated_protocol(point: CollectivePoint) -> bool:
     """Whether the analytic point's pair runs a protocol the simulators do not model.
 
-    >>> unsimulated(CollectivePoint(collective="all_reduce", size_bytes=8, algorithm="Tree/LL",
-    ...     time_us=25.0, algbw_GBps=0.0, busbw_GBps=0.0))
+    >>> tree = CollectivePoint(collective="all_reduce", size_bytes=8, algorithm="Tree/LL",
+    ...     time_us=25.0, algbw_GBps=0.0, busbw_GBps=0.0)
+    >>> runs_unsimulated_protocol(tree)
     True
     """
     return point.algorithm.rsplit("/", 1)[-1] in UNSIMULATED_PROTOCOLS
@@ -293,7 +294,7 @@ def simulated_point(
         op, f"{level}/ring"
     )
     time_us = alpha_us + fabric_us
-    if analytic is not None and unsimulated(analytic) and analytic.time_us > time_us:
+    if analytic is not None and runs_unsimulated_protocol(analytic) and analytic.time_us > time_us:
         algorithm = f"{level}/{analytic.algorithm}"
         time_us = bound_time_us(analytic.time_us, alpha_us, fabric_us)
     algbw = transfer_rate_GBps(size, time_us) if time_us > 0 else 0.0
@@ -403,7 +404,7 @@ def simulated_performance(
             alpha = alpha_us.get(op, 0.0)
             bound = analytic_points[(op, size)]
             point = simulated_point(op, size, gpus, alpha, per_seed_us[0] * size, name, bound)
-            floor_us = bound.time_us if unsimulated(bound) else 0.0
+            floor_us = bound.time_us if runs_unsimulated_protocol(bound) else 0.0
             if len(per_seed_us) > 1:
                 point = point.model_copy(
                     update={
