@@ -59,6 +59,34 @@ def test_flow_backend_is_registered_and_answers_like_the_analytic_one() -> None:
     assert all(p.time_us > 0 and p.busbw_GBps > 0 for p in flow.collectives)
 
 
+def test_a_small_collective_keeps_nccls_protocol_and_pipeline_at_the_flow_level() -> None:
+    # Two 8 x H100 nodes, 8 x 400G NDR each. Below 64 KiB NCCL runs a tree with LL (8 data bytes
+    # per 16-byte line) through its chunk pipeline; the fluid model moves only the ring's bytes at
+    # line rate: 2 x 15/16 x 32 KiB over 8 NICs of 50 GB/s is 0.15 us. nccl-tests measured
+    # 24.96 us at 16 B and 34.10 us at 32 KiB on such nodes (NVIDIA/nccl-tests #309): the rise
+    # is NCCL's, not the fabric's, so the flow level must keep the analytic model's time there.
+    valid = parse_spec(
+        {
+            "cluster": {"gpus": 16, "gpu": "h100", "nics_per_node": 8, "nic_speed_gbps": 400},
+            "fabric": {"technologies": ["infiniband"], "topology": "rail_optimized"},
+        }
+    )
+    design = design_fabric(valid, "infiniband")
+    request = PerfRequest(
+        collectives=("all_reduce",), sizes_bytes=(16, 2**15), p2p=False, step=False
+    )
+    flow = {
+        p.size_bytes: p for p in get_backend("flow").perform(valid, design, request).collectives
+    }
+    analytic = {
+        p.size_bytes: p for p in get_backend("analytic").perform(valid, design, request).collectives
+    }
+    fabric_us = 2 * 15 / 16 * 2**15 / (8 * 50e3)
+    assert flow[2**15].time_us == pytest.approx(analytic[2**15].time_us)
+    assert flow[2**15].time_us - flow[16].time_us > 10 * fabric_us
+    assert flow[2**15].algorithm == f"flow/{analytic[2**15].algorithm}"
+
+
 def test_the_simulated_sizes_are_few_and_large() -> None:
     assert simulated_sizes((8, 2**20, 2**22, 2**25, 2**30), FLOW_SIZES_SIMULATED) == (
         2**20,

@@ -1,10 +1,21 @@
 """The simulated backends' one template: nccl-tests tables whose fabric time a simulator gives.
 
 A collective's time is ``alpha + fabric``: ``alpha`` is the analytic model's time for the same
-collective at :data:`ALPHA_SIZE_BYTES` (launch, protocol and per-step latencies), ``fabric`` the
-time a simulation level takes to move the collective's fabric flows on the designed topology
-with its routing, flow control and congestion control, less the one-way path latency that
-``alpha`` already counts (:func:`fabric_span_us`). A level runs at a few sizes (the requested
+collective at :data:`ALPHA_SIZE_BYTES` (launch and per-step latencies), ``fabric`` the time a
+simulation level takes to move the collective's fabric flows on the designed topology with its
+routing, flow control and congestion control, less the one-way path latency that ``alpha``
+already counts (:func:`fabric_span_us`).
+
+The simulators move the Simple protocol's bytes at the fabric's rate. Where NCCL runs LL or
+LL128 instead (:data:`UNSIMULATED_PROTOCOLS`: small and lower mid sizes), the time is bounded by
+what they do not model: the protocol (LL moves 8 data bytes per 16-byte line, LL128 120 per 128,
+each with its per-channel cap), the algorithm (a tree: the simulators run rings) and NCCL's chunk
+pipeline through the algorithm's stages. There the time is the slower of ``alpha + fabric`` and
+the analytic model's time at the size (:func:`bound_time_us`). Without that bound a 32 KiB tree
+all_reduce kept its 8-byte time, and the flow level missed the small-message rows by a median of
+28.5 % against the analytic model's 16.3 % (docs/validation.md).
+
+A level runs at a few sizes (the requested
 sizes of at least :data:`MIN_SIMULATED_SIZE_BYTES`, thinned to the level's count of log-spaced
 ones, :func:`simulated_sizes`); every other size scales the per-byte fabric time of the
 nearest simulated size in log distance (:func:`nearest_size`): the fluid and packet transfer
@@ -41,10 +52,16 @@ from fabricplan.sim.traffic import GpuLayout, IntArray, Traffic
 from fabricplan.units import transfer_rate_GBps
 
 MIN_SIMULATED_SIZE_BYTES = 2**20
-"""Smallest size simulated: below 1 MiB a collective is bound by latency, which ``alpha``
-carries."""
+"""Smallest size simulated: below 1 MiB a collective is bound by latency and NCCL's protocol,
+which the analytic bound carries (:func:`bound_time_us`)."""
 ALPHA_SIZE_BYTES = 8
 """Size at which the analytic model gives the latency term ``alpha``."""
+UNSIMULATED_PROTOCOLS: frozenset[str] = frozenset(("LL", "LL128"))
+"""NCCL protocols whose cost the simulators do not model: LL stores 8 data bytes and an 8-byte
+flag per 16-byte line, LL128 120 data bytes per 128-byte line (``src/device/prims_ll.h``,
+``prims_ll128.h``, ``NCCL_LL128_DATAELEMS``), each with its per-channel bandwidth cap
+(``llMaxBws``, ``perChMaxLL128Bws`` in ``src/graph/tuning.cc``). Where the analytic model's pair
+runs one of them, its time bounds the simulated one (:func:`bound_time_us`)."""
 
 
 @dataclass(frozen=True)
@@ -208,6 +225,46 @@ def fabric_span_us(
     return max(0.0, float(np.max(finish_us - latency_us * depth)))
 
 
+def bound_time_us(analytic_us: float, alpha_us: float, fabric_us: float) -> float:
+    """A simulated collective's time where NCCL runs LL or LL128: the slower of the analytic
+    model's time at the size (protocol, algorithm, pipeline: what the simulators do not model)
+    and ``alpha + fabric`` (the simulated fabric time on top of the 8-byte latency), us.
+
+    Parameters
+    ----------
+    analytic_us
+        The analytic model's time for the collective at this size.
+    alpha_us
+        The analytic model's time at :data:`ALPHA_SIZE_BYTES`.
+    fabric_us
+        The simulated fabric time at this size (:func:`fabric_span_us`).
+
+    Returns
+    -------
+    float
+        ``max(analytic, alpha + fabric)``.
+
+    Examples
+    --------
+    >>> bound_time_us(33.9, 25.3, 0.2)     # 32 KiB tree all_reduce: the LL pipeline binds
+    33.9
+    >>> bound_time_us(30.0, 25.3, 40.0)     # a congested fabric binds
+    65.3
+    """
+    return max(analytic_us, alpha_us + fabric_us)
+
+
+def runs_unsimulated_protocol(point: CollectivePoint) -> bool:
+    """Whether the analytic point's pair runs a protocol the simulators do not model.
+
+    >>> tree = CollectivePoint(collective="all_reduce", size_bytes=8, algorithm="Tree/LL",
+    ...     time_us=25.0, algbw_GBps=0.0, busbw_GBps=0.0)
+    >>> runs_unsimulated_protocol(tree)
+    True
+    """
+    return point.algorithm.rsplit("/", 1)[-1] in UNSIMULATED_PROTOCOLS
+
+
 def simulated_point(
     op: CollectiveName,
     size: int,
@@ -215,17 +272,31 @@ def simulated_point(
     alpha_us: float,
     fabric_us: float,
     level: str = "flow",
+    analytic: CollectivePoint | None = None,
 ) -> CollectivePoint:
-    """An nccl-tests row from a simulated fabric time plus the analytic software latency.
+    """An nccl-tests row from a simulated fabric time, the analytic software latency and, where
+    given, the analytic model's point at the same size: its time bounds the row's where its pair
+    runs LL or LL128 (:data:`UNSIMULATED_PROTOCOLS`, :func:`bound_time_us`).
+
+    The algorithm reads ``flow/ring`` (``/pairwise``, ``/p2p``) where the simulated fabric binds,
+    ``flow/`` and the analytic pair (``flow/Tree/LL``) where the analytic model's does.
 
     >>> p = simulated_point("all_reduce", 2**20, 16, 10.0, 90.0)
     >>> p.algorithm, p.time_us
     ('flow/ring', 100.0)
+    >>> tree = CollectivePoint(collective="all_reduce", size_bytes=2**20, algorithm="Tree/LL128",
+    ...     time_us=120.0, algbw_GBps=8.7, busbw_GBps=16.4)
+    >>> p = simulated_point("all_reduce", 2**20, 16, 10.0, 90.0, analytic=tree)
+    >>> p.algorithm, p.time_us
+    ('flow/Tree/LL128', 120.0)
     """
     algorithm = {"all_to_all": f"{level}/pairwise", "sendrecv": f"{level}/p2p"}.get(
         op, f"{level}/ring"
     )
     time_us = alpha_us + fabric_us
+    if analytic is not None and runs_unsimulated_protocol(analytic) and analytic.time_us > time_us:
+        algorithm = f"{level}/{analytic.algorithm}"
+        time_us = bound_time_us(analytic.time_us, alpha_us, fabric_us)
     algbw = transfer_rate_GBps(size, time_us) if time_us > 0 else 0.0
     return CollectivePoint(
         collective=op,
@@ -256,7 +327,9 @@ def simulated_performance(
     Returns
     -------
     PerformanceResult
-        ``backend`` is the level's name; latencies, perftest and step are the analytic model's.
+        ``backend`` is the level's name; where NCCL runs LL or LL128 a collective's time is
+        the slower of the simulated and the analytic bound (:func:`bound_time_us`); perftest
+        and step are the analytic model's.
 
     Examples
     --------
@@ -272,7 +345,7 @@ def simulated_performance(
     >>> r = simulated_performance(valid, design, PerfRequest(collectives=("all_reduce",),
     ...     sizes_bytes=(2**20,), p2p=False, step=False), level)
     >>> r.backend, r.collectives[0].algorithm
-    ('flow', 'flow/ring')
+    ('flow', 'flow/Tree/LL128')
     """
     cluster = valid.spec.cluster
     layout = GpuLayout(cluster.gpus, cluster.gpus_per_node, cluster.nics_per_node)
@@ -286,6 +359,7 @@ def simulated_performance(
         ),
     ).collectives
     alpha_us = {p.collective: p.time_us for p in alpha_points}
+    analytic_points = {(p.collective, p.size_bytes): p for p in analytic.collectives}
     sims = simulated_sizes(request.sizes_bytes, level.sizes_simulated)
     name = level.name
     runs = request.seeds or level.default_seeds
@@ -300,7 +374,9 @@ def simulated_performance(
         ),
         f"{name}: fabric time simulated at "
         + ", ".join(f"{s} B" for s in sims)
-        + "; other sizes scale the nearest linearly; latency (alpha) from the analytic model",
+        + "; other sizes scale the nearest linearly; latency (alpha) from the analytic model;"
+        " where NCCL runs LL or LL128, the analytic time at the size where it is slower (the"
+        " protocol, algorithm and pipeline the simulation does not model)",
         f"{name}: perftest tables, base latency and the training step are the analytic model's",
     ]
     points: list[CollectivePoint] = []
@@ -326,12 +402,16 @@ def simulated_performance(
         for size in request.sizes_bytes:
             per_seed_us = per_byte_us[nearest_size(size, sims)]
             alpha = alpha_us.get(op, 0.0)
-            point = simulated_point(op, size, gpus, alpha, per_seed_us[0] * size, name)
+            bound = analytic_points[(op, size)]
+            point = simulated_point(op, size, gpus, alpha, per_seed_us[0] * size, name, bound)
+            floor_us = bound.time_us if runs_unsimulated_protocol(bound) else 0.0
             if len(per_seed_us) > 1:
                 point = point.model_copy(
                     update={
-                        "time_us_seed_low": alpha + min(per_seed_us) * size,
-                        "time_us_seed_high": alpha + max(per_seed_us) * size,
+                        "time_us_seed_low": bound_time_us(floor_us, alpha, min(per_seed_us) * size),
+                        "time_us_seed_high": bound_time_us(
+                            floor_us, alpha, max(per_seed_us) * size
+                        ),
                     }
                 )
             points.append(point)

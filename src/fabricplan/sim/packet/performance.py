@@ -267,7 +267,7 @@ def packet_performance(
     >>> r = packet_performance(valid, design_fabric(valid, "roce_v2"), PerfRequest(
     ...     collectives=("all_reduce",), sizes_bytes=(2**20,), p2p=False, step=False))
     >>> r.backend, r.collectives[0].algorithm, bool(r.collectives[0].busbw_GBps > 0)
-    ('packet', 'packet/ring', True)
+    ('packet', 'packet/Tree/LL128', True)
     """
     tech = design.technology
     routing = request.routing.get(tech) or valid.spec.fabric.routing.get(tech)
