@@ -59,8 +59,9 @@ class FlowLevel:
     @property
     def default_seeds(self) -> int:
         """3 runs where ECMP hashes flows onto paths (the draw decides collisions: one seed moved
-        a RoCE ring all-reduce on 4 leaves and 2 spines by up to x1.49), else 1."""
-        return FLOW_ECMP_SEEDS if self.transport.routing == "ecmp" else 1
+        a RoCE ring all-reduce on 4 leaves and 2 spines by up to x1.49), and under flowlet
+        routing, whose one flowlet per flow is such a draw; else 1."""
+        return FLOW_ECMP_SEEDS if self.transport.routing in ("ecmp", "flowlet") else 1
 
     @property
     def mechanisms(self) -> str:

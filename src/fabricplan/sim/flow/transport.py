@@ -45,6 +45,7 @@ from fabricplan.sim.mechanism import (
     RoutingName,
     adaptive_routing_of,
     default_routing,
+    placed_routing,
     simulated_mechanisms,
 )
 from fabricplan.topology.graph import (
@@ -188,7 +189,9 @@ class TransportSpec:
     routing: RoutingName
     """``static``: destination-based forwarding tables (D-mod-K); ``ecmp``: per-flow 5-tuple
     hash at every switch; ``flowlet``: the hash re-drawn per flowlet (a flow of the fluid model
-    is one flowlet, so its paths are ECMP's); ``adaptive``: per-packet adaptive routing, which
+    is one flowlet, so its paths are ECMP's; adaptive routing on a switch whose ASIC places
+    flowlets, Tomahawk's DLB, is this routing, :func:`~fabricplan.sim.mechanism.placed_routing`);
+    ``adaptive``: per-packet adaptive routing, which
     the fluid model treats as a split over the equal-cost paths that wins back
     ``adaptive_recovery`` of what hashing would lose on each multi-link trunk
     (:mod:`fabricplan.sim.flow.adaptive`); ``spray``: per-packet (or per-cell)
@@ -213,9 +216,6 @@ class TransportSpec:
     go-back-N) resends what overtaking packets cost it: the fluid model carries that as
     ``go_back_n_share`` on every link (:func:`with_go_back_n`); a scheduled fabric reassembles
     before the egress port and pays nothing."""
-    adaptive_granularity: Literal["per_packet", "flowlet"] = "per_packet"
-    """What the switch's adaptive routing places (:mod:`fabricplan.model.load_balancing`): a
-    flowlet implementation keeps each flow's order."""
     go_back_n_share: float = 1.0
     """Share of every link's payload rate left after go-back-N resends
     (:func:`~fabricplan.analytic.collision.in_order_goodput_share`); 1 unless per-packet
@@ -277,10 +277,8 @@ def with_go_back_n(
     >>> round(sprayed.go_back_n_share, 3)   # 128 uplinks: q ~ 1/2 of ~68 packets in flight
     0.029
     """
-    flowlets = transport.routing == "adaptive" and transport.adaptive_granularity == "flowlet"
     if (
         transport.routing not in PER_PACKET_ROUTINGS
-        or flowlets
         or transport.delivery != "in_order"
         or transport.scheduled
         or graph.leaves == 0
@@ -352,7 +350,9 @@ def transport_for(
     ('spray', 'scheduled', 0.9246)
     """
     share = tech.mtu_bytes / (tech.mtu_bytes + tech.header_bytes.value)
-    chosen = routing or default_routing(tech, switch)
+    # Adaptive routing on a flowlet ASIC (Tomahawk's DLB) places flowlets: a fluid flow never
+    # idles, so it is one flowlet, pinned like an ECMP flow (the packet level does the same).
+    chosen = placed_routing(routing or default_routing(tech, switch), switch)
     mechanisms = simulated_mechanisms(tech)
     fabric_share = None
     if tech.cell_bytes is not None and tech.cell_header_bytes is not None:
@@ -376,7 +376,6 @@ def transport_for(
         loss_recovery="trim_nack" if trims else "timeout",
         port_buffer_bytes=buffer * PORT_BUFFER_SHARE,
         delivery=tech.delivery,
-        adaptive_granularity=adaptive_routing_of(switch).granularity,
     )
 
 
