@@ -35,6 +35,7 @@ RANDOM 1998: the maximum is ``F/P + sqrt(2 (F/P) ln P)`` (1 + o(1)) for F >> P l
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from functools import lru_cache
 
 import numpy as np
@@ -237,6 +238,34 @@ def overtaking_share(paths: int) -> float:
     if paths <= 1:
         return 0.0
     return (1.0 - 1.0 / paths) / 2.0
+
+
+def overtaking_share_of_delays(one_way_ns: Sequence[float], gap_ns: float) -> float:
+    """Share of a sprayed flow's packets that overtake the one sent just ahead of them, on an
+    unloaded fabric whose equal-cost paths differ only in their fixed one-way delays.
+
+    Each packet takes one of the ``U`` paths independently and uniformly; it leaves ``gap_ns``
+    after its predecessor (the frame's serialization at the sender's line rate). A packet on
+    path ``b`` behind one on path ``a`` arrives first when ``delay_a - delay_b > gap``: the
+    share is the fraction of the ``U^2`` ordered pairs for which that holds (a packet on the same
+    path cannot pass a FIFO). Paths of equal delay reorder nothing (``q = 0``); a path longer
+    than the others by more than a packet time is overtaken by every packet that follows one
+    of its packets on a shorter path. Queueing delays are not in it: where several sources
+    share a fabric link, :func:`overtaking_share` (the loaded limit) applies.
+
+    >>> overtaking_share_of_delays([2000.0, 2000.0], 334.0)     # symmetric: nothing overtakes
+    0.0
+    >>> overtaking_share_of_delays([3000.0, 2000.0], 334.0)     # slow then fast: 1 pair of 4
+    0.25
+    >>> overtaking_share_of_delays([2200.0, 2000.0], 334.0)     # skew under a packet time
+    0.0
+    """
+    delays = [float(d) for d in one_way_ns]
+    paths = len(delays)
+    if paths <= 1:
+        return 0.0
+    passing = sum(1 for a in delays for b in delays if a - b > gap_ns)
+    return passing / paths**2
 
 
 def in_order_goodput_share(paths: int, packets_in_flight: float) -> float:

@@ -125,3 +125,25 @@ def default_routing(tech: TechnologySpec, switch: SwitchSpec) -> RoutingName:
     if tech.routing not in ROUTING_NAMES:
         _not_modelled(tech, "routing", tech.routing)
     return tech.routing
+
+
+def placed_routing(routing: RoutingName, switch: SwitchSpec) -> RoutingName:
+    """What ``routing`` places on ``switch``: adaptive routing on an ASIC whose implementation
+    places flowlets (Broadcom DLB in flowlet mode,
+    :attr:`~fabricplan.model.load_balancing.AdaptiveRouting.granularity`) is flowlet switching
+    on the switch's own timer; every other routing is itself. Both simulators call it, so a
+    flow that never idles longer than the timer is one flowlet, pinned like an ECMP flow, at
+    either level.
+
+    >>> from fabricplan.spec import parse_spec
+    >>> valid = parse_spec({"cluster": {"gpus": 256}})
+    >>> switch = valid.switches["roce_v2"]
+    >>> tomahawk = switch.model_copy(update={"asic": "Tomahawk 5"})
+    >>> placed_routing("adaptive", switch), placed_routing("adaptive", tomahawk)
+    ('adaptive', 'flowlet')
+    >>> placed_routing("spray", tomahawk)
+    'spray'
+    """
+    if routing == "adaptive" and adaptive_routing_of(switch).granularity == "flowlet":
+        return "flowlet"
+    return routing

@@ -359,17 +359,16 @@ def run_pattern(
         from fabricplan.sim.flow.transport import transport_for, with_go_back_n
 
         tech = valid.technologies[technology]
-        transport: TransportSpec = with_go_back_n(
-            transport_for(
-                tech,
-                valid.switches[technology],
-                routing=options.routing,
-                congestion_control=_flow_congestion(options),
-            ),
-            graph,
-            tech.mtu_bytes + tech.header_bytes.value,
+        frame_bytes = tech.mtu_bytes + tech.header_bytes.value
+        base: TransportSpec = transport_for(
+            tech,
+            valid.switches[technology],
+            routing=options.routing,
+            congestion_control=_flow_congestion(options),
         )
-        share = transport.payload_share
+        # Paced patterns offer the payload rate of the contended law; each run's go-back-N
+        # share then comes from its own traffic (with_go_back_n).
+        share = with_go_back_n(base, graph, frame_bytes).payload_share
     _check_memory(valid, level, options)
     results: list[Any] = []
     for seed in seeds:
@@ -396,6 +395,7 @@ def run_pattern(
                 max_memory_bytes=options.max_memory_bytes,
             )
         else:
+            transport = with_go_back_n(base, fabric, frame_bytes, traffic)
             run = simulate(fabric, traffic, transport, seed, options.tolerance, progress=told)
         results.append(checked(level, run))
     errors: tuple[float, ...] = ()

@@ -128,7 +128,7 @@ def estimated_compare_seconds(valid: ValidScenario, request: PerfRequest, steps:
     for tech in valid.spec.fabric.technologies:
         routing = request.routing.get(tech) or valid.spec.fabric.routing.get(tech)
         transport = transport_for(valid.technologies[tech], valid.switches[tech], routing=routing)
-        ecmp = transport.routing == "ecmp"
+        ecmp = transport.routing in ("ecmp", "flowlet")  # hashed: FlowLevel.default_seeds
         seeds = request.seeds or (FLOW_ECMP_SEEDS if ecmp else 1)
         up, down = size_steps(cluster.gpus, cluster.gpus_per_node, steps)
         for gpus in (cluster.gpus, *up, *down):

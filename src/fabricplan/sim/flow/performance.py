@@ -55,12 +55,16 @@ class FlowLevel:
     max_all_to_all_flows: int = FLOW_MAX_FLOWS
     qps: int = 1
     """Queue pairs per connection (``nccl.qps_per_connection``), each its own hashed flow."""
+    frame_bytes: float = 0.0
+    """Wire bytes of a full packet; when given, each run pays the go-back-N of its own traffic
+    (:func:`~fabricplan.sim.flow.transport.with_go_back_n`); 0: ``transport`` as it is."""
 
     @property
     def default_seeds(self) -> int:
         """3 runs where ECMP hashes flows onto paths (the draw decides collisions: one seed moved
-        a RoCE ring all-reduce on 4 leaves and 2 spines by up to x1.49), else 1."""
-        return FLOW_ECMP_SEEDS if self.transport.routing == "ecmp" else 1
+        a RoCE ring all-reduce on 4 leaves and 2 spines by up to x1.49), and under flowlet
+        routing, whose one flowlet per flow is such a draw; else 1."""
+        return FLOW_ECMP_SEEDS if self.transport.routing in ("ecmp", "flowlet") else 1
 
     @property
     def mechanisms(self) -> str:
@@ -74,7 +78,10 @@ class FlowLevel:
         self, op: CollectiveName, layout: GpuLayout, size_bytes: int, ranks: IntArray, seed: int
     ) -> FabricRun:
         traffic = collective_traffic(op, layout, size_bytes, ranks, self.qps)
-        result = simulate(self.graph, traffic, self.transport, seed=seed)
+        transport = self.transport
+        if self.frame_bytes > 0:
+            transport = with_go_back_n(transport, self.graph, self.frame_bytes, traffic)
+        result = simulate(self.graph, traffic, transport, seed=seed)
         return FabricRun(size_bytes, fabric_span_us(traffic, result.finish_us, result.latency_us))
 
 
@@ -112,11 +119,8 @@ def flow_performance(
     routing: RoutingName | None = request.routing.get(tech) or valid.spec.fabric.routing.get(tech)
     technology = valid.technologies[tech]
     graph = fabric_graph(design, valid)
-    transport = with_go_back_n(
-        transport_for(technology, valid.switches[tech], routing=routing),
-        graph,
-        technology.mtu_bytes + technology.header_bytes.value,
-    )
+    transport = transport_for(technology, valid.switches[tech], routing=routing)
     qps = valid.spec.nccl.qps_per_connection or 1
-    level = FlowLevel(graph, transport, qps=qps)
+    frame = technology.mtu_bytes + technology.header_bytes.value
+    level = FlowLevel(graph, transport, qps=qps, frame_bytes=frame)
     return simulated_performance(valid, design, request, level)

@@ -33,7 +33,7 @@ from typing import Literal
 import numpy as np
 from numpy.typing import NDArray
 
-from fabricplan.analytic.collision import in_order_goodput_share
+from fabricplan.analytic.collision import overtaking_share, overtaking_share_of_delays
 from fabricplan.analytic.lossless import PER_PACKET_ROUTINGS
 from fabricplan.analytic.profile import VOQ_SCHEDULER_DECISION_NS
 from fabricplan.model.hardware import SwitchSpec, TechnologySpec
@@ -45,8 +45,10 @@ from fabricplan.sim.mechanism import (
     RoutingName,
     adaptive_routing_of,
     default_routing,
+    placed_routing,
     simulated_mechanisms,
 )
+from fabricplan.sim.traffic import Traffic
 from fabricplan.topology.graph import (
     CORE_TO_SPINE,
     LEAF_TO_SPINE,
@@ -54,6 +56,7 @@ from fabricplan.topology.graph import (
     SPINE_TO_LEAF,
     FabricGraph,
 )
+from fabricplan.topology.routing import trunk_route
 from fabricplan.units import ns_to_us
 
 __all__ = [
@@ -66,6 +69,7 @@ __all__ = [
     "TransportSpec",
     "cell_payload_share",
     "default_routing",
+    "fabric_shared_by_sources",
     "request_grant_us",
     "settle_time_us",
     "transport_for",
@@ -188,7 +192,9 @@ class TransportSpec:
     routing: RoutingName
     """``static``: destination-based forwarding tables (D-mod-K); ``ecmp``: per-flow 5-tuple
     hash at every switch; ``flowlet``: the hash re-drawn per flowlet (a flow of the fluid model
-    is one flowlet, so its paths are ECMP's); ``adaptive``: per-packet adaptive routing, which
+    is one flowlet, so its paths are ECMP's; adaptive routing on a switch whose ASIC places
+    flowlets, Tomahawk's DLB, is this routing, :func:`~fabricplan.sim.mechanism.placed_routing`);
+    ``adaptive``: per-packet adaptive routing, which
     the fluid model treats as a split over the equal-cost paths that wins back
     ``adaptive_recovery`` of what hashing would lose on each multi-link trunk
     (:mod:`fabricplan.sim.flow.adaptive`); ``spray``: per-packet (or per-cell)
@@ -213,9 +219,6 @@ class TransportSpec:
     go-back-N) resends what overtaking packets cost it: the fluid model carries that as
     ``go_back_n_share`` on every link (:func:`with_go_back_n`); a scheduled fabric reassembles
     before the egress port and pays nothing."""
-    adaptive_granularity: Literal["per_packet", "flowlet"] = "per_packet"
-    """What the switch's adaptive routing places (:mod:`fabricplan.model.load_balancing`): a
-    flowlet implementation keeps each flow's order."""
     go_back_n_share: float = 1.0
     """Share of every link's payload rate left after go-back-N resends
     (:func:`~fabricplan.analytic.collision.in_order_goodput_share`); 1 unless per-packet
@@ -245,7 +248,10 @@ class TransportSpec:
 
 
 def with_go_back_n(
-    transport: TransportSpec, graph: FabricGraph, frame_bytes: float
+    transport: TransportSpec,
+    graph: FabricGraph,
+    frame_bytes: float,
+    traffic: Traffic | None = None,
 ) -> TransportSpec:
     """``transport`` with the go-back-N cost of an in-order receiver under per-packet routing.
 
@@ -253,16 +259,30 @@ def with_go_back_n(
     one before it may overtake it; an RC receiver without out-of-order placement takes that as
     a loss, NAKs the gap and the sender resends its window (IBTA Vol. 1 §9.7.5). Each useful
     packet then costs ``1 + q W`` on the wire (:func:`~fabricplan.analytic.collision.
-    in_order_goodput_share`, the analytic level's law): ``q`` the overtaking share over ``U``
-    paths, ``W`` the packets one round trip of a leaf-spine-leaf path holds at the host rate.
+    in_order_goodput_share`): ``W`` the packets one round trip of a leaf-spine-leaf path holds
+    at the host rate (what the sender puts on the wire before the NAK is back), ``q`` the
+    share of packets that overtake the one sent before them. ``q`` depends on the fabric's
+    regime:
+
+    - *uncontended* (``traffic`` given, and no fabric trunk carries packets of more than one
+      source host): a NIC's own packets, one packet time apart, meet no queue, so only the
+      paths' fixed delays can reorder them
+      (:func:`~fabricplan.analytic.collision.overtaking_share_of_delays`): 0 on a symmetric
+      fabric, up to ``1/4`` over two paths when one is longer by more than a packet time;
+    - *contended* (several sources share a fabric link, or ``traffic`` not given): queueing
+      delays differ by more than a packet time between paths, and a packet on another path
+      overtakes half the time (:func:`~fabricplan.analytic.collision.overtaking_share`, the
+      analytic level's law; an upper bound for a lightly loaded fabric).
+
     Every link's payload share is cut by that factor; nothing changes for a reordering NIC,
-    an unordered transport, a scheduled fabric (it reassembles), flowlet adaptive routing or a
-    path-pinned routing. The law is the analytic level's and a coarse one: against the packet
-    level (which runs go-back-N itself) on a 4-leaf, 2-spine, 16-host fabric it gave 2,971 µs
-    where packets took 4,871 µs (adaptive permutation), 2,237 against 7,287 (sprayed
-    permutation), 2,097 against 1,451 (sprayed all_to_all) and 2,097 against 335 (adaptive
-    all_to_all, where the least-loaded choice kept the packets in order); see
-    docs/models.md, "Reordering under per-packet routing".
+    an unordered transport, a scheduled fabric (it reassembles), flowlet routing (adaptive
+    routing on a flowlet ASIC) or a path-pinned routing. Against the packet level (which runs
+    go-back-N itself): one sprayed 2 MiB RoCE flow on 2 leaves and 2 spines at 100G took
+    173.3 µs there (the law: 171.1) and 1,082.9 µs with spine 0's links 500 ns longer (the law:
+    about 930); the contended law is coarse (4-leaf, 2-spine, 16-host fabric: 2,971 µs where
+    packets took 4,871 µs for an adaptive permutation, 2,237 against 7,287 sprayed, 2,097
+    against 1,451 and 335 for all_to_alls); see docs/models.md, "Reordering under per-packet
+    routing".
 
     >>> from fabricplan.spec import parse_spec
     >>> from fabricplan.topology.designer import design_fabric
@@ -276,26 +296,37 @@ def with_go_back_n(
     >>> sprayed = with_go_back_n(transport_for(tech, switch, routing="spray"), graph, 4178)
     >>> round(sprayed.go_back_n_share, 3)   # 128 uplinks: q ~ 1/2 of ~68 packets in flight
     0.029
+    >>> from fabricplan.sim.traffic import GpuLayout, incast
+    >>> rail = incast(GpuLayout(1024, 8, 8), 1016, 2**21, receiver=0)  # rail 0: one leaf
+    >>> with_go_back_n(transport_for(tech, switch, routing="spray"), graph, 4178,
+    ...     rail).go_back_n_share     # its flows never reach the spines: nothing to reorder
+    1.0
     """
-    flowlets = transport.routing == "adaptive" and transport.adaptive_granularity == "flowlet"
     if (
         transport.routing not in PER_PACKET_ROUTINGS
-        or flowlets
         or transport.delivery != "in_order"
         or transport.scheduled
         or graph.leaves == 0
         or graph.leaf_up_links.size == 0
     ):
         return transport
-    paths = int(graph.leaf_up_links.shape[1])
-    host, leaf_up = int(graph.host_up_link[0]), int(graph.leaf_up_links[0, 0])
-    path = (host, leaf_up, int(graph.link_reverse[leaf_up]), int(graph.host_down_link[0]))
-    # host -> leaf -> spine -> leaf -> host: four cables, three switches, two adapters.
-    one_way_ns = 2 * graph.nic_latency_ns + float(graph.link_latency_ns[list(path)].sum())
+    ups = graph.leaf_up_links[0]
+    paths = int(ups.size)
+    host, host_down = int(graph.host_up_link[0]), int(graph.host_down_link[0])
+    lat = graph.link_latency_ns
+    # host -> leaf -> spine -> leaf -> host over each of leaf 0's uplinks: four cables, three
+    # switches; the two adapters are common to every path.
+    fabric_ns = lat[ups] + lat[graph.link_reverse[ups]]
     rate_bytes_per_ns = float(graph.link_speed_gbps[host]) / 8.0
-    one_way_ns += frame_bytes / rate_bytes_per_ns
+    gap_ns = frame_bytes / rate_bytes_per_ns
+    one_way_ns = 2 * graph.nic_latency_ns + float(lat[host] + lat[host_down] + fabric_ns.mean())
+    one_way_ns += gap_ns
     in_flight = 2 * one_way_ns * rate_bytes_per_ns / frame_bytes
-    share = in_order_goodput_share(paths, in_flight)
+    if traffic is None or fabric_shared_by_sources(graph, traffic):
+        overtaking = overtaking_share(paths)
+    else:
+        overtaking = overtaking_share_of_delays(fabric_ns.tolist(), gap_ns)
+    share = 1.0 / (1.0 + overtaking * in_flight)
     return replace(
         transport,
         payload_share=transport.payload_share * share,
@@ -306,6 +337,43 @@ def with_go_back_n(
         ),
         go_back_n_share=share,
     )
+
+
+def fabric_shared_by_sources(graph: FabricGraph, traffic: Traffic) -> bool:
+    """True when some switch-to-switch trunk carries flows of more than one source host.
+
+    Packets of one NIC leave one packet time apart and, split over a trunk, meet no queue of
+    their own making; packets of two NICs arrive independently and queue behind each other. The
+    count is over the whole traffic (flows of different steps count as sharing: an upper
+    bound on contention).
+
+    >>> from fabricplan.spec import parse_spec
+    >>> from fabricplan.topology.designer import design_fabric
+    >>> from fabricplan.topology.graph import fabric_graph
+    >>> import numpy as np
+    >>> from fabricplan.sim.traffic import GpuLayout, StepSpec, gpu_flows, incast
+    >>> valid = parse_spec({"cluster": {"gpus": 1024}, "fabric": {"technologies": ["roce_v2"],
+    ...     "topology": "fat_tree"}})
+    >>> graph = fabric_graph(design_fabric(valid, "roce_v2"), valid)
+    >>> layout = GpuLayout(1024, 8, 8)
+    >>> one = gpu_flows(layout, np.array([0]), np.array([1016]), 1e6, StepSpec("s", "p"))
+    >>> bool(graph.host_leaf[one.src] != graph.host_leaf[one.dst])   # across the spines
+    True
+    >>> fabric_shared_by_sources(graph, one)
+    False
+    >>> fabric_shared_by_sources(graph, incast(layout, 1016, 1e6, receiver=0))
+    True
+    """
+    trunks = trunk_route(graph, traffic.src, traffic.dst)
+    host_trunks = np.zeros(graph.trunks, dtype=bool)
+    host_trunks[graph.trunk_of_link[graph.host_up_link]] = True
+    host_trunks[graph.trunk_of_link[graph.host_down_link]] = True
+    fabric = (trunks >= 0) & ~host_trunks[np.maximum(trunks, 0)]
+    rows, cols = np.nonzero(fabric)
+    if rows.size == 0:
+        return False
+    pairs = np.unique(np.stack([trunks[rows, cols], traffic.src[rows]]), axis=1)
+    return bool(np.bincount(pairs[0]).max() > 1)
 
 
 def transport_for(
@@ -352,7 +420,9 @@ def transport_for(
     ('spray', 'scheduled', 0.9246)
     """
     share = tech.mtu_bytes / (tech.mtu_bytes + tech.header_bytes.value)
-    chosen = routing or default_routing(tech, switch)
+    # Adaptive routing on a flowlet ASIC (Tomahawk's DLB) places flowlets: a fluid flow never
+    # idles, so it is one flowlet, pinned like an ECMP flow (the packet level does the same).
+    chosen = placed_routing(routing or default_routing(tech, switch), switch)
     mechanisms = simulated_mechanisms(tech)
     fabric_share = None
     if tech.cell_bytes is not None and tech.cell_header_bytes is not None:
@@ -376,7 +446,6 @@ def transport_for(
         loss_recovery="trim_nack" if trims else "timeout",
         port_buffer_bytes=buffer * PORT_BUFFER_SHARE,
         delivery=tech.delivery,
-        adaptive_granularity=adaptive_routing_of(switch).granularity,
     )
 
 

@@ -25,6 +25,7 @@ from fabricplan.sim.mechanism import (
     RoutingName,
     adaptive_routing_of,
     default_routing,
+    placed_routing,
     refuse_unmodelled,
     simulated_mechanisms,
 )
@@ -575,12 +576,10 @@ def packet_spec_for(
     ('flowlet', 256.0)
     """
     mechanisms = simulated_mechanisms(tech)
-    chosen = routing or default_routing(tech, switch)
+    # The ASIC's adaptive routing may place flowlets, not packets (Broadcom DLB in flowlet
+    # mode): then what it asks of the switch is flowlet switching on its own timer.
+    chosen = placed_routing(routing or default_routing(tech, switch), switch)
     adaptive = adaptive_routing_of(switch)
-    if chosen == "adaptive" and adaptive.granularity == "flowlet":
-        # The ASIC's adaptive routing places flowlets, not packets (Broadcom DLB in flowlet
-        # mode): what it asks of the switch is flowlet switching on its own timer.
-        chosen = "flowlet"
     fc = link_flow_control or mechanisms.link_flow_control
     # The shared vocabulary is wider than this level's models: refuse the rest (FP538).
     refuse_unmodelled(tech, "routing", chosen, get_args(PacketRouting))
