@@ -34,6 +34,7 @@ from fabricplan.recommend.decision import (
 )
 from fabricplan.recommend.money import (
     COLLECTIVE_TIME_RELATIVE_BAND,
+    GrowthRiskRecord,
     money_table,
     network_money_usd,
     option_money,
@@ -433,6 +434,64 @@ def test_a_dearer_winning_switch_flips_only_past_the_next_searched_design(
     else:
         assert flip.value == pytest.approx(flips_at, rel=1e-6), flip.description
         assert "costs more than" in flip.description
+
+
+def test_a_searched_design_kept_at_a_dearer_switch_carries_its_own_growth_money() -> None:
+    # As above at 1 M extra, with growth to 2,048 GPUs: every kept design adds 1 M of capex to
+    # grow, the searched "other-switch" design 4 M (its own growth). The search keeps it once
+    # roce_v2's 10 switches rise by d with 10 d > 1 M / 1.5 (its extra money as capex), at
+    # d = 66,667; roce_v2's total is then 16.5 M + 1 M + 4 M = 21.5 M against infiniband's
+    # 19.5 M + 1 M = 20.5 M: the winner changes there (with the kept design's 1 M of growth
+    # it would be 18.5 M, and no price would flip it).
+    valid = _valid(growth={"target_gpus": 2 * GPUS})
+    grow = GrowthResult(target_gpus=2 * GPUS, reachable=True, added_capex_usd=1e6)
+    roce = _with_alternative(
+        _evaluation("roce_v2", capex=10e6, switch="eth-sw", growth=grow), "other-switch", 1e6
+    )
+    evals = [_evaluation("infiniband", capex=12e6, switch="ib-sw", growth=grow), roce]
+    own = GrowthRiskRecord(growth_usd=4e6, config_risk_gpu_hours=0.0, config_risk_staff_usd=0.0)
+    rec = decide(evals, valid, searched={"roce_v2": (own,)})
+    flip = [f for f in rec.flips if f.kind == "price"][1]  # roce_v2's switch
+    assert flip.value == pytest.approx(1e6 + 1e6 / 1.5 / 10, rel=1e-6), flip.description
+    assert flip.description.startswith("infiniband ranks first"), flip.description
+    assert "builds other-switch fat_tree 2T x 1P instead" in flip.description
+
+
+def test_a_searched_design_kept_at_a_dearer_gpu_hour_carries_its_own_risk_money() -> None:
+    # roce_v2 wins today (as in the GPU-hour test above) and its search also priced a design
+    # idling as little as infiniband's for 1 M more: the search keeps it once the GPU-hour is
+    # worth more than PRICE + 1 M / (the hours it saves). That design's own configuration risk
+    # is 1.5 M GPU-hours (the kept one's 0), so roce_v2's total jumps above infiniband's there;
+    # with the kept design's risk roce_v2 would stay first at every price.
+    valid = _valid()
+    ib = _evaluation("infiniband", step_s=1.0, capex=13e6 / 1.5)
+    kept = _evaluation("roce_v2", step_s=1.02, capex=10e6 / 1.5)
+    kept_idle, alt_idle = _idle_usd(1.02, 0.9), _idle_usd(1.0, 0.9)
+    more = 1e6
+    alt_tco = kept.cost.tco_usd + kept_idle + more - alt_idle
+    alt = DesignAlternative(
+        switch="other-switch",
+        topology="fat_tree",
+        tiers=2,
+        planes=1,
+        switches_total=10,
+        capex_usd=kept.cost.capex_usd,
+        tco_usd=alt_tco,
+        gpu_idle_usd=alt_idle,
+        money_usd=alt_tco + alt_idle,
+        more_usd=more,
+        lost_because="test",
+    )
+    roce = kept.model_copy(
+        update={"design": kept.design.model_copy(update={"alternatives": (alt,)})}
+    )
+    own = GrowthRiskRecord(growth_usd=0.0, config_risk_gpu_hours=1.5e6, config_risk_staff_usd=0.0)
+    rec = decide([ib, roce], valid, searched={"roce_v2": (own,)})
+    flip = next(f for f in rec.flips if f.kind == "gpu_hour")
+    saved_hours = (kept_idle - alt_idle) / PRICE
+    assert flip.value == pytest.approx(PRICE + more / saved_hours, rel=1e-6), flip.description
+    assert "infiniband ranks first" in flip.description, flip.description
+    assert "roce_v2 builds other-switch fat_tree 2T x 1P instead" in flip.description
 
 
 def test_a_switch_two_candidates_buy_moves_both_totals() -> None:

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from fabricplan.analytic.config_risk import (
     UNWATCHED_STORM_HOURS,
     WATCHDOG_DETECTION_S,
+    ConfigRisk,
     config_risk,
     pause_storm_risk,
     risk_classes,
@@ -60,6 +61,7 @@ from fabricplan.model.results import (
     PerfRequest,
 )
 from fabricplan.model.scenario import TechnologyName, ValidScenario
+from fabricplan.recommend.money import GrowthRiskRecord
 from fabricplan.search_cache import SearchCache
 from fabricplan.spec import replace_spec
 from fabricplan.topology.designer import (
@@ -339,6 +341,19 @@ def search_design(
     >>> design.switches["leaf"], design.tiers   # 32 NICs fit one 64-port switch
     (1, 1)
     """
+    chosen, design, cost, _ = _search(valid, technology, backend, request, cache)
+    return chosen, design, cost
+
+
+def _search(
+    valid: ValidScenario,
+    technology: TechnologyName,
+    backend: str,
+    request: PerfRequest | None,
+    cache: SearchCache | None,
+) -> tuple[ValidScenario, FabricDesign, CostBreakdown, list[_Candidate]]:
+    """:func:`search_design`, with the candidates priced in full, best first (the kept one
+    first; the others are the first ``design.alternatives``, in the same order)."""
     request = request or PerfRequest()
     designed: list[_Built] = []
     failed: list[tuple[DesignChoice, DesignError]] = []
@@ -448,7 +463,7 @@ def search_design(
     design = winner.design.model_copy(
         update={"alternatives": alternatives, "findings": (note, *winner.design.findings)}
     )
-    return winner.valid, design, winner.cost
+    return winner.valid, design, winner.cost, ranked
 
 
 def applicable_profile(
@@ -744,6 +759,7 @@ __all__ = [
     "evaluate_feasible",
     "evaluate_one",
     "search_design",
+    "searched_growth_risk",
 ]
 
 
@@ -807,23 +823,7 @@ def evaluate_one(
             performance = with_link_errors(chosen, design, performance, request)
         performance = with_uncertainty(performance)  # the bands of the values as changed above
     cost = with_gpu_idle_cost(chosen, searched_cost, performance.step)
-    tech = chosen.technologies[technology]
-    slowdown = 0.0
-    pfc_on = chosen.spec.fabric.lossless.pfc
-    if performance.step is not None and tech.link_flow_control == "pfc" and pfc_on:
-        lossy = with_lossless_step(performance.step, _effect(chosen, design, routing, pfc=False))
-        slowdown = lossy.step_s / performance.step.step_s - 1.0
-    risk = config_risk(
-        tech,
-        team_experience(chosen, technology),
-        chosen.spec.cost.years,
-        design.gpus,
-        slowdown,
-        chosen.spec.cost.engineer_usd_per_year / HOURS_PER_ENGINEER_YEAR,
-        _adaptive_off_slowdown(chosen, design, request, performance),
-        nics=chosen.spec.cluster.endpoints,
-        pfc_watchdog=chosen.spec.fabric.lossless.pfc_watchdog,
-    )
+    risk = _config_risk_of(chosen, design, request, performance, routing)
     return Evaluation(
         technology=technology,
         design=design,
@@ -832,6 +832,95 @@ def evaluate_one(
         ops=assess_operations(chosen, design),
         growth=growth_of(chosen, design, cache),
     )
+
+
+def _config_risk_of(
+    valid: ValidScenario,
+    design: FabricDesign,
+    request: PerfRequest,
+    performance: PerformanceResult,
+    routing: str,
+) -> ConfigRisk:
+    """The configuration risk of ``design`` with ``performance`` as modelled on it."""
+    technology = design.technology
+    tech = valid.technologies[technology]
+    slowdown = 0.0
+    pfc_on = valid.spec.fabric.lossless.pfc
+    if performance.step is not None and tech.link_flow_control == "pfc" and pfc_on:
+        lossy = with_lossless_step(performance.step, _effect(valid, design, routing, pfc=False))
+        slowdown = lossy.step_s / performance.step.step_s - 1.0
+    return config_risk(
+        tech,
+        team_experience(valid, technology),
+        valid.spec.cost.years,
+        design.gpus,
+        slowdown,
+        valid.spec.cost.engineer_usd_per_year / HOURS_PER_ENGINEER_YEAR,
+        _adaptive_off_slowdown(valid, design, request, performance),
+        nics=valid.spec.cluster.endpoints,
+        pfc_watchdog=valid.spec.fabric.lossless.pfc_watchdog,
+    )
+
+
+def searched_growth_risk(
+    valid: ValidScenario,
+    technology: TechnologyName,
+    backend: BackendChoice = "analytic",
+    request: PerfRequest | None = None,
+    cache: SearchCache | None = None,
+) -> tuple[GrowthRiskRecord | None, ...]:
+    """The growth and configuration-risk money of each design the search priced in full and
+    did not keep, aligned with ``design.alternatives`` of :func:`evaluate_one` (``None`` for a
+    design priced on capex only or not buildable). The search ranks designs without these two
+    terms; the decision's price and GPU-hour flips need them when a technology would keep
+    another design (:func:`fabricplan.recommend.decision.decide`).
+
+    Each design is modelled as the decision's re-evaluations model the kept one: the step alone
+    (the analytic level for a simulator, as the search ranks), with the deployed lossless
+    configuration and link errors, then its growth to ``growth.target_gpus`` with its own
+    choices pinned (:func:`growth_of`). With the ``cache`` the search filled, the designs and
+    steps are reused, not made again.
+
+    Examples
+    --------
+    >>> from fabricplan.spec import parse_spec
+    >>> valid = parse_spec({"cluster": {"gpus": 256}, "growth": {"target_gpus": 512}})
+    >>> records = searched_growth_risk(valid, "infiniband", backend="fake")
+    >>> all(r is None or r.growth_usd is not None for r in records)
+    True
+    """
+    request = request or PerfRequest()
+    name = backend if isinstance(backend, str) else backend.name
+    ranking = name if name in RANKING_BACKENDS else "analytic"
+    _, design, _, ranked = _search(valid, technology, ranking, request, cache)
+    step_only = request.model_copy(update={"collectives": (), "p2p": False, "step": True})
+    model: BackendChoice = ranking
+    if cache is not None:
+        model = _ReusedBackend(get_backend(ranking), cache)
+    records: list[GrowthRiskRecord | None] = []
+    for candidate in ranked[1:]:
+        chosen, built = candidate.valid, candidate.design
+        routing = _routing(chosen, technology, step_only)
+        try:
+            performance = _perform(chosen, built, model, step_only)
+        except FabricPlanError:
+            records.append(None)
+            continue
+        if chosen.technologies[technology].link_flow_control == "pfc":
+            performance = _with_configuration(chosen, built, performance, routing)
+        performance = with_uncertainty(with_link_errors(chosen, built, performance, step_only))
+        risk = _config_risk_of(chosen, built, step_only, performance, routing)
+        growth = growth_of(chosen, built, cache)
+        records.append(
+            GrowthRiskRecord(
+                growth_usd=0.0 if growth is None else growth.added_capex_usd,
+                growth_items={} if growth is None else dict(growth.added_items),
+                config_risk_gpu_hours=risk.gpu_hours,
+                config_risk_staff_usd=risk.staff_usd,
+            )
+        )
+    records += [None] * (len(design.alternatives) - len(records))
+    return tuple(records)
 
 
 def _adaptive_off_slowdown(
