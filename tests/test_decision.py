@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from fabricplan.analytic.uncertainty import step_band
 from fabricplan.errors import FabricPlanError, ModelError
-from fabricplan.evaluate import evaluate_one
+from fabricplan.evaluate import evaluate_feasible, evaluate_one, same_fabric
 from fabricplan.model.fabric import BomLine, DesignAlternative, FabricDesign, Finding
 from fabricplan.model.results import (
     CostBreakdown,
@@ -31,6 +31,7 @@ from fabricplan.recommend.decision import (
     rank,
     recommend,
     scenario_with_gpus,
+    scenario_with_team,
 )
 from fabricplan.recommend.money import (
     COLLECTIVE_TIME_RELATIVE_BAND,
@@ -885,4 +886,57 @@ def test_the_money_table_and_reasons_say_the_difference_and_its_band() -> None:
     )
     assert "step longer than the fastest (band of the difference)" not in dict(
         money_rows(decide(evals, _valid("balanced")))
+    )
+
+
+def test_a_team_change_that_moves_the_search_models_the_new_design() -> None:
+    # At 4,096 GPUs, a RoCE team new to DCB makes the search keep another switch (staff money
+    # is in its TCO) with another step: the performance kept from today's design is not that
+    # design's, so the re-evaluation models it, as a fresh evaluation does; the same design
+    # keeps it.
+    valid = parse_spec(
+        {
+            "cluster": {"gpus": 4096},
+            "fabric": {"technologies": ["roce_v2"], "topology": "fat_tree"},
+            "team": {"ethernet_dcb": "expert"},
+            "workload": {"model": "llama3-70b", "tp": 8, "pp": 2},
+        }
+    )
+    (today,), _ = evaluate_feasible(valid)
+    new_team = scenario_with_team(
+        valid, valid.spec.team.model_copy(update={"ethernet_dcb": "none"})
+    )
+    (fresh,), _ = evaluate_feasible(new_team)
+    assert not same_fabric(fresh.design, today.design)  # the case this test is about
+    kept = {"roce_v2": today.performance}
+    (again,), _ = evaluate_feasible(
+        new_team, performance=kept, performance_designs={"roce_v2": today.design}
+    )
+    assert again.performance == fresh.performance
+    assert again.performance != today.performance
+    (same,), _ = evaluate_feasible(
+        valid, performance=kept, performance_designs={"roce_v2": today.design}
+    )
+    assert same.performance is today.performance
+
+
+def test_recommend_says_which_design_each_kept_result_was_made_for(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import fabricplan.evaluate as evaluate_module
+
+    calls: list[dict[str, Any]] = []
+    real = evaluate_module.evaluate_feasible
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        calls.append(kwargs)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(evaluate_module, "evaluate_feasible", spy)
+    valid = parse_spec({"cluster": {"gpus": 256}})
+    evals, _ = real(valid, backend="fake")
+    recommend(valid, evals, backend="fake")
+    reused = [c for c in calls if c.get("performance")]
+    assert reused and all(
+        c["performance_designs"] == {e.technology: e.design for e in evals} for c in reused
     )

@@ -770,6 +770,7 @@ def evaluate_one(
     request: PerfRequest | None = None,
     performance: PerformanceResult | None = None,
     cache: SearchCache | None = None,
+    performance_design: FabricDesign | None = None,
 ) -> Evaluation:
     """Everything known about one technology's best fabric for this scenario.
 
@@ -790,6 +791,10 @@ def evaluate_one(
     cache
         Designs and step-model runs shared with other evaluations of the same run (the
         decision's re-evaluations; :class:`~fabricplan.search_cache.SearchCache`).
+    performance_design
+        The design ``performance`` was made for: when the search keeps another design here (a
+        team change can move it: staff money is in the search's TCO), ``performance`` is not
+        used and the design is modelled.
 
     Returns
     -------
@@ -809,6 +814,8 @@ def evaluate_one(
     name = backend if isinstance(backend, str) else backend.name
     chosen, design, searched_cost = search_design(valid, technology, name, request, cache)
     routing = _routing(chosen, technology, request)
+    if performance_design is not None and not same_fabric(performance_design, design):
+        performance = None
     if performance is None:
         model: BackendChoice = backend
         if cache is not None and name in RANKING_BACKENDS:
@@ -832,6 +839,21 @@ def evaluate_one(
         ops=assess_operations(chosen, design),
         growth=growth_of(chosen, design, cache),
     )
+
+
+def same_fabric(one: FabricDesign, other: FabricDesign) -> bool:
+    """Whether two designs are the same fabric (what the search says of the others and its
+    notes aside): a performance result made for one holds for the other.
+
+    >>> from fabricplan.spec import parse_spec
+    >>> design = design_fabric(parse_spec({"cluster": {"gpus": 64}}), "infiniband")
+    >>> same_fabric(design, design.model_copy(update={"findings": ()}))
+    True
+    >>> same_fabric(design, design.model_copy(update={"planes": 2}))
+    False
+    """
+    bare = {"alternatives": (), "findings": ()}
+    return one.model_copy(update=bare) == other.model_copy(update=bare)
 
 
 def _config_risk_of(
@@ -987,6 +1009,7 @@ def evaluate_feasible(
     request: PerfRequest | None = None,
     performance: Mapping[TechnologyName, PerformanceResult] | None = None,
     cache: SearchCache | None = None,
+    performance_designs: Mapping[TechnologyName, FabricDesign] | None = None,
 ) -> tuple[list[Evaluation], list[InfeasibleOption]]:
     """Evaluations of the technologies that can be designed, and the others with the reason.
 
@@ -1005,6 +1028,9 @@ def evaluate_feasible(
     cache
         Designs and step-model runs shared with other evaluations of the same run (see
         :func:`evaluate_one`).
+    performance_designs
+        The designs ``performance`` was made for, per technology: a result is used only where
+        the search keeps the same design (:func:`evaluate_one`).
 
     Returns
     -------
@@ -1026,7 +1052,15 @@ def evaluate_feasible(
     for tech in valid.spec.fabric.technologies:
         try:
             evaluations.append(
-                evaluate_one(valid, tech, backend, request, (performance or {}).get(tech), cache)
+                evaluate_one(
+                    valid,
+                    tech,
+                    backend,
+                    request,
+                    (performance or {}).get(tech),
+                    cache,
+                    (performance_designs or {}).get(tech),
+                )
             )
         except DesignError as exc:
             first_error = first_error or exc.detached()  # its traceback would hold this frame

@@ -1077,12 +1077,13 @@ def recommend(
 ) -> Recommendation:
     """Decide on ``evaluations`` of ``valid``, re-evaluating to find the flip points.
 
-    Team and growth changes keep each candidate's performance (they do not change it); size and
-    SHARP changes re-run the same backend (the analytic and fake backends for the step alone,
-    which is all the decision reads). The re-evaluations share one ``cache``
-    (:class:`~fabricplan.search_cache.SearchCache`; pass the one :func:`evaluate_feasible` used
-    for ``evaluations`` to reuse its designs too), so each design and step-model run is made
-    once.
+    Team and growth changes keep each candidate's performance where its search keeps the same
+    design (they do not change a design's performance; a team change can change the design,
+    whose performance is then modelled); size and SHARP changes re-run the same backend (the
+    analytic and fake backends for the step alone, which is all the decision reads). The
+    re-evaluations share one ``cache`` (:class:`~fabricplan.search_cache.SearchCache`; pass the
+    one :func:`evaluate_feasible` used for ``evaluations`` to reuse its designs too), so each
+    design and step-model run is made once.
 
     Examples
     --------
@@ -1102,6 +1103,7 @@ def recommend(
 
     cache = cache or SearchCache()
     performance = {e.technology: e.performance for e in evaluations}
+    designs = {e.technology: e.design for e in evaluations}  # what each result was made for
     name = backend if isinstance(backend, str) else backend.name
     asked = request or PerfRequest()
     # The decision reads the step, the cost and the design, never the collective or perftest
@@ -1116,7 +1118,12 @@ def recommend(
         evaluations,
         valid,
         reevaluate=lambda scenario: evaluate_feasible(
-            scenario, backend, again, performance=performance, cache=cache
+            scenario,
+            backend,
+            again,
+            performance=performance,
+            cache=cache,
+            performance_designs=designs,
         )[0],
         reevaluate_performance=lambda scenario: evaluate_feasible(
             scenario, backend, again, cache=cache
