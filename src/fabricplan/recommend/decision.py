@@ -402,9 +402,10 @@ def _gpu_hour_flip(
             for a in li:
                 for b in lj:
                     crossing(total(mj, b) - total(mi, a), hours(mi, a) - hours(mj, b))
-        for k, a in enumerate(li):  # where the search changes design, the total jumps
+        for k, a in enumerate(li):  # where the search changes design, the total may jump
             for b in li[k + 1 :]:
-                crossing(b.more_usd - a.more_usd, a.more_hours - b.more_hours)
+                if a.own != b.own:
+                    crossing(b.more_usd - a.more_usd, a.more_hours - b.more_hours)
     for root in sorted(roots, key=lambda r: abs(r - price)):
         for probe in (root * (1 + 1e-6) + 1e-9, root * (1 - 1e-6) - 1e-9):
             if probe < 0 or (probe > price) != (root > price):
