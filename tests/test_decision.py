@@ -20,6 +20,7 @@ from fabricplan.model.results import (
     CostLine,
     Evaluation,
     GrowthResult,
+    GrowthRiskRecord,
     OpsAssessment,
     OptionMoney,
     PerformanceResult,
@@ -35,7 +36,6 @@ from fabricplan.recommend.decision import (
 )
 from fabricplan.recommend.money import (
     COLLECTIVE_TIME_RELATIVE_BAND,
-    GrowthRiskRecord,
     money_table,
     network_money_usd,
     option_money,

@@ -56,12 +56,12 @@ from fabricplan.model.results import (
     CostBreakdown,
     Evaluation,
     GrowthResult,
+    GrowthRiskRecord,
     InfeasibleOption,
     PerformanceResult,
     PerfRequest,
 )
 from fabricplan.model.scenario import TechnologyName, ValidScenario
-from fabricplan.recommend.money import GrowthRiskRecord
 from fabricplan.search_cache import SearchCache
 from fabricplan.spec import replace_spec
 from fabricplan.topology.designer import (
@@ -892,16 +892,35 @@ def searched_growth_risk(
     cache: SearchCache | None = None,
 ) -> tuple[GrowthRiskRecord | None, ...]:
     """The growth and configuration-risk money of each design the search priced in full and
-    did not keep, aligned with ``design.alternatives`` of :func:`evaluate_one` (``None`` for a
-    design priced on capex only or not buildable). The search ranks designs without these two
-    terms; the decision's price and GPU-hour flips need them when a technology would keep
-    another design (:func:`fabricplan.recommend.decision.decide`).
+    did not keep. The search ranks designs without these two terms; the decision's price and
+    GPU-hour flips need them when a technology would keep another design
+    (:func:`fabricplan.recommend.decision.decide`).
 
     Each design is modelled as the decision's re-evaluations model the kept one: the step alone
     (the analytic level for a simulator, as the search ranks), with the deployed lossless
     configuration and link errors, then its growth to ``growth.target_gpus`` with its own
     choices pinned (:func:`growth_of`). With the ``cache`` the search filled, the designs and
     steps are reused, not made again.
+
+    Parameters
+    ----------
+    valid
+        The validated scenario (as given to :func:`evaluate_one`).
+    technology
+        One of its technologies.
+    backend
+        The evaluation's backend: the analytic or fake one models the steps, any other the
+        analytic one.
+    request
+        The evaluation's request (whether the search ranked on idle GPU time, the calibration).
+    cache
+        The cache the evaluation used.
+
+    Returns
+    -------
+    tuple of GrowthRiskRecord or None
+        Aligned with ``design.alternatives`` of :func:`evaluate_one`: a record per design priced
+        in full, ``None`` for one priced on capex only, not buildable or whose step failed.
 
     Examples
     --------

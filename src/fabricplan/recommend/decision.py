@@ -42,6 +42,7 @@ from fabricplan.errors import FabricPlanError, ModelError
 from fabricplan.model.results import (
     Evaluation,
     FlipPoint,
+    GrowthRiskRecord,
     InfeasibleOption,
     OptionMoney,
     PerfRequest,
@@ -56,7 +57,6 @@ from fabricplan.model.scenario import (
     ValidScenario,
 )
 from fabricplan.recommend.money import (
-    GrowthRiskRecord,
     money_table,
     network_money_usd,
     repriced,

@@ -23,8 +23,7 @@ flip points find the price at which the answer changes (:func:`repriced`).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
 
 from fabricplan.analytic.uncertainty import difference_inside
 from fabricplan.errors import ModelError
@@ -48,21 +47,6 @@ reference rows, taken at the target because those rows cover few fabrics and siz
 the same on every fabric, so only the fabric's exposed communication carries the band."""
 
 GPU_HOUR_ITEM_PREFIX = "gpu-hour-"
-
-
-@dataclass(frozen=True)
-class GrowthRiskRecord:
-    """The growth and configuration-risk terms of a design the search priced and did not keep
-    (:func:`fabricplan.evaluate.searched_growth_risk`): what its total would carry in place of
-    the kept design's ``growth_usd`` and ``config_risk_usd`` if the search kept it."""
-
-    growth_usd: float | None
-    """Added capex to reach ``growth.target_gpus`` with this design's choices (0 without a
-    growth target; ``None`` when they cannot reach it)."""
-    config_risk_gpu_hours: float
-    config_risk_staff_usd: float
-    growth_items: Mapping[str, int] = field(default_factory=dict)
-    """Items its growth buys beyond today's quantities."""
 
 
 def step_time_band_from(step_s: float, fabric_exposed_s: float) -> tuple[float, float]:
