@@ -13,13 +13,14 @@ from hypothesis import strategies as st
 
 from fabricplan.analytic.uncertainty import step_band
 from fabricplan.errors import FabricPlanError, ModelError
-from fabricplan.evaluate import evaluate_one
+from fabricplan.evaluate import evaluate_feasible, evaluate_one, same_fabric
 from fabricplan.model.fabric import BomLine, DesignAlternative, FabricDesign, Finding
 from fabricplan.model.results import (
     CostBreakdown,
     CostLine,
     Evaluation,
     GrowthResult,
+    GrowthRiskRecord,
     OpsAssessment,
     OptionMoney,
     PerformanceResult,
@@ -31,6 +32,7 @@ from fabricplan.recommend.decision import (
     rank,
     recommend,
     scenario_with_gpus,
+    scenario_with_team,
 )
 from fabricplan.recommend.money import (
     COLLECTIVE_TIME_RELATIVE_BAND,
@@ -435,6 +437,64 @@ def test_a_dearer_winning_switch_flips_only_past_the_next_searched_design(
         assert "costs more than" in flip.description
 
 
+def test_a_searched_design_kept_at_a_dearer_switch_carries_its_own_growth_money() -> None:
+    # As above at 1 M extra, with growth to 2,048 GPUs: every kept design adds 1 M of capex to
+    # grow, the searched "other-switch" design 4 M (its own growth). The search keeps it once
+    # roce_v2's 10 switches rise by d with 10 d > 1 M / 1.5 (its extra money as capex), at
+    # d = 66,667; roce_v2's total is then 16.5 M + 1 M + 4 M = 21.5 M against infiniband's
+    # 19.5 M + 1 M = 20.5 M: the winner changes there (with the kept design's 1 M of growth
+    # it would be 18.5 M, and no price would flip it).
+    valid = _valid(growth={"target_gpus": 2 * GPUS})
+    grow = GrowthResult(target_gpus=2 * GPUS, reachable=True, added_capex_usd=1e6)
+    roce = _with_alternative(
+        _evaluation("roce_v2", capex=10e6, switch="eth-sw", growth=grow), "other-switch", 1e6
+    )
+    evals = [_evaluation("infiniband", capex=12e6, switch="ib-sw", growth=grow), roce]
+    own = GrowthRiskRecord(growth_usd=4e6, config_risk_gpu_hours=0.0, config_risk_staff_usd=0.0)
+    rec = decide(evals, valid, searched={"roce_v2": (own,)})
+    flip = [f for f in rec.flips if f.kind == "price"][1]  # roce_v2's switch
+    assert flip.value == pytest.approx(1e6 + 1e6 / 1.5 / 10, rel=1e-6), flip.description
+    assert flip.description.startswith("infiniband ranks first"), flip.description
+    assert "builds other-switch fat_tree 2T x 1P instead" in flip.description
+
+
+def test_a_searched_design_kept_at_a_dearer_gpu_hour_carries_its_own_risk_money() -> None:
+    # roce_v2 wins today (as in the GPU-hour test above) and its search also priced a design
+    # idling as little as infiniband's for 1 M more: the search keeps it once the GPU-hour is
+    # worth more than PRICE + 1 M / (the hours it saves). That design's own configuration risk
+    # is 1.5 M GPU-hours (the kept one's 0), so roce_v2's total jumps above infiniband's there;
+    # with the kept design's risk roce_v2 would stay first at every price.
+    valid = _valid()
+    ib = _evaluation("infiniband", step_s=1.0, capex=13e6 / 1.5)
+    kept = _evaluation("roce_v2", step_s=1.02, capex=10e6 / 1.5)
+    kept_idle, alt_idle = _idle_usd(1.02, 0.9), _idle_usd(1.0, 0.9)
+    more = 1e6
+    alt_tco = kept.cost.tco_usd + kept_idle + more - alt_idle
+    alt = DesignAlternative(
+        switch="other-switch",
+        topology="fat_tree",
+        tiers=2,
+        planes=1,
+        switches_total=10,
+        capex_usd=kept.cost.capex_usd,
+        tco_usd=alt_tco,
+        gpu_idle_usd=alt_idle,
+        money_usd=alt_tco + alt_idle,
+        more_usd=more,
+        lost_because="test",
+    )
+    roce = kept.model_copy(
+        update={"design": kept.design.model_copy(update={"alternatives": (alt,)})}
+    )
+    own = GrowthRiskRecord(growth_usd=0.0, config_risk_gpu_hours=1.5e6, config_risk_staff_usd=0.0)
+    rec = decide([ib, roce], valid, searched={"roce_v2": (own,)})
+    flip = next(f for f in rec.flips if f.kind == "gpu_hour")
+    saved_hours = (kept_idle - alt_idle) / PRICE
+    assert flip.value == pytest.approx(PRICE + more / saved_hours, rel=1e-6), flip.description
+    assert "infiniband ranks first" in flip.description, flip.description
+    assert "roce_v2 builds other-switch fat_tree 2T x 1P instead" in flip.description
+
+
 def test_a_switch_two_candidates_buy_moves_both_totals() -> None:
     # roce_v2 and roce_v1 both buy 10 "eth-sw" (roce_v2 wins by 1 M of capex x 1.5); infiniband
     # is 3 M dearer than roce_v2. A dearer eth-sw raises both Ethernet totals alike, so roce_v1
@@ -826,4 +886,57 @@ def test_the_money_table_and_reasons_say_the_difference_and_its_band() -> None:
     )
     assert "step longer than the fastest (band of the difference)" not in dict(
         money_rows(decide(evals, _valid("balanced")))
+    )
+
+
+def test_a_team_change_that_moves_the_search_models_the_new_design() -> None:
+    # At 4,096 GPUs, a RoCE team new to DCB makes the search keep another switch (staff money
+    # is in its TCO) with another step: the performance kept from today's design is not that
+    # design's, so the re-evaluation models it, as a fresh evaluation does; the same design
+    # keeps it.
+    valid = parse_spec(
+        {
+            "cluster": {"gpus": 4096},
+            "fabric": {"technologies": ["roce_v2"], "topology": "fat_tree"},
+            "team": {"ethernet_dcb": "expert"},
+            "workload": {"model": "llama3-70b", "tp": 8, "pp": 2},
+        }
+    )
+    (today,), _ = evaluate_feasible(valid)
+    new_team = scenario_with_team(
+        valid, valid.spec.team.model_copy(update={"ethernet_dcb": "none"})
+    )
+    (fresh,), _ = evaluate_feasible(new_team)
+    assert not same_fabric(fresh.design, today.design)  # the case this test is about
+    kept = {"roce_v2": today.performance}
+    (again,), _ = evaluate_feasible(
+        new_team, performance=kept, performance_designs={"roce_v2": today.design}
+    )
+    assert again.performance == fresh.performance
+    assert again.performance != today.performance
+    (same,), _ = evaluate_feasible(
+        valid, performance=kept, performance_designs={"roce_v2": today.design}
+    )
+    assert same.performance is today.performance
+
+
+def test_recommend_says_which_design_each_kept_result_was_made_for(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import fabricplan.evaluate as evaluate_module
+
+    calls: list[dict[str, Any]] = []
+    real = evaluate_module.evaluate_feasible
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        calls.append(kwargs)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(evaluate_module, "evaluate_feasible", spy)
+    valid = parse_spec({"cluster": {"gpus": 256}})
+    evals, _ = real(valid, backend="fake")
+    recommend(valid, evals, backend="fake")
+    reused = [c for c in calls if c.get("performance")]
+    assert reused and all(
+        c["performance_designs"] == {e.technology: e.design for e in evals} for c in reused
     )

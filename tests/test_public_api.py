@@ -28,6 +28,7 @@ PUBLIC: dict[str, set[str]] = {
         "evaluate_feasible",
         "evaluate_one",
         "search_design",
+        "searched_growth_risk",
     },
     "fabricplan.search_cache": {"NOT_COST", "NOT_DESIGN", "NOT_PERFORMANCE", "SearchCache"},
     "fabricplan.backends": {

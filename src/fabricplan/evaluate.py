@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from fabricplan.analytic.config_risk import (
     UNWATCHED_STORM_HOURS,
     WATCHDOG_DETECTION_S,
+    ConfigRisk,
     config_risk,
     pause_storm_risk,
     risk_classes,
@@ -55,6 +56,7 @@ from fabricplan.model.results import (
     CostBreakdown,
     Evaluation,
     GrowthResult,
+    GrowthRiskRecord,
     InfeasibleOption,
     PerformanceResult,
     PerfRequest,
@@ -339,6 +341,19 @@ def search_design(
     >>> design.switches["leaf"], design.tiers   # 32 NICs fit one 64-port switch
     (1, 1)
     """
+    chosen, design, cost, _ = _search(valid, technology, backend, request, cache)
+    return chosen, design, cost
+
+
+def _search(
+    valid: ValidScenario,
+    technology: TechnologyName,
+    backend: str,
+    request: PerfRequest | None,
+    cache: SearchCache | None,
+) -> tuple[ValidScenario, FabricDesign, CostBreakdown, list[_Candidate]]:
+    """:func:`search_design`, with the candidates priced in full, best first (the kept one
+    first; the others are the first ``design.alternatives``, in the same order)."""
     request = request or PerfRequest()
     designed: list[_Built] = []
     failed: list[tuple[DesignChoice, DesignError]] = []
@@ -448,7 +463,7 @@ def search_design(
     design = winner.design.model_copy(
         update={"alternatives": alternatives, "findings": (note, *winner.design.findings)}
     )
-    return winner.valid, design, winner.cost
+    return winner.valid, design, winner.cost, ranked
 
 
 def applicable_profile(
@@ -744,6 +759,7 @@ __all__ = [
     "evaluate_feasible",
     "evaluate_one",
     "search_design",
+    "searched_growth_risk",
 ]
 
 
@@ -754,6 +770,7 @@ def evaluate_one(
     request: PerfRequest | None = None,
     performance: PerformanceResult | None = None,
     cache: SearchCache | None = None,
+    performance_design: FabricDesign | None = None,
 ) -> Evaluation:
     """Everything known about one technology's best fabric for this scenario.
 
@@ -774,6 +791,10 @@ def evaluate_one(
     cache
         Designs and step-model runs shared with other evaluations of the same run (the
         decision's re-evaluations; :class:`~fabricplan.search_cache.SearchCache`).
+    performance_design
+        The design ``performance`` was made for: when the search keeps another design here (a
+        team change can move it: staff money is in the search's TCO), ``performance`` is not
+        used and the design is modelled.
 
     Returns
     -------
@@ -793,6 +814,8 @@ def evaluate_one(
     name = backend if isinstance(backend, str) else backend.name
     chosen, design, searched_cost = search_design(valid, technology, name, request, cache)
     routing = _routing(chosen, technology, request)
+    if performance_design is not None and not same_fabric(performance_design, design):
+        performance = None
     if performance is None:
         model: BackendChoice = backend
         if cache is not None and name in RANKING_BACKENDS:
@@ -807,23 +830,7 @@ def evaluate_one(
             performance = with_link_errors(chosen, design, performance, request)
         performance = with_uncertainty(performance)  # the bands of the values as changed above
     cost = with_gpu_idle_cost(chosen, searched_cost, performance.step)
-    tech = chosen.technologies[technology]
-    slowdown = 0.0
-    pfc_on = chosen.spec.fabric.lossless.pfc
-    if performance.step is not None and tech.link_flow_control == "pfc" and pfc_on:
-        lossy = with_lossless_step(performance.step, _effect(chosen, design, routing, pfc=False))
-        slowdown = lossy.step_s / performance.step.step_s - 1.0
-    risk = config_risk(
-        tech,
-        team_experience(chosen, technology),
-        chosen.spec.cost.years,
-        design.gpus,
-        slowdown,
-        chosen.spec.cost.engineer_usd_per_year / HOURS_PER_ENGINEER_YEAR,
-        _adaptive_off_slowdown(chosen, design, request, performance),
-        nics=chosen.spec.cluster.endpoints,
-        pfc_watchdog=chosen.spec.fabric.lossless.pfc_watchdog,
-    )
+    risk = _config_risk_of(chosen, design, request, performance, routing)
     return Evaluation(
         technology=technology,
         design=design,
@@ -832,6 +839,129 @@ def evaluate_one(
         ops=assess_operations(chosen, design),
         growth=growth_of(chosen, design, cache),
     )
+
+
+def same_fabric(one: FabricDesign, other: FabricDesign) -> bool:
+    """Whether two designs are the same fabric (what the search says of the others and its
+    notes aside): a performance result made for one holds for the other.
+
+    >>> from fabricplan.spec import parse_spec
+    >>> design = design_fabric(parse_spec({"cluster": {"gpus": 64}}), "infiniband")
+    >>> same_fabric(design, design.model_copy(update={"findings": ()}))
+    True
+    >>> same_fabric(design, design.model_copy(update={"planes": 2}))
+    False
+    """
+    bare = {"alternatives": (), "findings": ()}
+    return one.model_copy(update=bare) == other.model_copy(update=bare)
+
+
+def _config_risk_of(
+    valid: ValidScenario,
+    design: FabricDesign,
+    request: PerfRequest,
+    performance: PerformanceResult,
+    routing: str,
+) -> ConfigRisk:
+    """The configuration risk of ``design`` with ``performance`` as modelled on it."""
+    technology = design.technology
+    tech = valid.technologies[technology]
+    slowdown = 0.0
+    pfc_on = valid.spec.fabric.lossless.pfc
+    if performance.step is not None and tech.link_flow_control == "pfc" and pfc_on:
+        lossy = with_lossless_step(performance.step, _effect(valid, design, routing, pfc=False))
+        slowdown = lossy.step_s / performance.step.step_s - 1.0
+    return config_risk(
+        tech,
+        team_experience(valid, technology),
+        valid.spec.cost.years,
+        design.gpus,
+        slowdown,
+        valid.spec.cost.engineer_usd_per_year / HOURS_PER_ENGINEER_YEAR,
+        _adaptive_off_slowdown(valid, design, request, performance),
+        nics=valid.spec.cluster.endpoints,
+        pfc_watchdog=valid.spec.fabric.lossless.pfc_watchdog,
+    )
+
+
+def searched_growth_risk(
+    valid: ValidScenario,
+    technology: TechnologyName,
+    backend: BackendChoice = "analytic",
+    request: PerfRequest | None = None,
+    cache: SearchCache | None = None,
+) -> tuple[GrowthRiskRecord | None, ...]:
+    """The growth and configuration-risk money of each design the search priced in full and
+    did not keep. The search ranks designs without these two terms; the decision's price and
+    GPU-hour flips need them when a technology would keep another design
+    (:func:`fabricplan.recommend.decision.decide`).
+
+    Each design is modelled as the decision's re-evaluations model the kept one: the step alone
+    (the analytic level for a simulator, as the search ranks), with the deployed lossless
+    configuration and link errors, then its growth to ``growth.target_gpus`` with its own
+    choices pinned (:func:`growth_of`). With the ``cache`` the search filled, the designs and
+    steps are reused, not made again.
+
+    Parameters
+    ----------
+    valid
+        The validated scenario (as given to :func:`evaluate_one`).
+    technology
+        One of its technologies.
+    backend
+        The evaluation's backend: the analytic or fake one models the steps, any other the
+        analytic one.
+    request
+        The evaluation's request (whether the search ranked on idle GPU time, the calibration).
+    cache
+        The cache the evaluation used.
+
+    Returns
+    -------
+    tuple of GrowthRiskRecord or None
+        Aligned with ``design.alternatives`` of :func:`evaluate_one`: a record per design priced
+        in full, ``None`` for one priced on capex only, not buildable or whose step failed.
+
+    Examples
+    --------
+    >>> from fabricplan.spec import parse_spec
+    >>> valid = parse_spec({"cluster": {"gpus": 256}, "growth": {"target_gpus": 512}})
+    >>> records = searched_growth_risk(valid, "infiniband", backend="fake")
+    >>> all(r is None or r.growth_usd is not None for r in records)
+    True
+    """
+    request = request or PerfRequest()
+    name = backend if isinstance(backend, str) else backend.name
+    ranking = name if name in RANKING_BACKENDS else "analytic"
+    _, design, _, ranked = _search(valid, technology, ranking, request, cache)
+    step_only = request.model_copy(update={"collectives": (), "p2p": False, "step": True})
+    model: BackendChoice = ranking
+    if cache is not None:
+        model = _ReusedBackend(get_backend(ranking), cache)
+    records: list[GrowthRiskRecord | None] = []
+    for candidate in ranked[1:]:
+        chosen, built = candidate.valid, candidate.design
+        routing = _routing(chosen, technology, step_only)
+        try:
+            performance = _perform(chosen, built, model, step_only)
+        except FabricPlanError:
+            records.append(None)
+            continue
+        if chosen.technologies[technology].link_flow_control == "pfc":
+            performance = _with_configuration(chosen, built, performance, routing)
+        performance = with_uncertainty(with_link_errors(chosen, built, performance, step_only))
+        risk = _config_risk_of(chosen, built, step_only, performance, routing)
+        growth = growth_of(chosen, built, cache)
+        records.append(
+            GrowthRiskRecord(
+                growth_usd=0.0 if growth is None else growth.added_capex_usd,
+                growth_items={} if growth is None else dict(growth.added_items),
+                config_risk_gpu_hours=risk.gpu_hours,
+                config_risk_staff_usd=risk.staff_usd,
+            )
+        )
+    records += [None] * (len(design.alternatives) - len(records))
+    return tuple(records)
 
 
 def _adaptive_off_slowdown(
@@ -898,6 +1028,7 @@ def evaluate_feasible(
     request: PerfRequest | None = None,
     performance: Mapping[TechnologyName, PerformanceResult] | None = None,
     cache: SearchCache | None = None,
+    performance_designs: Mapping[TechnologyName, FabricDesign] | None = None,
 ) -> tuple[list[Evaluation], list[InfeasibleOption]]:
     """Evaluations of the technologies that can be designed, and the others with the reason.
 
@@ -916,6 +1047,9 @@ def evaluate_feasible(
     cache
         Designs and step-model runs shared with other evaluations of the same run (see
         :func:`evaluate_one`).
+    performance_designs
+        The designs ``performance`` was made for, per technology: a result is used only where
+        the search keeps the same design (:func:`evaluate_one`).
 
     Returns
     -------
@@ -937,7 +1071,15 @@ def evaluate_feasible(
     for tech in valid.spec.fabric.technologies:
         try:
             evaluations.append(
-                evaluate_one(valid, tech, backend, request, (performance or {}).get(tech), cache)
+                evaluate_one(
+                    valid,
+                    tech,
+                    backend,
+                    request,
+                    (performance or {}).get(tech),
+                    cache,
+                    (performance_designs or {}).get(tech),
+                )
             )
         except DesignError as exc:
             first_error = first_error or exc.detached()  # its traceback would hold this frame

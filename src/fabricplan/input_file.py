@@ -48,6 +48,7 @@ __all__ = [
     "SafeYamlLoader",
     "iter_lines",
     "load_json",
+    "load_package_yaml",
     "load_yaml",
     "read_bytes",
     "read_text",
@@ -72,6 +73,19 @@ SafeYamlBase: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 class SafeYamlLoader(SafeYamlBase):  # type: ignore[misc]
     """The safe loader (C parser when available); :func:`load_yaml` checks its node tree."""
+
+
+def load_package_yaml(text: str) -> Any:
+    """One YAML document of package data (a file shipped inside fabricplan, not one a user
+    names): the safe loader with the C parser where PyYAML has it, without :func:`load_yaml`'s
+    checks, which guard against hostile input. The C parser builds the same objects as the
+    Python one (the resolvers and constructors are PyYAML's Python ones in both), several times
+    faster (the NCCL tuning tables: 0.057 s of CPU with the Python parser, 0.007 s with the C one).
+
+    >>> load_package_yaml("- {a: 1, b: [2.5, x]}\\n")
+    [{'a': 1, 'b': [2.5, 'x']}]
+    """
+    return yaml.load(text, Loader=SafeYamlLoader)
 
 
 @dataclass(frozen=True)

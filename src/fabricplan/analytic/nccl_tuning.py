@@ -22,10 +22,10 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any, Literal
 
-import yaml
 from pydantic import ValidationError
 
 from fabricplan.errors import ModelError
+from fabricplan.input_file import load_package_yaml
 from fabricplan.model.base import Frozen
 
 GpuClass = Literal["volta", "ampere", "hopper", "blackwell"]
@@ -136,7 +136,7 @@ def _lines() -> tuple[NcclTuning, ...]:
     merged: dict[str, Any] = {}
     sources: dict[str, str] = {}
     lines: list[NcclTuning] = []
-    for raw in yaml.safe_load(text):
+    for raw in load_package_yaml(text):
         merged.update(raw["set"])
         sources.update(dict.fromkeys(raw["set"], raw["tag"]))
         try:

@@ -37,6 +37,7 @@ from typing import Literal
 import yaml
 from pydantic import Field
 
+from fabricplan.input_file import load_package_yaml
 from fabricplan.model.base import Frozen
 from fabricplan.model.results import (
     CollectivePoint,
@@ -228,7 +229,7 @@ def load_bands(level: BandLevel = "analytic") -> BandTable:
     text = (resources.files("fabricplan.analytic") / "data" / BANDS_FILES[level]).read_text(
         encoding="utf-8"
     )
-    return BandTable.model_validate(yaml.safe_load(text))
+    return BandTable.model_validate(load_package_yaml(text))
 
 
 def bands_of_backend(backend: str) -> tuple[BandLevel, str]:

@@ -21,10 +21,10 @@ from functools import lru_cache
 from importlib import resources
 from typing import Literal
 
-import yaml
 from pydantic import Field, ValidationError
 
 from fabricplan.errors import ModelError
+from fabricplan.input_file import load_package_yaml
 from fabricplan.model.base import Frozen
 from fabricplan.model.scenario import WorkloadSpec
 
@@ -113,7 +113,7 @@ def workload_presets() -> dict[str, WorkloadPreset]:
 def parse_presets(text: str) -> dict[str, WorkloadPreset]:
     """The presets of a ``workloads.yaml`` text, by id (FP500 names the first invalid field)."""
     presets: dict[str, WorkloadPreset] = {}
-    for raw in yaml.safe_load(text):
+    for raw in load_package_yaml(text):
         try:
             preset = WorkloadPreset.model_validate(raw)
         except ValidationError as exc:  # a packaging bug, not a user error

@@ -309,6 +309,23 @@ class GrowthResult(Frozen):
     notes: tuple[str, ...] = ()
 
 
+class GrowthRiskRecord(Frozen):
+    """The growth and configuration-risk terms of a design the search priced and did not keep
+    (:func:`fabricplan.evaluate.searched_growth_risk`): what a candidate's total carries in place
+    of its kept design's ``growth_usd`` and ``config_risk_usd`` when the search would keep this
+    design instead (the decision's price and GPU-hour flips)."""
+
+    growth_usd: float | None
+    """Added capex to reach ``growth.target_gpus`` with this design's own choices (0 without a
+    growth target; ``None`` when they cannot reach it)."""
+    config_risk_gpu_hours: float
+    """Expected GPU-hours lost to configuration mistakes over the horizon."""
+    config_risk_staff_usd: float
+    """Expected staff money of configuration mistakes over the horizon."""
+    growth_items: dict[str, int] = Field(default_factory=dict)
+    """Items its growth buys beyond today's quantities."""
+
+
 class Evaluation(Frozen):
     """Everything known about one candidate fabric."""
 

@@ -42,6 +42,7 @@ from fabricplan.errors import FabricPlanError, ModelError
 from fabricplan.model.results import (
     Evaluation,
     FlipPoint,
+    GrowthRiskRecord,
     InfeasibleOption,
     OptionMoney,
     PerfRequest,
@@ -99,6 +100,62 @@ AVAILABILITY_ORDER = {"none": 0, "some": 1, "wide": 2}
 FlipKind = Literal["growth", "cluster_size", "team", "configuration"]
 Reevaluate = Callable[[ValidScenario], Sequence[Evaluation]]
 """Evaluations of the same candidates for a changed scenario."""
+Searched = Mapping[str, Sequence[GrowthRiskRecord | None]]
+"""Per technology, the growth and risk terms of each of its ``design.alternatives``
+(:func:`fabricplan.evaluate.searched_growth_risk`)."""
+
+
+@dataclass(frozen=True)
+class _OwnTerms:
+    """How much a searched design's growth and configuration-risk terms exceed the kept
+    design's: growth capex, risk staff money and risk GPU-hours (priced at the GPU-hour)."""
+
+    growth_usd: float = 0.0
+    risk_staff_usd: float = 0.0
+    risk_gpu_hours: float = 0.0
+
+    def usd_at(self, gpu_hour_usd: float) -> float:
+        return self.growth_usd + self.risk_staff_usd + self.risk_gpu_hours * gpu_hour_usd
+
+
+def _own_terms(evaluation: Evaluation, record: GrowthRiskRecord | None) -> _OwnTerms | None:
+    """The searched design's terms against the kept design's (all 0 without a record: the
+    kept design's are taken); ``None`` when it cannot reach the growth target the kept design
+    reaches (keeping it would miss that constraint)."""
+    if record is None:
+        return _OwnTerms()
+    growth = evaluation.growth
+    kept_growth = growth.added_capex_usd if growth and growth.added_capex_usd is not None else 0.0
+    if record.growth_usd is None and growth is not None and growth.reachable:
+        return None
+    return _OwnTerms(
+        growth_usd=(record.growth_usd or 0.0) - kept_growth,
+        risk_staff_usd=record.config_risk_staff_usd - evaluation.cost.config_risk_staff_usd,
+        risk_gpu_hours=record.config_risk_gpu_hours - evaluation.cost.config_risk_gpu_hours,
+    )
+
+
+def _with_own_terms(money: OptionMoney, terms: _OwnTerms) -> OptionMoney:
+    """``money`` (at its GPU-hour price) with a searched design's growth and risk terms."""
+    price = money.gpu_hour_usd
+    risk_usd = terms.risk_staff_usd + terms.risk_gpu_hours * price
+    return money.model_copy(
+        update={
+            "growth_usd": money.growth_usd + terms.growth_usd,
+            "config_risk_usd": money.config_risk_usd + risk_usd,
+            "config_risk_gpu_hours": money.config_risk_gpu_hours + terms.risk_gpu_hours,
+            "total_usd": money.total_usd + terms.usd_at(price),
+        }
+    )
+
+
+def _records(
+    searched: Searched | None, evaluation: Evaluation
+) -> Sequence[GrowthRiskRecord | None]:
+    records = (searched or {}).get(evaluation.technology, ())
+    if len(records) != len(evaluation.design.alternatives):
+        return [None] * len(evaluation.design.alternatives)
+    return records
 
 
 def _check(evaluations: Sequence[Evaluation]) -> None:
@@ -223,24 +280,39 @@ def _winner(
 
 @dataclass(frozen=True)
 class _IdleLine:
-    """One design a candidate could keep as the GPU-hour price moves: its money today above the
-    kept design's and its idle GPU-hours above the kept design's (both 0 for the kept one)."""
+    """One design a candidate could keep as the GPU-hour price moves: the search's money today
+    above the kept design's and its idle GPU-hours above the kept design's (both 0 for the kept
+    one), and its own growth and risk terms above the kept design's."""
 
     more_usd: float
     more_hours: float
     label: str | None
+    own: _OwnTerms = _OwnTerms()
+
+    def search_more_at(self, price: float, today: float) -> float:
+        """The search's money above the kept design's at GPU-hour ``price``."""
+        return self.more_usd + self.more_hours * (price - today)
+
+    def total_more_at(self, price: float, today: float) -> float:
+        """The decision's total above the kept design's at GPU-hour ``price``."""
+        return self.search_more_at(price, today) + self.own.usd_at(price)
 
 
-def _idle_lines(evaluation: Evaluation, money: OptionMoney) -> list[_IdleLine]:
+def _idle_lines(
+    evaluation: Evaluation,
+    money: OptionMoney,
+    records: Sequence[GrowthRiskRecord | None] = (),
+) -> list[_IdleLine]:
     """The kept design and every searched design priced with its idle GPU time. At a GPU-hour
-    price ``p`` a design's money is ``more + more_hours x (p - today)`` above the kept one's, and
-    the search keeps the least (no searched design is known at a price of 0: none is priced on
-    its GPU time then)."""
+    price ``p`` a design's search money is ``more + more_hours x (p - today)`` above the kept
+    one's, and the search keeps the least (no searched design is known at a price of 0: none is
+    priced on its GPU time then); the total it then carries has its own growth and risk terms
+    (``records``, aligned with ``design.alternatives``; without one, the kept design's)."""
     lines = [_IdleLine(0.0, 0.0, None)]
     today = money.gpu_hour_usd
     if today <= 0:
         return lines
-    for alt in evaluation.design.alternatives:
+    for index, alt in enumerate(evaluation.design.alternatives):
         if (
             alt.more_usd is None
             or alt.tco_usd is None
@@ -248,12 +320,16 @@ def _idle_lines(evaluation: Evaluation, money: OptionMoney) -> list[_IdleLine]:
             or alt.money_usd is None
         ):
             continue
+        own = _own_terms(evaluation, records[index] if index < len(records) else None)
+        if own is None:
+            continue
         kept_idle = alt.money_usd - alt.more_usd - evaluation.cost.tco_usd
         lines.append(
             _IdleLine(
                 alt.more_usd,
                 (alt.gpu_idle_usd - kept_idle) / today,
                 f"{alt.switch} {alt.topology} {alt.tiers}T x {alt.planes}P",
+                own,
             )
         )
     return lines
@@ -268,28 +344,33 @@ def _at_gpu_hour(
     kept: list[str | None] = []
     for m, own in zip(moneys, lines, strict=True):
         moved = repriced(m, gpu_hour_usd=price)
-        best = min(own, key=lambda line: line.more_usd + line.more_hours * (price - m.gpu_hour_usd))
-        shift = best.more_usd + best.more_hours * (price - m.gpu_hour_usd)
+        today = m.gpu_hour_usd
+        best = min(own, key=lambda line: line.search_more_at(price, today))
         if best.label is not None:
             moved = moved.model_copy(
                 update={
-                    "total_usd": moved.total_usd + shift,
+                    "total_usd": moved.total_usd + best.search_more_at(price, today),
                     "gpu_hours": moved.gpu_hours + best.more_hours,
                     "gpu_time_usd": moved.gpu_time_usd + best.more_hours * price,
                 }
             )
+            moved = _with_own_terms(moved, best.own)
         table.append(moved)
         kept.append(best.label)
     return table, kept
 
 
 def _gpu_hour_flip(
-    evaluations: Sequence[Evaluation], valid: ValidScenario, moneys: Sequence[OptionMoney]
+    evaluations: Sequence[Evaluation],
+    valid: ValidScenario,
+    moneys: Sequence[OptionMoney],
+    searched: Searched | None = None,
 ) -> FlipPoint:
     """The GPU-hour price at which the winner changes. Each design's total is ``a + hours x
-    price`` and each technology keeps the least of its searched designs (:func:`_idle_lines`),
-    so the winner can change only where a line of one technology crosses a line of another:
-    those crossings are probed, nearest to today's price first."""
+    price`` and each technology keeps the searched design of least search money
+    (:func:`_idle_lines`), whose total carries its own growth and risk terms, so the winner can
+    change only where a line of one technology crosses a line of another, or where a
+    technology's search changes design: those prices are probed, nearest to today's first."""
     price = moneys[0].gpu_hour_usd
     winner = _winner(evaluations, valid, moneys)
     if valid.spec.priorities == "cost_sensitive":
@@ -298,25 +379,33 @@ def _gpu_hour_flip(
             description="cost_sensitive leaves the value of GPU time out (the performance floor"
             " stands for it): no GPU-hour price changes the answer",
         )
-    lines = [_idle_lines(e, m) for e, m in zip(evaluations, moneys, strict=True)]
+    lines = [
+        _idle_lines(e, m, _records(searched, e)) for e, m in zip(evaluations, moneys, strict=True)
+    ]
     top = MAX_GPU_HOUR_FACTOR * max(price, 1.0)
 
-    def hours(m: OptionMoney) -> float:
-        return m.gpu_hours + m.config_risk_gpu_hours
+    def hours(m: OptionMoney, line: _IdleLine) -> float:
+        return m.gpu_hours + m.config_risk_gpu_hours + line.more_hours + line.own.risk_gpu_hours
+
+    def total(m: OptionMoney, line: _IdleLine) -> float:
+        return m.total_usd + line.total_more_at(price, price)
 
     roots: set[float] = set()
+
+    def crossing(gap: float, slope: float) -> None:
+        if slope != 0 and 0.0 <= (root := price + gap / slope) <= top:
+            roots.add(root)
+
     for i, (mi, li) in enumerate(zip(moneys, lines, strict=True)):
         for j in range(i + 1, len(moneys)):
             mj, lj = moneys[j], lines[j]
             for a in li:
                 for b in lj:
-                    slope = (hours(mi) + a.more_hours) - (hours(mj) + b.more_hours)
-                    if slope == 0:
-                        continue
-                    gap = (mj.total_usd + b.more_usd) - (mi.total_usd + a.more_usd)
-                    root = price + gap / slope
-                    if 0.0 <= root <= top:
-                        roots.add(root)
+                    crossing(total(mj, b) - total(mi, a), hours(mi, a) - hours(mj, b))
+        for k, a in enumerate(li):  # where the search changes design, the total may jump
+            for b in li[k + 1 :]:
+                if a.own != b.own:
+                    crossing(b.more_usd - a.more_usd, a.more_hours - b.more_hours)
     for root in sorted(roots, key=lambda r: abs(r - price)):
         for probe in (root * (1 + 1e-6) + 1e-9, root * (1 - 1e-6) - 1e-9):
             if probe < 0 or (probe > price) != (root > price):
@@ -359,11 +448,13 @@ def _switch_line(evaluation: Evaluation) -> tuple[str, int, float] | None:
 @dataclass(frozen=True)
 class _Redesign:
     """A design the search could keep instead when one switch's price moves: how much more it
-    costs today (``more_usd``, the search's money) and how many of that switch it buys."""
+    costs today (``more_usd``, the search's money), how many of that switch it buys (its growth
+    included) and its own growth and risk terms above the kept design's."""
 
     more_usd: float
     bought: int
     label: str
+    own: _OwnTerms = _OwnTerms()
 
 
 @dataclass(frozen=True)
@@ -384,12 +475,17 @@ class _Holder:
         design's ``(price - unit) x bought``, or a searched design's when that costs less then
         (its money today as capex, plus its own count at the new price); with the label of the
         design kept (``None``: today's)."""
-        best, label = (price - unit) * self.bought, None
+        best, kept = self.kept_at(price, unit)
+        return best, None if kept is None else kept.label
+
+    def kept_at(self, price: float, unit: float) -> tuple[float, _Redesign | None]:
+        """:meth:`capex_change` with the searched design kept (``None``: today's)."""
+        best, kept = (price - unit) * self.bought, None
         for r in self.redesigns:
             change = r.more_usd / (1.0 + self.support_years) + (price - unit) * r.bought
             if change < best:
-                best, label = change, r.label
-        return best, label
+                best, kept = change, r
+        return best, kept
 
     def switch_price(self, unit: float, label: str) -> str:
         """Where the search changes to the design ``label``, in words."""
@@ -402,17 +498,27 @@ class _Holder:
         return f"{way} ${max(price, 0.0):,.0f} each; {usd_short(r.more_usd)} more today"
 
 
-def _redesigns(evaluation: Evaluation, item: str) -> tuple[_Redesign, ...]:
+def _redesigns(
+    evaluation: Evaluation, item: str, records: Sequence[GrowthRiskRecord | None] = ()
+) -> tuple[_Redesign, ...]:
     """The searched designs priced in full (capex, opex, idle GPU time) that the search would
     keep instead of the chosen one once ``item``'s price moves far enough: their money today
-    relative to the chosen design's and how many ``item`` switches they buy."""
+    relative to the chosen design's, how many ``item`` switches they buy and their own growth
+    and risk terms (``records``, aligned with ``design.alternatives``; without one, the kept
+    design's, and its growth buys none of ``item``)."""
     out: list[_Redesign] = []
-    for alt in evaluation.design.alternatives:
+    for index, alt in enumerate(evaluation.design.alternatives):
         if alt.more_usd is None or alt.tco_usd is None or alt.switches_total is None:
             continue
+        record = records[index] if index < len(records) else None
+        own = _own_terms(evaluation, record)
+        if own is None:
+            continue
         bought = alt.switches_total if alt.switch == item else 0
+        if record is not None:
+            bought += record.growth_items.get(item, 0)
         label = f"{alt.switch} {alt.topology} {alt.tiers}T x {alt.planes}P"
-        out.append(_Redesign(more_usd=alt.more_usd, bought=bought, label=label))
+        out.append(_Redesign(more_usd=alt.more_usd, bought=bought, label=label, own=own))
     return tuple(out)
 
 
@@ -422,7 +528,10 @@ def _support_fraction(evaluation: Evaluation) -> float:
 
 
 def _holders(
-    evaluations: Sequence[Evaluation], moneys: Sequence[OptionMoney], item: str
+    evaluations: Sequence[Evaluation],
+    moneys: Sequence[OptionMoney],
+    item: str,
+    searched: Searched | None = None,
 ) -> list[_Holder]:
     """Every candidate whose kept design buys ``item`` or whose search priced a design with it."""
     out: list[_Holder] = []
@@ -433,7 +542,7 @@ def _holders(
             growth = evaluation.growth
             for_growth = growth.added_items.get(item, 0) if growth is not None else 0
             bought = found[1] + for_growth
-        redesigns = _redesigns(evaluation, item)
+        redesigns = _redesigns(evaluation, item, _records(searched, evaluation))
         if bought or any(r.bought for r in redesigns):
             out.append(
                 _Holder(
@@ -457,14 +566,18 @@ def _winner_at_switch_price(
     unit: float,
 ) -> str:
     """The winner when the switch costs ``price`` each instead of ``unit``, for every candidate
-    that buys it (each keeps whichever of its searched designs costs least then)."""
+    that buys it (each keeps whichever of its searched designs costs least then, with that
+    design's own growth and risk terms)."""
     table = list(moneys)
     for h in holders:
+        change, kept = h.kept_at(price, unit)
         table[h.index] = repriced(
             moneys[h.index],
-            capex_change_usd=h.capex_change(price, unit)[0],
+            capex_change_usd=change,
             support_fraction_per_year=_support_fraction(evaluations[h.index]),
         )
+        if kept is not None:
+            table[h.index] = _with_own_terms(table[h.index], kept.own)
     return _winner(evaluations, valid, table)
 
 
@@ -475,7 +588,10 @@ MAX_SWITCH_PRICE_FACTOR = 10.0
 
 
 def _price_flips(
-    evaluations: Sequence[Evaluation], valid: ValidScenario, moneys: Sequence[OptionMoney]
+    evaluations: Sequence[Evaluation],
+    valid: ValidScenario,
+    moneys: Sequence[OptionMoney],
+    searched: Searched | None = None,
 ) -> list[FlipPoint]:
     """The price of each candidate's switch at which the winner changes (bisection): upward for
     the winner's switch, downward for another candidate's, both for a switch they share.
@@ -484,8 +600,9 @@ def _price_flips(
     it alike), and the design search is taken into account: as the price moves, each keeps
     whichever of its searched designs (priced in full) costs least then, so a dearer switch
     cannot cost a technology more than its next design without that switch
-    (:meth:`_Holder.capex_change`). The searched designs' growth and configuration-risk money is
-    taken as the chosen design's (an approximation; the search does not price them)."""
+    (:meth:`_Holder.capex_change`). A searched design kept then carries its own growth and
+    configuration-risk money (``searched``, :func:`fabricplan.evaluate.searched_growth_risk`;
+    the search itself ranks without them); without ``searched``, the chosen design's."""
     winner = _winner(evaluations, valid, moneys)
     items: dict[str, tuple[float, set[str]]] = {}
     for evaluation in evaluations:
@@ -496,7 +613,7 @@ def _price_flips(
         items.setdefault(item, (unit, set()))[1].add(evaluation.technology)
     flips: list[FlipPoint] = []
     for item, (unit, users) in items.items():
-        holders = _holders(evaluations, moneys, item)
+        holders = _holders(evaluations, moneys, item, searched)
 
         def winner_at(price: float, holders: list[_Holder] = holders, unit: float = unit) -> str:
             return _winner_at_switch_price(evaluations, valid, moneys, holders, price, unit)
@@ -834,6 +951,7 @@ def decide(
     valid: ValidScenario,
     reevaluate: Reevaluate | None = None,
     reevaluate_performance: Reevaluate | None = None,
+    searched: Searched | None = None,
 ) -> Recommendation:
     """Rank the candidates on the one economic scale, with reasons and flip points.
 
@@ -848,6 +966,11 @@ def decide(
         (team experience, growth target); flip points for team and growth need it.
     reevaluate_performance
         Optional: the same candidates with performance re-modelled (cluster size, SHARP).
+    searched
+        Optional: per technology, the growth and configuration-risk terms of each design its
+        search priced and did not keep (:func:`fabricplan.evaluate.searched_growth_risk`), which
+        the price and GPU-hour flips charge when a technology would keep one of them; without
+        it they charge the kept design's.
 
     Returns
     -------
@@ -883,7 +1006,10 @@ def decide(
             ),
         )
     reasons = _reasons(ranked, evaluations, valid)
-    flips = [_gpu_hour_flip(evaluations, valid, moneys), *_price_flips(evaluations, valid, moneys)]
+    flips = [
+        _gpu_hour_flip(evaluations, valid, moneys, searched),
+        *_price_flips(evaluations, valid, moneys, searched),
+    ]
     if reevaluate is not None:
         flips += _growth_flips(valid, winner, reevaluate)
         flips += _team_flips(valid, winner, reevaluate)
@@ -952,12 +1078,13 @@ def recommend(
 ) -> Recommendation:
     """Decide on ``evaluations`` of ``valid``, re-evaluating to find the flip points.
 
-    Team and growth changes keep each candidate's performance (they do not change it); size and
-    SHARP changes re-run the same backend (the analytic and fake backends for the step alone,
-    which is all the decision reads). The re-evaluations share one ``cache``
-    (:class:`~fabricplan.search_cache.SearchCache`; pass the one :func:`evaluate_feasible` used
-    for ``evaluations`` to reuse its designs too), so each design and step-model run is made
-    once.
+    Team and growth changes keep each candidate's performance where its search keeps the same
+    design (they do not change a design's performance; a team change can change the design,
+    whose performance is then modelled); size and SHARP changes re-run the same backend (the
+    analytic and fake backends for the step alone, which is all the decision reads). The
+    re-evaluations share one ``cache`` (:class:`~fabricplan.search_cache.SearchCache`; pass the
+    one :func:`evaluate_feasible` used for ``evaluations`` to reuse its designs too), so each
+    design and step-model run is made once.
 
     Examples
     --------
@@ -968,11 +1095,16 @@ def recommend(
     >>> sorted({flip.kind for flip in rec.flips})
     ['cluster_size', 'gpu_hour', 'growth', 'price', 'sharp', 'team']
     """
-    from fabricplan.evaluate import RANKING_BACKENDS, evaluate_feasible  # it pulls in every model
+    from fabricplan.evaluate import (  # it pulls in every model
+        RANKING_BACKENDS,
+        evaluate_feasible,
+        searched_growth_risk,
+    )
     from fabricplan.search_cache import SearchCache
 
     cache = cache or SearchCache()
     performance = {e.technology: e.performance for e in evaluations}
+    designs = {e.technology: e.design for e in evaluations}  # what each result was made for
     name = backend if isinstance(backend, str) else backend.name
     asked = request or PerfRequest()
     # The decision reads the step, the cost and the design, never the collective or perftest
@@ -987,11 +1119,20 @@ def recommend(
         evaluations,
         valid,
         reevaluate=lambda scenario: evaluate_feasible(
-            scenario, backend, again, performance=performance, cache=cache
+            scenario,
+            backend,
+            again,
+            performance=performance,
+            cache=cache,
+            performance_designs=designs,
         )[0],
         reevaluate_performance=lambda scenario: evaluate_feasible(
             scenario, backend, again, cache=cache
         )[0],
+        searched={
+            e.technology: searched_growth_risk(valid, e.technology, backend, asked, cache)
+            for e in evaluations
+        },
     )
     if not infeasible:
         return decision
