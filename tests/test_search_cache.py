@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from fabricplan.analytic.cost import fabric_cost
 from fabricplan.backends import get_backend
 from fabricplan.errors import DesignError
-from fabricplan.evaluate import evaluate_feasible
+from fabricplan.evaluate import evaluate_feasible, searched_growth_risk
 from fabricplan.model.results import PerfRequest
 from fabricplan.recommend.decision import decide, recommend
 from fabricplan.search_cache import SearchCache
@@ -51,11 +51,18 @@ def _the_long_way(valid: Any, evals: Any, request: PerfRequest) -> Any:
     """The decision as it was made before the cache: every re-evaluation searches afresh and
     models the whole request."""
     performance = {e.technology: e.performance for e in evals}
+    designs = {e.technology: e.design for e in evals}
     return decide(
         evals,
         valid,
-        reevaluate=lambda s: evaluate_feasible(s, "analytic", request, performance=performance)[0],
+        reevaluate=lambda s: evaluate_feasible(
+            s, "analytic", request, performance=performance, performance_designs=designs
+        )[0],
         reevaluate_performance=lambda s: evaluate_feasible(s, "analytic", request)[0],
+        searched={
+            e.technology: searched_growth_risk(valid, e.technology, "analytic", request)
+            for e in evals
+        },
     )
 
 
