@@ -23,7 +23,7 @@ from fabricplan.sim.flow.performance import flow_performance
 from fabricplan.sim.traffic import GpuLayout, ring, ring_nvlink_bytes
 from fabricplan.spec import parse_spec
 from fabricplan.topology.designer import design_fabric
-from fabricplan.units import transfer_time_us
+from fabricplan.units import gbps_to_GBps, transfer_time_us
 
 GIB = 2**30
 
@@ -86,6 +86,6 @@ def test_simple_mid_size_keeps_nccl_latency_and_pipeline() -> None:
     profile = fabric_profile(valid, design, _request(size))
     pair = chosen_candidate(profile, group_for(profile, None), "all_reduce", size)
     kept_us = analytic.time_us - transfer_time_us(size, pair.algbw_GBps)
-    line_rate_GBps = valid.spec.cluster.nic_speed_gbps / 8
-    wire_us = transfer_time_us(2 * 15 / 16 * size / 8, line_rate_GBps)
+    line_rate = gbps_to_GBps(valid.spec.cluster.nic_speed_gbps)
+    wire_us = transfer_time_us(2 * 15 / 16 * size / 8, line_rate)
     assert kept_us + wire_us <= flow.time_us <= kept_us + 1.05 * wire_us

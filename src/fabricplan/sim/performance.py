@@ -49,7 +49,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Protocol, cast
+from typing import Protocol
 
 import numpy as np
 from numpy.typing import NDArray
@@ -490,7 +490,7 @@ def simulated_performance(
             nvlink_bytes = 0.0
             if op in RING_COLLECTIVES:
                 nvlink_bytes = ring_nvlink_bytes(
-                    cast(RingCollective, op), size, ranks_n, group.local_ranks, group.domains
+                    op, size, ranks_n, group.local_ranks, group.domains
                 )
             fabric_us = [
                 ring_fabric_us(us * size, nvlink_bytes, profile.nvlink_GBps)
