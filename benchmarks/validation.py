@@ -102,6 +102,15 @@ FLOW_LATENCY_GATE_PCT = LATENCY_GATE_PCT
 flow level): the analytic model's gate, since below 64 KiB the flow level keeps the analytic
 model's protocol, algorithm and pipeline (``sim.performance.bound_time_us``). 28.5 % over 38 rows
 before it did (every row at its 8-byte time plus the fabric's line-rate transfer), 16.3 % after."""
+FLOW_MID_GATE_PCT = MID_GATE_PCT
+"""Regression gate on the flow level's mid-size median: the analytic model's gate, since where
+NCCL runs Simple the flow level keeps the analytic model's latency and pipeline and replaces only
+its steady transfer (``sim.performance.simple_time_us``). 26.6 % over 7 rows before it did (the
+8-byte time plus the simulated transfer), 6.8 % after."""
+FLOW_BANDWIDTH_GATE_PCT = BANDWIDTH_GATE_PCT
+"""Regression gate on the flow level's bandwidth median: the goal. 6.4 % over 24 rows while its
+rings crossed the network once per node (a GB200 tray: -76 % on one NVL72 rack), 4.0 % with
+rings over NVLink domains bound by their NVLink edges."""
 MIN_LATENCY_ROWS = 20
 """Small-message latency rows the scored set must keep (issue 11)."""
 MIN_ROWS = 60
@@ -793,10 +802,12 @@ def flow_section(records: Sequence[ComparisonRecord]) -> list[str]:
         "## Flow level",
         "",
         "The same rows run at the flow level (`compare --backend flow`): the fabric time of each"
-        " collective simulated on the designed fabric (rings and pairwise exchanges; no SHARP or"
-        " NVLS), the latency term and perftest from the analytic model; where NCCL runs LL or"
-        " LL128, at least the analytic time at the size (the protocol, algorithm and pipeline"
-        " the simulation does not model). Its values carry these"
+        " collective simulated on the designed fabric (rings over NVLink domains, bound by"
+        " their NVLink edges, and pairwise exchanges; no SHARP or NVLS), perftest from the"
+        " analytic model; where NCCL runs Simple, the analytic time with the simulated transfer"
+        " in place of its own (NCCL's latency and pipeline kept); where it runs LL or LL128, at"
+        " least the analytic time at the size (the protocol, algorithm and pipeline the"
+        " simulation does not model). Its values carry these"
         " bands, not the analytic model's; the packet level carries them too (its runs agree"
         " with the flow level within 5 %, tests/test_levels_agree.py, and the rows are too large"
         " to run packet by packet). Stored in"

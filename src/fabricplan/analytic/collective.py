@@ -958,6 +958,49 @@ def forced_candidates(
     return kept
 
 
+def chosen_candidate(
+    profile: FabricProfile,
+    group: CommGroup,
+    collective: CollectiveName,
+    size_bytes: int,
+    algorithm: AlgorithmName | None = None,
+) -> Candidate:
+    """The pair NCCL runs: the symmetric kernel where it applies, else the candidate with the
+    lowest expected time (:meth:`Candidate.time_us`) among those ``algorithm`` leaves.
+
+    Raises
+    ------
+    ModelError
+        FP506 for a size below 1; FP509 for an algorithm that cannot run here.
+
+    Examples
+    --------
+    >>> from fabricplan.analytic.profile import fabric_profile
+    >>> from fabricplan.analytic.traffic import group_for
+    >>> from fabricplan.spec import parse_spec
+    >>> from fabricplan.topology.designer import design_fabric
+    >>> valid = parse_spec({"cluster": {"gpus": 16}})
+    >>> profile = fabric_profile(valid, design_fabric(valid, "infiniband"))
+    >>> chosen_candidate(profile, group_for(profile, 16), "all_reduce", 2**33).label
+    'NVLSTree/Simple'
+    """
+    if size_bytes <= 0:
+        raise ModelError(
+            "FP506",
+            "sizes",
+            "a message size must be positive",
+            size_bytes,
+            "use sizes such as 8, 1M, 8G",
+        )
+    symmetric = symmetric_kernel_candidate(profile, group, collective, size_bytes)
+    if symmetric is not None:
+        return symmetric
+    candidates = forced_candidates(
+        collective_candidates(profile, group, collective, size_bytes), collective, algorithm
+    )
+    return min(candidates, key=lambda c: c.time_us(size_bytes))
+
+
 def collective_point(
     profile: FabricProfile,
     group: CommGroup,
@@ -1003,22 +1046,7 @@ def collective_point(
     >>> point.algorithm, round(point.busbw_GBps)    # one node: NVLink SHARP
     ('NVLS/Simple', 481)
     """
-    if size_bytes <= 0:
-        raise ModelError(
-            "FP506",
-            "sizes",
-            "a message size must be positive",
-            size_bytes,
-            "use sizes such as 8, 1M, 8G",
-        )
-    symmetric = symmetric_kernel_candidate(profile, group, collective, size_bytes)
-    if symmetric is not None:
-        best = symmetric
-    else:
-        candidates = forced_candidates(
-            collective_candidates(profile, group, collective, size_bytes), collective, algorithm
-        )
-        best = min(candidates, key=lambda c: c.time_us(size_bytes))
+    best = chosen_candidate(profile, group, collective, size_bytes, algorithm)
     time_us = best.achieved_time_us(size_bytes)
     algbw = transfer_rate_GBps(size_bytes, time_us)
     return CollectivePoint(

@@ -1,18 +1,30 @@
 """The simulated backends' one template: nccl-tests tables whose fabric time a simulator gives.
 
-A collective's time is ``alpha + fabric``: ``alpha`` is the analytic model's time for the same
-collective at :data:`ALPHA_SIZE_BYTES` (launch and per-step latencies), ``fabric`` the time a
-simulation level takes to move the collective's fabric flows on the designed topology with its
-routing, flow control and congestion control, less the one-way path latency that ``alpha``
-already counts (:func:`fabric_span_us`).
+``fabric`` is the time a simulation level takes to move the collective's fabric flows on the
+designed topology with its routing, flow control and congestion control, less the one-way path
+latency that the analytic latency already counts (:func:`fabric_span_us`). The flows are laid
+over NVLink domains (a node, or a GB200 NVL72 rack's 18 trays): a ring crosses the fabric once
+per domain, and its NVLink edges, which no level simulates, bound it at NVLink's rate
+(:func:`~fabricplan.sim.traffic.ring_nvlink_bytes`, :func:`ring_fabric_us`).
 
-The simulators move the Simple protocol's bytes at the fabric's rate. Where NCCL runs LL or
-LL128 instead (:data:`UNSIMULATED_PROTOCOLS`: small and lower mid sizes), the time is bounded by
-what they do not model: the protocol (LL moves 8 data bytes per 16-byte line, LL128 120 per 128,
-each with its per-channel cap), the algorithm (a tree: the simulators run rings) and NCCL's chunk
-pipeline through the algorithm's stages. There the time is the slower of ``alpha + fabric`` and
-the analytic model's time at the size (:func:`bound_time_us`). Without that bound a 32 KiB tree
-all_reduce kept its 8-byte time, and the flow level missed the small-message rows by a median of
+The simulators move the Simple protocol's bytes at the fabric's rate, so where NCCL runs Simple
+the simulated time replaces the analytic model's steady transfer and nothing else: the time is
+the analytic time less ``size / algbw`` of its pair, plus ``fabric`` (:func:`simple_time_us`).
+What is kept is what a fluid or packet model of the fabric does not carry: NCCL's base latency,
+its per-step latencies (``tuning.cc``'s ``baseLat`` and ``hwLat``, with the path latency of each
+step) and its chunk pipeline's fill and narrower channel count at mid sizes. Adding only the
+8-byte time (``alpha``, :data:`ALPHA_SIZE_BYTES`) to the simulated transfer, as before, left a
+1 MiB NVLSTree/Simple all_reduce at its LL latency and the flow level's mid-size rows 26.6 % off
+(median) against the analytic model's 7.7 %.
+
+Where NCCL runs LL or LL128 instead (:data:`UNSIMULATED_PROTOCOLS`: small and lower mid
+sizes), the time is bounded by what they do not model: the protocol (LL moves 8 data bytes per
+16-byte line, LL128 120 per 128, each with its per-channel cap), the algorithm (a tree: the
+simulators run rings) and NCCL's chunk pipeline through the algorithm's stages. There the time
+is the slower of ``alpha + fabric`` and the analytic model's time at the size
+(:func:`bound_time_us`): the simulated bytes are not the protocol's, so the simulated transfer
+cannot stand in for the analytic one. Without that bound a 32 KiB tree all_reduce kept its
+8-byte time, and the flow level missed the small-message rows by a median of
 28.5 % against the analytic model's 16.3 % (docs/validation.md).
 
 A level runs at a few sizes (the requested
@@ -42,20 +54,29 @@ from typing import Protocol
 import numpy as np
 from numpy.typing import NDArray
 
-from fabricplan.analytic.collective import busbw_factor
+from fabricplan.analytic.collective import busbw_factor, chosen_candidate
 from fabricplan.analytic.performance import analytic_performance
+from fabricplan.analytic.profile import fabric_profile
+from fabricplan.analytic.traffic import group_for
 from fabricplan.model.fabric import FabricDesign
 from fabricplan.model.results import CollectiveName, CollectivePoint, PerformanceResult, PerfRequest
 from fabricplan.model.scenario import ValidScenario
 from fabricplan.sim.seed import spawn_seeds
-from fabricplan.sim.traffic import GpuLayout, IntArray, Traffic
-from fabricplan.units import transfer_rate_GBps
+from fabricplan.sim.traffic import GpuLayout, IntArray, RingCollective, Traffic, ring_nvlink_bytes
+from fabricplan.units import transfer_rate_GBps, transfer_time_us
 
 MIN_SIMULATED_SIZE_BYTES = 2**20
 """Smallest size simulated: below 1 MiB a collective is bound by latency and NCCL's protocol,
 which the analytic bound carries (:func:`bound_time_us`)."""
 ALPHA_SIZE_BYTES = 8
-"""Size at which the analytic model gives the latency term ``alpha``."""
+"""Size at which the analytic model gives the latency term ``alpha`` (LL and LL128 rows)."""
+RING_COLLECTIVES: tuple[RingCollective, ...] = (
+    "all_reduce",
+    "all_gather",
+    "reduce_scatter",
+    "broadcast",
+)
+"""Collectives the levels run as rings (:func:`~fabricplan.sim.pattern.collective_traffic`)."""
 UNSIMULATED_PROTOCOLS: frozenset[str] = frozenset(("LL", "LL128"))
 """NCCL protocols whose cost the simulators do not model: LL stores 8 data bytes and an 8-byte
 flag per 16-byte line, LL128 120 data bytes per 128-byte line (``src/device/prims_ll.h``,
@@ -254,6 +275,52 @@ def bound_time_us(analytic_us: float, alpha_us: float, fabric_us: float) -> floa
     return max(analytic_us, alpha_us + fabric_us)
 
 
+def simple_time_us(analytic_us: float, transfer_us: float, fabric_us: float) -> float:
+    """A simulated collective's time where NCCL runs Simple: the analytic time with its steady
+    transfer (``size / algbw`` of the pair) replaced by the simulated fabric time, us.
+
+    What is left of the analytic time, at least its base latency (the pipeline's time is
+    ``base + max(link work, first piece + the rest)`` and the link work is at least the steady
+    transfer), is NCCL's per-step latency and chunk pipeline, which no simulation level models.
+
+    Parameters
+    ----------
+    analytic_us
+        The analytic model's time for the collective at this size.
+    transfer_us
+        ``size / algbw`` of the analytic model's pair (:func:`fabricplan.units.transfer_time_us`).
+    fabric_us
+        The simulated fabric time at this size (:func:`fabric_span_us`, :func:`ring_fabric_us`).
+
+    Returns
+    -------
+    float
+        ``max(0, analytic - transfer) + fabric``.
+
+    Examples
+    --------
+    >>> simple_time_us(66.4, 3.8, 5.0)    # 1 MiB NVLSTree/Simple: latency and pipeline kept
+    67.6
+    >>> simple_time_us(20_000.0, 19_990.0, 21_000.0)   # 8 GiB: the simulated transfer binds
+    21010.0
+    """
+    return round(max(0.0, analytic_us - transfer_us) + fabric_us, 9)
+
+
+def ring_fabric_us(simulated_us: float, nvlink_bytes: float, nvlink_GBps: float) -> float:  # noqa: N803
+    """A ring's fabric time: the slower of its simulated fabric flows and its NVLink edges
+    (``nvlink_bytes`` per GPU, :func:`~fabricplan.sim.traffic.ring_nvlink_bytes`, at NVLink's
+    rate): every edge of a pipelined ring carries its share at once, so the slowest binds.
+
+    >>> ring_fabric_us(10.0, 9e9, 900.0)      # NVLink binds: 9 GB at 900 GB/s
+    10000.0
+    >>> ring_fabric_us(10.0, 0.0, 900.0)
+    10.0
+    """
+    nvlink_us = transfer_time_us(nvlink_bytes, nvlink_GBps) if nvlink_bytes > 0 else 0.0
+    return max(simulated_us, nvlink_us)
+
+
 def runs_unsimulated_protocol(point: CollectivePoint) -> bool:
     """Whether the analytic point's pair runs a protocol the simulators do not model.
 
@@ -273,10 +340,13 @@ def simulated_point(
     fabric_us: float,
     level: str = "flow",
     analytic: CollectivePoint | None = None,
+    transfer_us: float | None = None,
 ) -> CollectivePoint:
     """An nccl-tests row from a simulated fabric time, the analytic software latency and, where
     given, the analytic model's point at the same size: its time bounds the row's where its pair
-    runs LL or LL128 (:data:`UNSIMULATED_PROTOCOLS`, :func:`bound_time_us`).
+    runs LL or LL128 (:data:`UNSIMULATED_PROTOCOLS`, :func:`bound_time_us`); where it runs
+    Simple and ``transfer_us`` (its pair's ``size / algbw``) is given, the row's time is
+    :func:`simple_time_us` (``alpha`` unused).
 
     The algorithm reads ``flow/ring`` (``/pairwise``, ``/p2p``) where the simulated fabric binds,
     ``flow/`` and the analytic pair (``flow/Tree/LL``) where the analytic model's does.
@@ -289,12 +359,20 @@ def simulated_point(
     >>> p = simulated_point("all_reduce", 2**20, 16, 10.0, 90.0, analytic=tree)
     >>> p.algorithm, p.time_us
     ('flow/Tree/LL128', 120.0)
+    >>> nvlstree = CollectivePoint(collective="all_reduce", size_bytes=2**20,
+    ...     algorithm="NVLSTree/Simple", time_us=66.4, algbw_GBps=15.8, busbw_GBps=29.6)
+    >>> simulated_point("all_reduce", 2**20, 16, 10.0, 5.0, analytic=nvlstree,
+    ...     transfer_us=3.8).time_us
+    67.6
     """
     algorithm = {"all_to_all": f"{level}/pairwise", "sendrecv": f"{level}/p2p"}.get(
         op, f"{level}/ring"
     )
     time_us = alpha_us + fabric_us
-    if analytic is not None and runs_unsimulated_protocol(analytic) and analytic.time_us > time_us:
+    simple = analytic is not None and not runs_unsimulated_protocol(analytic)
+    if analytic is not None and simple and transfer_us is not None:
+        time_us = simple_time_us(analytic.time_us, transfer_us, fabric_us)
+    elif analytic is not None and not simple and analytic.time_us > time_us:
         algorithm = f"{level}/{analytic.algorithm}"
         time_us = bound_time_us(analytic.time_us, alpha_us, fabric_us)
     algbw = transfer_rate_GBps(size, time_us) if time_us > 0 else 0.0
@@ -327,9 +405,10 @@ def simulated_performance(
     Returns
     -------
     PerformanceResult
-        ``backend`` is the level's name; where NCCL runs LL or LL128 a collective's time is
-        the slower of the simulated and the analytic bound (:func:`bound_time_us`); perftest
-        and step are the analytic model's.
+        ``backend`` is the level's name; where NCCL runs Simple a collective's time is the
+        analytic time with the simulated transfer in place of its own (:func:`simple_time_us`),
+        where it runs LL or LL128 the slower of the simulated and the analytic bound
+        (:func:`bound_time_us`); perftest and step are the analytic model's.
 
     Examples
     --------
@@ -348,7 +427,11 @@ def simulated_performance(
     ('flow', 'flow/Tree/LL128')
     """
     cluster = valid.spec.cluster
-    layout = GpuLayout(cluster.gpus, cluster.gpus_per_node, cluster.nics_per_node)
+    profile = fabric_profile(valid, design, request)
+    group = group_for(profile, request.gpus)
+    layout = GpuLayout(
+        cluster.gpus, cluster.gpus_per_node, cluster.nics_per_node, profile.nvlink_domain_gpus
+    )
     gpus = request.gpus or cluster.gpus
     analytic = analytic_performance(valid, design, request)
     alpha_points = analytic_performance(
@@ -374,9 +457,13 @@ def simulated_performance(
         ),
         f"{name}: fabric time simulated at "
         + ", ".join(f"{s} B" for s in sims)
-        + "; other sizes scale the nearest linearly; latency (alpha) from the analytic model;"
-        " where NCCL runs LL or LL128, the analytic time at the size where it is slower (the"
-        " protocol, algorithm and pipeline the simulation does not model)",
+        + "; other sizes scale the nearest linearly; rings cross the fabric once per NVLink"
+        f" domain of {profile.nvlink_domain_gpus} GPUs, bound by their NVLink edges at"
+        f" {profile.nvlink_GBps:.0f} GB/s; where NCCL runs Simple, the analytic time with the"
+        " simulated transfer in place of its own (NCCL's latency and pipeline kept); where it"
+        " runs LL or LL128, the analytic time at the size where it is slower than the 8-byte"
+        " latency (alpha) plus the simulated transfer (the protocol, algorithm and pipeline the"
+        " simulation does not model)",
         f"{name}: perftest tables, base latency and the training step are the analytic model's",
     ]
     points: list[CollectivePoint] = []
@@ -400,19 +487,30 @@ def simulated_performance(
                     notes.append(f"{name}: {run.note}")
             per_byte_us[size] = tuple(per_seed)
         for size in request.sizes_bytes:
-            per_seed_us = per_byte_us[nearest_size(size, sims)]
+            nvlink_bytes = 0.0
+            if op in RING_COLLECTIVES:
+                nvlink_bytes = ring_nvlink_bytes(
+                    op, size, ranks_n, group.local_ranks, group.domains
+                )
+            fabric_us = [
+                ring_fabric_us(us * size, nvlink_bytes, profile.nvlink_GBps)
+                for us in per_byte_us[nearest_size(size, sims)]
+            ]
             alpha = alpha_us.get(op, 0.0)
             bound = analytic_points[(op, size)]
-            point = simulated_point(op, size, gpus, alpha, per_seed_us[0] * size, name, bound)
-            floor_us = bound.time_us if runs_unsimulated_protocol(bound) else 0.0
-            if len(per_seed_us) > 1:
+            pair = chosen_candidate(profile, group, op, size, request.algorithm)
+            transfer = transfer_time_us(size, pair.algbw_GBps)
+            point = simulated_point(op, size, gpus, alpha, fabric_us[0], name, bound, transfer)
+            if len(fabric_us) > 1:
+                low, high = min(fabric_us), max(fabric_us)
+                if runs_unsimulated_protocol(bound):
+                    low = bound_time_us(bound.time_us, alpha, low)
+                    high = bound_time_us(bound.time_us, alpha, high)
+                else:
+                    low = simple_time_us(bound.time_us, transfer, low)
+                    high = simple_time_us(bound.time_us, transfer, high)
                 point = point.model_copy(
-                    update={
-                        "time_us_seed_low": bound_time_us(floor_us, alpha, min(per_seed_us) * size),
-                        "time_us_seed_high": bound_time_us(
-                            floor_us, alpha, max(per_seed_us) * size
-                        ),
-                    }
+                    update={"time_us_seed_low": low, "time_us_seed_high": high}
                 )
             points.append(point)
     return PerformanceResult(

@@ -11,8 +11,9 @@ one cluster.
 GPUs are numbered ``node * gpus_per_node + local``. A flow between GPUs on different nodes uses,
 at both ends, the NIC port(s) of the *destination* GPU's rail: NCCL's PXN moves data over NVLink
 to the GPU on the destination's rail first, so that same-rail NICs talk (and a rail-optimized
-fabric with one spine set per rail can carry every pair). Traffic between GPUs of one node stays
-on NVLink and is not a fabric flow.
+fabric with one spine set per rail can carry every pair). Traffic between GPUs of one NVLink
+domain (a node, or the trays of a GB200 NVL72 rack: :attr:`GpuLayout.domain_gpus`) stays on
+NVLink and is not a fabric flow.
 
 >>> layout = GpuLayout(gpus=32, gpus_per_node=8, nics_per_node=8)
 >>> t = all_to_all(layout, 32 * 2**20)
@@ -73,10 +74,22 @@ class GpuLayout:
     gpus: int
     gpus_per_node: int
     nics_per_node: int
+    domain_gpus: int = 0
+    """GPUs of one NVLink domain, a whole number of nodes (``FabricProfile.nvlink_domain_gpus``:
+    72 for a GB200 NVL72 rack of 18 trays); 0: one node."""
 
     @property
     def nodes(self) -> int:
         return self.gpus // self.gpus_per_node
+
+    @property
+    def nvlink_domain(self) -> int:
+        """GPUs of one NVLink domain (:attr:`domain_gpus`, or one node's).
+
+        >>> GpuLayout(144, 4, 4).nvlink_domain, GpuLayout(144, 4, 4, 72).nvlink_domain
+        (4, 72)
+        """
+        return self.domain_gpus or self.gpus_per_node
 
     @property
     def ports_per_gpu(self) -> int:
@@ -160,8 +173,8 @@ def gpu_flows(
 ) -> Traffic:
     """One step of flows between GPUs, mapped onto NIC ports (rail of the destination GPU).
 
-    Pairs on one node are dropped (NVLink). Each connection is split over the GPU's NIC ports
-    (planes) and over ``qps`` queue pairs, each a flow of its own (its own UDP source port).
+    Pairs in one NVLink domain are dropped (NVLink). Each connection is split over the GPU's NIC
+    ports (planes) and over ``qps`` queue pairs, each a flow of its own (its own UDP source port).
 
     >>> layout = GpuLayout(gpus=16, gpus_per_node=8, nics_per_node=8)
     >>> t = gpu_flows(layout, np.array([0, 1]), np.array([9, 2]), 1e6, StepSpec("s", "p"))
@@ -173,7 +186,8 @@ def gpu_flows(
     sizes = np.broadcast_to(np.asarray(size_bytes, dtype=np.float64), src_gpu.shape)
     offsets = np.broadcast_to(np.asarray(offset_us, dtype=np.float64), src_gpu.shape)
     gpn, nics = layout.gpus_per_node, layout.nics_per_node
-    off_node = src_gpu // gpn != dst_gpu // gpn
+    domain = layout.nvlink_domain
+    off_node = src_gpu // domain != dst_gpu // domain
     src_gpu, dst_gpu = src_gpu[off_node], dst_gpu[off_node]
     sizes, offsets = sizes[off_node], offsets[off_node]
     split = layout.ports_per_gpu * qps
@@ -305,9 +319,10 @@ def _chain(parts: list[Traffic]) -> Traffic:
     )
 
 
-def _node_groups(layout: GpuLayout, ranks: IntArray) -> list[IntArray]:
-    """The ranks of each node, nodes in order of first appearance."""
-    nodes = ranks // layout.gpus_per_node
+def _node_groups(layout: GpuLayout, ranks: IntArray, per: int = 0) -> list[IntArray]:
+    """The ranks of each node (of each group of ``per`` GPUs when given), in order of first
+    appearance."""
+    nodes = ranks // (per or layout.gpus_per_node)
     _, first = np.unique(nodes, return_index=True)
     order = nodes[np.sort(first)]
     return [ranks[nodes == node] for node in order]
@@ -320,11 +335,13 @@ def ring(
     ranks: IntArray | None = None,
     qps: int = 1,
 ) -> Traffic:
-    """The fabric flows of a ring collective, as NCCL lays rings over nodes.
+    """The fabric flows of a ring collective, as NCCL lays rings over NVLink domains.
 
-    A ring visits the ranks of a node over NVLink and crosses the fabric once per node; there
-    are as many rings (channels) as ranks per node, ring ``c`` leaving node ``i`` from its
-    ``c``-th rank towards the ``c``-th rank of node ``i+1`` (same rail). Each ring carries
+    A ring visits the ranks of an NVLink domain (a node, or a GB200 NVL72 rack's trays:
+    :attr:`GpuLayout.domain_gpus`) over NVLink and crosses the fabric once per domain; there
+    are as many rings (channels) as ranks per domain, ring ``c`` leaving domain ``i`` from its
+    ``c``-th rank towards the ``c``-th rank of domain ``i+1`` (same rail). The NVLink edges are
+    not fabric flows (:func:`ring_nvlink_bytes` is what they carry). Each ring carries
     ``1/channels`` of the buffer; an edge carries ``2(n-1)/n`` of it for all_reduce,
     ``(n-1)/n`` for all_gather and reduce_scatter, all of it for broadcast (a chain from the
     root, no wrap-around). The steps are pipelined, so each edge is one flow.
@@ -333,10 +350,12 @@ def ring(
     >>> t = ring(layout, "all_reduce", 2**20)
     >>> t.flows, float(t.size_bytes[0]) == 2 * 31 / 32 * 2**20 / 8
     (32, True)
+    >>> ring(GpuLayout(144, 4, 4, domain_gpus=72), "all_reduce", 2**20).flows  # 2 NVL72 racks
+    144
     """
     ranks = _ranks(layout, ranks)
     n = ranks.size
-    groups = _node_groups(layout, ranks)
+    groups = _node_groups(layout, ranks, layout.nvlink_domain)
     channels = min(g.size for g in groups) if groups else 0
     steps_n = {"all_reduce": 2 * (n - 1), "broadcast": max(len(groups) - 1, 0)}.get(
         collective, n - 1
@@ -351,6 +370,31 @@ def ring(
     if collective == "broadcast":
         starts, nxt = starts[:-1], nxt[:-1]
     return gpu_flows(layout, starts.ravel(), nxt.ravel(), share * size_bytes / channels, step, qps)
+
+
+def ring_nvlink_bytes(
+    collective: RingCollective, size_bytes: float, ranks: int, domain_ranks: int, domains: int
+) -> float:
+    """Bytes one GPU sends over NVLink in the rings :func:`ring` lays (``size_bytes`` per rank).
+
+    Each GPU sends ``a(n-1)/n`` of the buffer in all (the whole of it for broadcast): every
+    edge of a ring inside one domain, and ``(L-1)/L`` of it across ``domains > 1`` domains of
+    ``L`` ranks, where one of the ``L`` rings a GPU is on leaves the domain from it over the
+    fabric. The ring is pipelined, so its time is the slower of the fabric flows and this
+    traffic at NVLink's rate (the analytic ring's ``min(B_net, B_nvl L / (L - 1))``).
+
+    >>> ring_nvlink_bytes("all_reduce", 2**20, 8, 8, 1) == 2 * 7 / 8 * 2**20
+    True
+    >>> ring_nvlink_bytes("all_reduce", 72.0, 144, 72, 2) == 2 * 143 / 144 * 71
+    True
+    """
+    if ranks < 2:
+        return 0.0
+    scale, per = RING_BYTES_FACTOR[collective]
+    sent = scale * (ranks - 1) / ranks * size_bytes if per else size_bytes
+    if domains > 1:
+        sent *= (domain_ranks - 1) / domain_ranks
+    return sent
 
 
 def _empty_arrays() -> tuple[IntArray, IntArray, FloatArray, IntArray, FloatArray]:
