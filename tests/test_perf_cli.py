@@ -211,3 +211,23 @@ def test_seeds_reach_the_request_of_perf_and_compare(
     assert [(r.seed, r.seeds) for r in seen] == [(7, 5), (7, 5)]
     bad = CliRunner().invoke(app, ["perf", str(spec), "--seeds", "17"])
     assert bad.exit_code == 2
+
+
+def test_a_long_algorithm_name_keeps_the_columns_in_line(tmp_path: Path) -> None:
+    # NCCL's symmetric kernels are named past 20 characters (Symmetric/RSxLDMC_AGxSTMC): every
+    # row's time column must still end where the header's does.
+    path = tmp_path / "node.yaml"
+    path.write_text(
+        "cluster: {gpus: 8}\nfabric: {technologies: [infiniband]}\n"
+        "nccl: {symmetric_memory: true}\n",
+        encoding="utf-8",
+    )
+    result = invoke(str(path), "--sizes", "8,64K")
+    assert result.exit_code == 0, result.output
+    rows = [line for line in result.output.splitlines() if line.startswith("  ")]
+    header = next(line for line in result.output.splitlines() if "algorithm" in line)
+    assert any(len(line.split()[1]) > 20 for line in rows)
+    end = header.index("time") + len("time")
+    assert all(line[:end].endswith(" " + line.split()[2]) and line[end] == " " for line in rows), (
+        result.output
+    )

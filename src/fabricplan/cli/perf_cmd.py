@@ -151,16 +151,18 @@ def _band_text(low: float | None, high: float | None, fmt: Callable[[float], str
 def collective_table(result: PerformanceResult, collective: str, ranks: int) -> str:
     """One nccl-tests-like table (out-of-place columns) with its average bus bandwidth."""
     points = [p for p in result.collectives if p.collective == collective]
+    # 20 columns hold Ring/LL128 and flow/NVLSTree/Simple; a symmetric kernel's name is longer.
+    wide = max([20, *(len(p.algorithm) for p in points)])
     lines = [
         f"# {result.technology}: {collective}, {ranks} GPUs ({result.backend} model)",
         "#",
-        f"# {'size':>12} {'algorithm':>20} {'time':>10} {'algbw':>8} {'busbw':>8}"
+        f"# {'size':>12} {'algorithm':>{wide}} {'time':>10} {'algbw':>8} {'busbw':>8}"
         f" {'time band':>21} {'busbw band':>17}",
-        f"# {'(B)':>12} {'':>20} {'(us)':>10} {'(GB/s)':>8} {'(GB/s)':>8}"
+        f"# {'(B)':>12} {'':>{wide}} {'(us)':>10} {'(GB/s)':>8} {'(GB/s)':>8}"
         f" {'(us)':>21} {'(GB/s)':>17}",
     ]
     lines += [
-        f"  {p.size_bytes:>12} {p.algorithm:>20} {_time_text(p.time_us):>10}"
+        f"  {p.size_bytes:>12} {p.algorithm:>{wide}} {_time_text(p.time_us):>10}"
         f" {p.algbw_GBps:>8.2f} {p.busbw_GBps:>8.2f}"
         f" {_band_text(p.time_us_low, p.time_us_high, _time_text):>21}"
         f" {_band_text(p.busbw_GBps_low, p.busbw_GBps_high, '{:.2f}'.format):>17}"
