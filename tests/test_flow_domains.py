@@ -89,3 +89,19 @@ def test_simple_mid_size_keeps_nccl_latency_and_pipeline() -> None:
     line_rate = gbps_to_GBps(valid.spec.cluster.nic_speed_gbps)
     wire_us = transfer_time_us(2 * 15 / 16 * size / 8, line_rate)
     assert kept_us + wire_us <= flow.time_us <= kept_us + 1.05 * wire_us
+
+
+def test_simulate_runs_its_patterns_over_the_nvlink_domains() -> None:
+    # `simulate --pattern ring_all_reduce` on 2 x NVL72 built its ring over 4-GPU trays (it
+    # crossed the network 36 times per rack, 10.7 ms at 1 GiB); the rack's trays talk over
+    # NVLink, so no flow of the pattern starts and ends in one rack.
+    from fabricplan.sim.run import _traffic
+    from fabricplan.sim.run_options import RunOptions
+
+    valid = parse_spec(
+        {"cluster": {"gpus": 144, "gpu": "gb200-nvl72", "gpus_per_node": 4, "nics_per_node": 4}}
+    )
+    options = RunOptions(pattern="ring_all_reduce", size_bytes=GIB)
+    t = _traffic(valid, options, seed=0, payload_share=1.0)
+    assert t.flows == 2 * 72
+    assert np.all(t.src // 72 != t.dst // 72)

@@ -33,7 +33,7 @@ import numpy as np
 
 from fabricplan.analytic.link_error import traffic_link_error_us
 from fabricplan.analytic.performance import analytic_performance
-from fabricplan.analytic.profile import fabric_profile
+from fabricplan.analytic.profile import fabric_profile, nvlink_domain_gpus
 from fabricplan.errors import ModelError
 from fabricplan.model.fabric import FabricDesign
 from fabricplan.model.results import CollectiveName, PerformanceResult, PerfRequest
@@ -152,7 +152,12 @@ def _traffic(valid: ValidScenario, options: RunOptions, seed: int, payload_share
     cluster = valid.spec.cluster
     return scenario_traffic(
         options.pattern,
-        GpuLayout(cluster.gpus, cluster.gpus_per_node, cluster.nics_per_node),
+        GpuLayout(
+            cluster.gpus,
+            cluster.gpus_per_node,
+            cluster.nics_per_node,
+            nvlink_domain_gpus(valid.node, cluster.gpus_per_node, cluster.host.nvlink_domain_gpus),
+        ),
         options.size_bytes,
         seed,
         jobs=options.jobs,
