@@ -70,8 +70,10 @@ def test_the_cached_decision_equals_the_long_way(name: str) -> None:
     fast = recommend(valid, cached, "analytic", request, infeasible, cache)
     slow = _the_long_way(valid, plain, request)
     assert fast.model_dump() == slow.model_dump()
-    # The re-evaluations did reuse: team and growth changes redesign nothing.
-    assert cache.design_hits > cache.design_misses / 2
+    # The re-evaluations did reuse: team and growth changes redesign nothing, and the growth
+    # changes and the searched designs' growth and risk repeat whole searches.
+    assert cache.design_hits > 0 and cache.search_hits > 0
+    assert cache.design_hits + cache.search_hits > cache.design_misses / 2
     assert cache.performance_hits > 0
 
 
@@ -198,3 +200,25 @@ def test_sharp_on_is_a_design_of_its_own_where_it_moves_the_subnet_manager() -> 
 
     assert appliances(cache.design(valid, "infiniband", choice)) == 0
     assert appliances(cache.design(sharp_on, "infiniband", choice)) == 4
+
+
+@pytest.mark.parametrize("target", [None, 2048])
+def test_a_search_made_for_another_growth_target_is_reused_in_this_scenario(
+    target: int | None,
+) -> None:
+    """A search reads no growth target: a scenario that differs only there takes the search
+    made for the first one, with its own scenario (whose growth the evaluation prices) in it."""
+    valid = parse_spec({"cluster": {"gpus": 512}, "growth": {"target_gpus": 1536}})
+    data = valid.spec.model_dump(exclude_unset=True)
+    data["growth"] = None if target is None else {"target_gpus": target}
+    other = replace_spec(valid, data)
+    cache = SearchCache()
+    evaluate_feasible(valid, "analytic", PerfRequest(step=True, collectives=()), cache=cache)
+    searched = cache.search_misses
+    again, _ = evaluate_feasible(
+        other, "analytic", PerfRequest(step=True, collectives=()), cache=cache
+    )
+    fresh, _ = evaluate_feasible(other, "analytic", PerfRequest(step=True, collectives=()))
+    assert cache.search_misses == searched and cache.search_hits == len(again)
+    assert [e.model_dump() for e in again] == [e.model_dump() for e in fresh]
+    assert [e.growth is None for e in again] == [target is None] * len(again)

@@ -85,19 +85,23 @@ class SearchCache:
     """Designs (:meth:`design`) and backend results (:meth:`performance`) of one run.
 
     The counters (``design_hits`` and ``design_misses``, ``performance_hits`` and
-    ``performance_misses``) say how much was reused.
+    ``performance_misses``, ``search_hits`` and ``search_misses`` for whole searches,
+    :meth:`search`) say how much was reused.
     """
 
     def __init__(self) -> None:
         self._designs: dict[tuple[object, ...], FabricDesign | DesignError] = {}
         self._results: dict[tuple[object, ...], PerformanceResult | FabricPlanError] = {}
         self._costs: dict[tuple[object, ...], CostBreakdown] = {}
+        self._searches: dict[tuple[object, ...], Any] = {}
         self._spec_keys: dict[tuple[int, str], str] = {}
         self._held: dict[int, object] = {}
         self.design_hits = 0
         self.design_misses = 0
         self.performance_hits = 0
         self.performance_misses = 0
+        self.search_hits = 0
+        self.search_misses = 0
 
     def _hold(self, obj: object) -> int:
         """``id(obj)``, with ``obj`` kept alive so that the identity is not reused."""
@@ -187,6 +191,52 @@ class SearchCache:
         if found is None:
             found = self._costs[key] = fabric_cost(valid, design)
         return found
+
+    def search(
+        self,
+        valid: ValidScenario,
+        technology: TechnologyName,
+        ranking: str,
+        request: PerfRequest,
+        run: Callable[[], T],
+    ) -> T:
+        """``run()`` (:func:`fabricplan.evaluate.search_design`'s whole search of ``technology``,
+        ranked with the ``ranking`` backend under ``request``), made once.
+
+        A search reads the designs, their costs and their steps (the spec as the cost key has it:
+        :data:`NOT_COST` is a subset of the sections no design or step reads), the resolved
+        hardware, the backend and what the step model is asked (``request`` as the search asks
+        it: the step alone, whether it is priced). The decision's growth re-evaluations and the
+        searched designs' growth and risk repeat the evaluation's searches with these unchanged.
+
+        Raises
+        ------
+        DesignError
+            As the search does when no choice can be built (the same error again later).
+        """
+        asked = request.model_copy(update={"collectives": (), "p2p": False})
+        key = (
+            self._spec_key(valid.spec, "cost"),
+            self._hardware_key(valid),
+            technology,
+            ranking,
+            request.step,
+            asked.model_dump_json(),
+        )
+        if key in self._searches:
+            self.search_hits += 1
+            found = self._searches[key]
+            if isinstance(found, FabricPlanError):
+                raise found.detached()
+            return found  # type: ignore[no-any-return]
+        self.search_misses += 1
+        try:
+            made = run()
+        except DesignError as exc:
+            self._searches[key] = exc.detached()
+            raise
+        self._searches[key] = made
+        return made
 
     def _once(
         self,
