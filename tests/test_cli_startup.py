@@ -203,3 +203,36 @@ def test_the_analytic_compare_imports_no_simulator_numba_lint_model_or_rich(
         check=True,
     )
     assert done.stdout.strip() == "[]"
+
+
+def test_the_command_line_asks_openblas_for_one_thread_unless_the_user_chose() -> None:
+    """fabricplan calls no BLAS routine; OpenBLAS's thread per core cost CPU at every start."""
+    from fabricplan.cli.app import _quiet_blas
+
+    environ: dict[str, str] = {}
+    _quiet_blas(environ)
+    assert environ == {"OPENBLAS_NUM_THREADS": "1"}
+    chosen = {"OPENBLAS_NUM_THREADS": "4"}
+    _quiet_blas(chosen)
+    assert chosen == {"OPENBLAS_NUM_THREADS": "4"}
+
+
+def test_the_console_script_sets_it_before_numpy_loads(tmp_path: Path) -> None:
+    script = (
+        "import os, sys\n"
+        "from fabricplan.cli import app\n"
+        "sys.argv = ['fabricplan', '--version']\n"
+        "try:\n"
+        "    app.main()\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "print(os.environ.get('OPENBLAS_NUM_THREADS'), 'numpy' in sys.modules)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        env={"PYTHONPATH": str(SRC), "PATH": "/usr/bin:/bin"},
+        check=True,
+    )
+    assert done.stdout.splitlines()[-1] == "1 False"
