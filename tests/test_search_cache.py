@@ -222,3 +222,21 @@ def test_a_search_made_for_another_growth_target_is_reused_in_this_scenario(
     assert cache.search_misses == searched and cache.search_hits == len(again)
     assert [e.model_dump() for e in again] == [e.model_dump() for e in fresh]
     assert [e.growth is None for e in again] == [target is None] * len(again)
+
+
+def test_a_switch_without_an_embedded_subnet_manager_keeps_its_design_under_sharp_and_routing() -> (
+    None
+):
+    """The designer reads SHARP and routing only for a switch whose embedded SM may run the
+    subnet: a RoCE design is the same under a SHARP or routing what-if, and is reused."""
+    base = {"cluster": {"gpus": 256}, "fabric": {"technologies": ["roce_v2"]}}
+    valid = parse_spec(base)
+    cache = SearchCache()
+    choice = default_choice(valid, "roce_v2")
+    assert choice.switch.embedded_sm_max_nodes is None
+    first = cache.design(valid, "roce_v2", choice)
+    for fabric in ({"sharp": "on"}, {"routing": {"roce_v2": "static"}}):
+        other = replace_spec(valid, {**base, "fabric": {**base["fabric"], **fabric}})
+        assert cache.design(other, "roce_v2", choice) is first
+        assert first == design_fabric(other, "roce_v2", choice)
+    assert (cache.design_misses, cache.design_hits) == (1, 2)

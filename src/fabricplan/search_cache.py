@@ -13,7 +13,9 @@ What a key holds:
 
 - **the spec**, as its JSON without the sections the model cannot read (:data:`NOT_DESIGN` for
   a design, :data:`NOT_PERFORMANCE` for a backend result), unset fields left out so that "set
-  to the default" and "not set" stay apart (the designer reads ``model_fields_set``);
+  to the default" and "not set" stay apart (the designer reads ``model_fields_set``); a
+  design's SHARP and routing only as far as the designer reads them (a switch with an embedded
+  subnet manager);
 - **the resolved hardware** by identity: :func:`fabricplan.spec.replace_spec` keeps the
   scenario's switches, NICs, technologies, cables and prices as they are, so a what-if shares
   them with the scenario it came from. The cache holds every object it keyed by identity, so no
@@ -78,7 +80,24 @@ NCCL settings and the lossless configuration, which act on performance and not o
 (checked by the same test). SHARP and routing are read: they decide whether an InfiniBand subnet
 can run the managed switches' embedded subnet manager or needs UFM appliances."""
 
+_NOT_DESIGN_KEY: dict[str, Any] = {**NOT_DESIGN, "fabric": {"lossless", "sharp", "routing"}}
+"""The design key's exclusions: SHARP and routing are keyed by what the designer reads of them
+(:func:`_subnet_manager_inputs`), not as the spec's whole settings."""
+
 T = TypeVar("T")
+
+
+def _subnet_manager_inputs(
+    valid: ValidScenario, technology: TechnologyName, choice: DesignChoice
+) -> tuple[bool, str | None] | None:
+    """What the designer reads of SHARP and routing: only whether the managed switch's embedded
+    subnet manager can run the subnet (``designer._embedded_sm_finding``), which it asks only of
+    a switch with an embedded SM (``embedded_sm_max_nodes``); ``None`` for any other switch,
+    whose design SHARP and routing do not change (a RoCE fabric's under a SHARP what-if)."""
+    if choice.switch.embedded_sm_max_nodes is None:
+        return None
+    fabric = valid.spec.fabric
+    return fabric.sharp_for(technology) == "on", fabric.routing.get(technology)
 
 
 class SearchCache:
@@ -113,7 +132,11 @@ class SearchCache:
         memo = (self._hold(spec), reader)
         key = self._spec_keys.get(memo)
         if key is None:
-            exclude = {"design": NOT_DESIGN, "performance": NOT_PERFORMANCE, "cost": NOT_COST}
+            exclude = {
+                "design": _NOT_DESIGN_KEY,
+                "performance": NOT_PERFORMANCE,
+                "cost": NOT_COST,
+            }
             key = spec.model_dump_json(exclude_unset=True, exclude=exclude[reader])
             self._spec_keys[memo] = key
         return key
@@ -145,6 +168,7 @@ class SearchCache:
         """
         key = (
             self._spec_key(valid.spec, "design"),
+            _subnet_manager_inputs(valid, technology, choice),
             self._hardware_key(valid),
             technology,
             self._hold(choice.switch),
