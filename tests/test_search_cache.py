@@ -240,3 +240,25 @@ def test_a_switch_without_an_embedded_subnet_manager_keeps_its_design_under_shar
         assert cache.design(other, "roce_v2", choice) is first
         assert first == design_fabric(other, "roce_v2", choice)
     assert (cache.design_misses, cache.design_hits) == (1, 2)
+
+
+@pytest.mark.parametrize("field", ["infiniband", "ethernet_dcb"])
+def test_a_team_change_reuses_the_other_familys_search_and_remakes_its_own(field: str) -> None:
+    """The cost reads one experience per technology (its switch family's): a change of the
+    InfiniBand team reuses the RoCE search, and the RoCE team's the InfiniBand one, while the
+    changed family's search is made again (its operations money moved)."""
+    base = {"cluster": {"gpus": 256}, "team": {"infiniband": "some", "ethernet_dcb": "some"}}
+    valid = parse_spec(base)
+    other = replace_spec(valid, {**base, "team": {**base["team"], field: "none"}})
+    request = PerfRequest(step=True, collectives=())
+    cache = SearchCache()
+    first, _ = evaluate_feasible(valid, "analytic", request, cache=cache)
+    misses = cache.search_misses
+    again, _ = evaluate_feasible(other, "analytic", request, cache=cache)
+    fresh, _ = evaluate_feasible(other, "analytic", request)
+    assert [e.model_dump() for e in again] == [e.model_dump() for e in fresh]
+    assert (cache.search_misses - misses, cache.search_hits) == (1, 1)
+    changed = "infiniband" if field == "infiniband" else "roce_v2"
+    before = {e.technology: e.cost.tco_usd for e in first}
+    after = {e.technology: e.cost.tco_usd for e in again}
+    assert after[changed] != before[changed]

@@ -15,7 +15,7 @@ What a key holds:
   a design, :data:`NOT_PERFORMANCE` for a backend result), unset fields left out so that "set
   to the default" and "not set" stay apart (the designer reads ``model_fields_set``); a
   design's SHARP and routing only as far as the designer reads them (a switch with an embedded
-  subnet manager);
+  subnet manager); a cost's or a search's team only as the technology's family's experience;
 - **the resolved hardware** by identity: :func:`fabricplan.spec.replace_spec` keeps the
   scenario's switches, NICs, technologies, cables and prices as they are, so a what-if shares
   them with the scenario it came from. The cache holds every object it keyed by identity, so no
@@ -45,6 +45,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from fabricplan.analytic.cost import fabric_cost
+from fabricplan.analytic.operations_effort import team_experience
 from fabricplan.errors import DesignError, FabricPlanError
 from fabricplan.model.fabric import DesignChoice, FabricDesign
 from fabricplan.model.results import CostBreakdown, PerformanceResult, PerfRequest
@@ -79,6 +80,12 @@ NOT_DESIGN: dict[str, Any] = {
 NCCL settings and the lossless configuration, which act on performance and not on what is built
 (checked by the same test). SHARP and routing are read: they decide whether an InfiniBand subnet
 can run the managed switches' embedded subnet manager or needs UFM appliances."""
+
+_NOT_COST_KEY: dict[str, Any] = {**NOT_COST, "team": True}
+"""The cost and search keys' exclusions: the team is keyed by the one experience the cost
+reads, the team's with the technology's switch family
+(:func:`~fabricplan.analytic.operations_effort.team_experience`), so that a what-if changing the
+InfiniBand team's experience reuses every Ethernet search and cost."""
 
 _NOT_DESIGN_KEY: dict[str, Any] = {**NOT_DESIGN, "fabric": {"lossless", "sharp", "routing"}}
 """The design key's exclusions: SHARP and routing are keyed by what the designer reads of them
@@ -135,7 +142,7 @@ class SearchCache:
             exclude = {
                 "design": _NOT_DESIGN_KEY,
                 "performance": NOT_PERFORMANCE,
-                "cost": NOT_COST,
+                "cost": _NOT_COST_KEY,
             }
             key = spec.model_dump_json(exclude_unset=True, exclude=exclude[reader])
             self._spec_keys[memo] = key
@@ -210,7 +217,12 @@ class SearchCache:
 
     def cost(self, valid: ValidScenario, design: FabricDesign) -> CostBreakdown:
         """:func:`~fabricplan.analytic.cost.fabric_cost` of ``design``, made once."""
-        key = (self._spec_key(valid.spec, "cost"), self._hardware_key(valid), self._hold(design))
+        key = (
+            self._spec_key(valid.spec, "cost"),
+            team_experience(valid, design.technology),
+            self._hardware_key(valid),
+            self._hold(design),
+        )
         found = self._costs.get(key)
         if found is None:
             found = self._costs[key] = fabric_cost(valid, design)
@@ -228,7 +240,8 @@ class SearchCache:
         ranked with the ``ranking`` backend under ``request``), made once.
 
         A search reads the designs, their costs and their steps (the spec as the cost key has it:
-        :data:`NOT_COST` is a subset of the sections no design or step reads), the resolved
+        :data:`NOT_COST` is a subset of the sections no design or step reads, and of the team
+        only the experience of the technology's family), the resolved
         hardware, the backend and what the step model is asked (``request`` as the search asks
         it: the step alone, whether it is priced). The decision's growth re-evaluations and the
         searched designs' growth and risk repeat the evaluation's searches with these unchanged.
@@ -241,6 +254,7 @@ class SearchCache:
         asked = request.model_copy(update={"collectives": (), "p2p": False})
         key = (
             self._spec_key(valid.spec, "cost"),
+            team_experience(valid, technology),
             self._hardware_key(valid),
             technology,
             ranking,
