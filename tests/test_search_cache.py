@@ -73,7 +73,6 @@ def test_the_cached_decision_equals_the_long_way(name: str) -> None:
     # The re-evaluations did reuse: team and growth changes redesign nothing, and the growth
     # changes and the searched designs' growth and risk repeat whole searches.
     assert cache.design_hits > 0 and cache.search_hits > 0
-    assert cache.design_hits + cache.search_hits > cache.design_misses / 2
     assert cache.performance_hits > 0
 
 
