@@ -104,5 +104,18 @@ def main() -> None:
     run_main(lambda: functools.partial(create_app(), args=args))
 
 
+def _main_at_once() -> None:
+    """:func:`main`, ending the process without the interpreter's teardown
+    (:func:`fabricplan.cli.guard.exit_at_once`; the console script's and ``python -m``'s way)."""
+    import sys
+
+    try:
+        from fabricplan.cli.guard import exit_at_once
+    except KeyboardInterrupt:  # Ctrl-C while typer itself is imported
+        print("interrupted (SIGINT); no partial file was left", file=sys.stderr)
+        sys.exit(130)
+    exit_at_once(main)
+
+
 if __name__ == "__main__":
-    main()
+    _main_at_once()
