@@ -4,9 +4,11 @@ with its re-evaluations) as the cluster grows. Prints a table; docs/performance.
     PYTHONPATH=src .venv/bin/python benchmarks/compare_speed.py
 
 Like the CLI, the evaluation and the decision share one ``SearchCache``: ``reused`` counts the
-designs and step-model runs the re-evaluations took from it, ``made`` those they had to make.
+designs, step-model runs and whole searches the re-evaluations took from it, ``made`` those they
+had to make.
 Wall and process CPU seconds are both printed: on a shared machine the CPU time is the steadier.
-Each timed run starts with the layout memo emptied (``forget_layout_runs``), so that it measures
+Each timed run starts with the layout and cable memos emptied (``forget_layout_runs``,
+``forget_cable_choosers``), so that it measures
 one cold ``compare``, as the command runs it, not a repeat of the warm-up.
 
 A second table times the whole command, ``fabricplan compare SPEC`` in a fresh process (table
@@ -32,6 +34,7 @@ from fabricplan.evaluate import evaluate_feasible
 from fabricplan.recommend.decision import recommend
 from fabricplan.search_cache import SearchCache
 from fabricplan.spec import parse_spec
+from fabricplan.topology.cable import forget_cable_choosers
 from fabricplan.topology.layout import forget_layout_runs
 
 GPU_COUNTS = (1_024, 8_192, 32_768, 100_000)
@@ -59,6 +62,7 @@ def time_once(gpus: int) -> tuple[float, float, float, int, SearchCache]:
     of the whole compare, the designs the search kept in the output over both technologies, and
     the cache."""
     forget_layout_runs()
+    forget_cable_choosers()
     start, cpu_start = time.perf_counter(), time.process_time()
     valid = parse_spec(spec_for(gpus))
     cache = SearchCache()
@@ -99,8 +103,8 @@ def main() -> None:
         compare_s = statistics.median(r[1] for r in runs)
         cpu_s = statistics.median(r[2] for r in runs)
         cache = runs[0][4]
-        reused = cache.design_hits + cache.performance_hits
-        made = cache.design_misses + cache.performance_misses
+        reused = cache.design_hits + cache.performance_hits + cache.search_hits
+        made = cache.design_misses + cache.performance_misses + cache.search_misses
         print(
             f"{gpus:>8,} {runs[0][3]:>8} {evaluate_s:>13.3f} {compare_s:>12.3f} {cpu_s:>8.3f}"
             f" {reused:>7} {made:>5}"

@@ -77,8 +77,9 @@ def test_the_cached_decision_equals_the_long_way(name: str) -> None:
     fast = recommend(valid, cached, "analytic", request, infeasible, cache)
     slow = _the_long_way(valid, plain, request)
     assert fast.model_dump() == slow.model_dump()
-    # The re-evaluations did reuse: team and growth changes redesign nothing.
-    assert cache.design_hits > cache.design_misses / 2
+    # The re-evaluations did reuse: team and growth changes redesign nothing, and the growth
+    # changes and the searched designs' growth and risk repeat whole searches.
+    assert cache.design_hits > 0 and cache.search_hits > 0
     assert cache.performance_hits > 0
 
 
@@ -205,3 +206,65 @@ def test_sharp_on_is_a_design_of_its_own_where_it_moves_the_subnet_manager() -> 
 
     assert appliances(cache.design(valid, "infiniband", choice)) == 0
     assert appliances(cache.design(sharp_on, "infiniband", choice)) == 4
+
+
+@pytest.mark.parametrize("target", [None, 2048])
+def test_a_search_made_for_another_growth_target_is_reused_in_this_scenario(
+    target: int | None,
+) -> None:
+    """A search reads no growth target: a scenario that differs only there takes the search
+    made for the first one, with its own scenario (whose growth the evaluation prices) in it."""
+    valid = parse_spec({"cluster": {"gpus": 512}, "growth": {"target_gpus": 1536}})
+    data = valid.spec.model_dump(exclude_unset=True)
+    data["growth"] = None if target is None else {"target_gpus": target}
+    other = replace_spec(valid, data)
+    cache = SearchCache()
+    evaluate_feasible(valid, "analytic", PerfRequest(step=True, collectives=()), cache=cache)
+    searched = cache.search_misses
+    again, _ = evaluate_feasible(
+        other, "analytic", PerfRequest(step=True, collectives=()), cache=cache
+    )
+    fresh, _ = evaluate_feasible(other, "analytic", PerfRequest(step=True, collectives=()))
+    assert cache.search_misses == searched and cache.search_hits == len(again)
+    assert [e.model_dump() for e in again] == [e.model_dump() for e in fresh]
+    assert [e.growth is None for e in again] == [target is None] * len(again)
+
+
+def test_a_switch_without_an_embedded_subnet_manager_keeps_its_design_under_sharp_and_routing() -> (
+    None
+):
+    """The designer reads SHARP and routing only for a switch whose embedded SM may run the
+    subnet: a RoCE design is the same under a SHARP or routing what-if, and is reused."""
+    base = {"cluster": {"gpus": 256}, "fabric": {"technologies": ["roce_v2"]}}
+    valid = parse_spec(base)
+    cache = SearchCache()
+    choice = default_choice(valid, "roce_v2")
+    assert choice.switch.embedded_sm_max_nodes is None
+    first = cache.design(valid, "roce_v2", choice)
+    for fabric in ({"sharp": "on"}, {"routing": {"roce_v2": "static"}}):
+        other = replace_spec(valid, {**base, "fabric": {**base["fabric"], **fabric}})
+        assert cache.design(other, "roce_v2", choice) is first
+        assert first == design_fabric(other, "roce_v2", choice)
+    assert (cache.design_misses, cache.design_hits) == (1, 2)
+
+
+@pytest.mark.parametrize("field", ["infiniband", "ethernet_dcb"])
+def test_a_team_change_reuses_the_other_familys_search_and_remakes_its_own(field: str) -> None:
+    """The cost reads one experience per technology (its switch family's): a change of the
+    InfiniBand team reuses the RoCE search, and the RoCE team's the InfiniBand one, while the
+    changed family's search is made again (its operations money moved)."""
+    base = {"cluster": {"gpus": 256}, "team": {"infiniband": "some", "ethernet_dcb": "some"}}
+    valid = parse_spec(base)
+    other = replace_spec(valid, {**base, "team": {**base["team"], field: "none"}})
+    request = PerfRequest(step=True, collectives=())
+    cache = SearchCache()
+    first, _ = evaluate_feasible(valid, "analytic", request, cache=cache)
+    misses = cache.search_misses
+    again, _ = evaluate_feasible(other, "analytic", request, cache=cache)
+    fresh, _ = evaluate_feasible(other, "analytic", request)
+    assert [e.model_dump() for e in again] == [e.model_dump() for e in fresh]
+    assert (cache.search_misses - misses, cache.search_hits) == (1, 1)
+    changed = "infiniband" if field == "infiniband" else "roce_v2"
+    before = {e.technology: e.cost.tco_usd for e in first}
+    after = {e.technology: e.cost.tco_usd for e in again}
+    assert after[changed] != before[changed]

@@ -16,7 +16,7 @@ others are kept in ``design.alternatives`` with why each lost.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from fabricplan.analytic.config_risk import (
     UNWATCHED_STORM_HOURS,
@@ -353,8 +353,40 @@ def _search(
     cache: SearchCache | None,
 ) -> tuple[ValidScenario, FabricDesign, CostBreakdown, list[_Candidate]]:
     """:func:`search_design`, with the candidates priced in full, best first (the kept one
-    first; the others are the first ``design.alternatives``, in the same order)."""
+    first; the others are the first ``design.alternatives``, in the same order); with a
+    ``cache``, each search is made once (:meth:`SearchCache.search`)."""
     request = request or PerfRequest()
+    if cache is None:
+        return _search_afresh(valid, technology, backend, request, None)
+    ranking = backend if backend in RANKING_BACKENDS else "analytic"
+    chosen, design, cost, ranked = cache.search(
+        valid,
+        technology,
+        ranking,
+        request,
+        lambda: _search_afresh(valid, technology, ranking, request, cache),
+    )
+    if chosen.spec is valid.spec:
+        return chosen, design, cost, ranked
+    # Made for a scenario that differs only where no search reads (the growth target, the
+    # name, the decision's constraints): the same choices, in this scenario.
+    with_switch: dict[int, ValidScenario] = {}
+    rebound = []
+    for c in ranked:
+        scenario = with_switch.get(id(c.choice.switch))
+        if scenario is None:
+            scenario = with_switch[id(c.choice.switch)] = _with_switch(valid, c.choice, technology)
+        rebound.append(replace(c, valid=scenario))
+    return rebound[0].valid, design, cost, rebound
+
+
+def _search_afresh(
+    valid: ValidScenario,
+    technology: TechnologyName,
+    backend: str,
+    request: PerfRequest,
+    cache: SearchCache | None,
+) -> tuple[ValidScenario, FabricDesign, CostBreakdown, list[_Candidate]]:
     designed: list[_Built] = []
     failed: list[tuple[DesignChoice, DesignError]] = []
     fewest: dict[tuple[str, str, int], int | None] = {}

@@ -12,6 +12,8 @@ from __future__ import annotations
 TYPE_CHECKING = False
 """No ``typing`` import at run time: the start-up before :func:`main` stays short (Ctrl-C)."""
 if TYPE_CHECKING:  # typer is imported when the app is built, after the signal handlers are set
+    from collections.abc import MutableMapping
+
     import typer
 
 __all__ = ["HELP", "create_app", "main"]
@@ -73,11 +75,25 @@ def create_app() -> typer.Typer:
     return app
 
 
+_BLAS_THREADS_VARIABLE = "OPENBLAS_NUM_THREADS"
+"""OpenBLAS's thread count, read once when numpy loads it. fabricplan calls no BLAS routine
+(no ``numpy.linalg``, no matrix product), and OpenBLAS's default of one thread per core cost
+about 0.06 s of CPU at every start on a 2-core machine (docs/performance.md); a value the user
+set is kept."""
+
+
+def _quiet_blas(environ: MutableMapping[str, str]) -> None:
+    """One OpenBLAS thread unless the user chose a count (before numpy is imported)."""
+    environ.setdefault(_BLAS_THREADS_VARIABLE, "1")
+
+
 def main() -> None:
     """Entry point of the ``fabricplan`` console script (Ctrl-C and SIGTERM end in one line)."""
     import functools
+    import os
     import sys
 
+    _quiet_blas(os.environ)
     try:
         from fabricplan.cli.guard import run_main
         from fabricplan.cli.sweep_cmd import bare_ray_as_local
@@ -88,5 +104,18 @@ def main() -> None:
     run_main(lambda: functools.partial(create_app(), args=args))
 
 
+def _main_at_once() -> None:
+    """:func:`main`, ending the process without the interpreter's teardown
+    (:func:`fabricplan.cli.guard.exit_at_once`; the console script's and ``python -m``'s way)."""
+    import sys
+
+    try:
+        from fabricplan.cli.guard import exit_at_once
+    except KeyboardInterrupt:  # Ctrl-C while typer itself is imported
+        print("interrupted (SIGINT); no partial file was left", file=sys.stderr)
+        sys.exit(130)
+    exit_at_once(main)
+
+
 if __name__ == "__main__":
-    main()
+    _main_at_once()

@@ -30,10 +30,11 @@ _signal.signal(_signal.SIGTERM, _interrupted_early)
 
 
 def main() -> None:
-    """Run the ``fabricplan`` command line (:func:`fabricplan.cli.app.main`)."""
-    from fabricplan.cli.app import main as run
+    """Run the ``fabricplan`` command line (:func:`fabricplan.cli.app.main`), ending the process
+    without the interpreter's teardown (:func:`fabricplan.cli.guard.exit_at_once`)."""
+    from fabricplan.cli.app import _main_at_once
 
-    run()
+    _main_at_once()
 
 
 __all__ = ["main"]

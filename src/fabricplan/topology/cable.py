@@ -68,6 +68,12 @@ def link_price_usd(
     return ends + fibre
 
 
+CHOOSER_MEMO_SIZE = 64
+"""How many choosers :func:`cable_chooser` keeps (a 100k-GPU compare asks 288 times for 6)."""
+
+_choosers: dict[tuple[int, int, float, bool, int], tuple[object, object, _Chooser]] = {}
+
+
 def cable_chooser(
     cables: Iterable[CableSpec],
     prices: Mapping[str, PriceEntry],
@@ -76,7 +82,37 @@ def cable_chooser(
     links_per_cage: int = 1,
 ) -> Callable[[float], CableSpec | None]:
     """:func:`cable_for` with everything but the length fixed, for many runs of one group (a
-    link's price is ``fixed + per_metre x length``, so the parts are priced once)."""
+    link's price is ``fixed + per_metre x length``, so the parts are priced once).
+
+    For the catalog's cables as a tuple (``ValidScenario.cables``, frozen) the chooser, and each
+    length's answer, are made once while the same tuple and price book are asked again: the
+    memo holds both, so a later object of the same ``id`` is never taken for them.
+    """
+    if not isinstance(cables, tuple):
+        return _chooser(cables, prices, speed_gbps, host_end, links_per_cage)
+    key = (id(cables), id(prices), speed_gbps, host_end, links_per_cage)
+    kept = _choosers.get(key)
+    if kept is not None and kept[0] is cables and kept[1] is prices:
+        return kept[2]
+    made = _chooser(cables, prices, speed_gbps, host_end, links_per_cage)
+    if len(_choosers) >= CHOOSER_MEMO_SIZE:
+        del _choosers[next(iter(_choosers))]  # the oldest
+    _choosers[key] = (cables, prices, made)
+    return made
+
+
+def forget_cable_choosers() -> None:
+    """Empty the memo of :func:`cable_chooser` (a benchmark times a compare from cold)."""
+    _choosers.clear()
+
+
+def _chooser(
+    cables: Iterable[CableSpec],
+    prices: Mapping[str, PriceEntry],
+    speed_gbps: float,
+    host_end: bool,
+    links_per_cage: int,
+) -> _Chooser:
     options: list[tuple[float, float, float, float, str, CableSpec]] = []
     for c in cables:
         if c.speed_gbps < speed_gbps or (host_end and not c.host_links):
@@ -91,7 +127,24 @@ def cable_chooser(
             per_m = link_price_usd(c, prices, host_end, links_per_cage, 1.0) - fixed
         options.append((c.speed_gbps, fixed, per_m, c.max_reach_m, c.id, c))
 
-    def choose(reach_m: float) -> CableSpec | None:
+    return _Chooser(options)
+
+
+class _Chooser:
+    """The cable for a run's length among fixed options, each length's answer kept."""
+
+    def __init__(self, options: list[tuple[float, float, float, float, str, CableSpec]]) -> None:
+        self.options = options
+        self.answers: dict[float, CableSpec | None] = {}
+
+    def __call__(self, reach_m: float) -> CableSpec | None:
+        found = self.answers.get(reach_m, _UNSEEN)
+        if found is _UNSEEN:
+            found = self.answers[reach_m] = self._choose(reach_m)
+        return found  # type: ignore[return-value]
+
+    def _choose(self, reach_m: float) -> CableSpec | None:
+        options = self.options
         best: tuple[float, float, float, str] | None = None
         found: CableSpec | None = None
         for speed, fixed, per_m, reach, cable_id, cable in options:
@@ -102,7 +155,8 @@ def cable_chooser(
                 best, found = key, cable
         return found
 
-    return choose
+
+_UNSEEN = object()
 
 
 def cable_for(
