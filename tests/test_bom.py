@@ -164,7 +164,8 @@ def test_a_64_cage_box_at_256_x_400g_takes_one_module_per_cage_for_four_links() 
     # Tomahawk-6 class: 256 x 400G on 64 x 1.6T OSFP cages, so 4 links share a cage. 32 nodes x
     # 8 NICs = 256 host links on one switch, all 60 m (optical). A cage holds one module, so the
     # switch end takes 256 / 4 = 64 modules (not 128 twin-ports, not 256 single ports); every
-    # NIC end takes one module and every link one (breakout) fibre cord.
+    # NIC end takes one module and every link one (breakout) fibre cord. The switch runs 400G as
+    # 2 x 200G lanes, the default ConnectX-7 as 4 x 100G: its module is the DR2 gearbox.
     valid, d = design(
         256,
         "roce_v2",
@@ -177,19 +178,32 @@ def test_a_64_cage_box_at_256_x_400g_takes_one_module_per_cage_for_four_links() 
     links = d.links["node_leaf"]
     assert links == optical_links(valid, d, "node_leaf") == 256
     assert quantity(d, "osfp-1.6t-2xdr4") == 64
-    assert quantity(d, "osfp-400g-dr2-nic") == 256
+    assert valid.nics["roce_v2"].id == "cx7"
+    assert quantity(d, "osfp-400g-dr2-gearbox-nic") == 256
+    assert quantity(d, "osfp-400g-dr2-nic") == 0
     assert quantity(d, "fibre-smf-mpo12") == 256
     # No two-link or one-link module is put into a four-link cage.
     assert quantity(d, "mms4x00-ns") == 0 and quantity(d, "qsfpdd-400g-dr4") == 0
-    # Transceiver capex by hand: 64 x the 1.6T module + 256 x the NIC module.
+    # Transceiver capex by hand: 64 x the 1.6T module + 256 x the NIC gearbox module.
     price = {item: valid.prices[item].price_usd for item in valid.prices}
     modules = sum(line.quantity * price[line.item] for line in d.bom if line.kind == "transceiver")
-    assert modules == 64 * price["osfp-1.6t-2xdr4"] + 256 * price["osfp-400g-dr2-nic"]
+    assert modules == 64 * price["osfp-1.6t-2xdr4"] + 256 * price["osfp-400g-dr2-gearbox-nic"]
 
 
-def test_short_host_links_from_a_four_link_cage_are_ordered_as_splitters() -> None:
-    _, d = design(256, "roce_v2", "th6-128x800g")
+def test_short_host_links_from_a_cage_of_two_links_are_ordered_as_splitters() -> None:
+    _, d = design(256, "roce_v2", "sn5600")
     host_lines = [line for line in d.bom if line.kind == "cable" and "node-leaf" in line.role]
     assert host_lines
     for line in host_lines:
-        assert f"about {math.ceil(line.quantity / 4)} 1:4 splitter" in line.role
+        assert f"about {math.ceil(line.quantity / 2)} 1:2 splitter" in line.role
+
+
+def test_no_copper_joins_200g_switch_lanes_to_a_100g_nic() -> None:
+    # A passive cable converts no lanes: th6 at 400G (2 x 200G) to a ConnectX-7 (4 x 100G) is
+    # optical at every length, the NIC end a gearbox module.
+    valid, d = design(256, "roce_v2", "th6-128x800g")
+    by_id = {c.id: c for c in valid.cables}
+    host_runs = [r for r in d.cable_runs if r.group == "node_leaf"]
+    assert host_runs and {r.cable_id for r in host_runs} == {"optic-400g-dr2"}
+    assert not any(by_id[r.cable_id].cable_kind in ("dac", "acc") for r in d.cable_runs)
+    assert quantity(d, "osfp-400g-dr2-gearbox-nic") == d.links["node_leaf"]

@@ -252,9 +252,8 @@ def _parts() -> set[str]:
     """Modules and fibre (base and per metre) that composed optical classes are built from."""
     parts: set[str] = set()
     for cable in CATALOG.of_kind(CableSpec):
-        for module in (cable.twin_module, cable.single_module, cable.host_module):
-            if module is not None:
-                parts.add(module.item)
+        for module in (*cable.switch_modules, *cable.host_modules):
+            parts.add(module.item)
         if cable.fibre:
             parts |= {cable.fibre, cable.fibre + FIBRE_PER_METRE_SUFFIX}
     return parts

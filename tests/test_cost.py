@@ -24,6 +24,7 @@ from fabricplan.analytic.operations_effort import (
 )
 from fabricplan.errors import ModelError
 from fabricplan.model.fabric import BomLine, FabricDesign, LinkGroup, TierDesign
+from fabricplan.model.hardware import fibre_cord_usd
 from fabricplan.model.scenario import TechnologyName, ValidScenario
 from fabricplan.spec import parse_spec
 
@@ -314,7 +315,12 @@ def test_cost_of_a_designed_fabric_is_consistent() -> None:
         cost = fabric_cost(valid, design)
         assert cost.capex_usd == pytest.approx(
             sum(
-                b.quantity * valid.prices[b.item].price_usd
+                b.quantity
+                * (
+                    fibre_cord_usd(valid.prices, b.item, b.length_m or 0.0)
+                    if b.kind == "fibre"
+                    else valid.prices[b.item].price_usd
+                )
                 for b in design.bom
                 if b.item in valid.prices
             )

@@ -124,8 +124,8 @@ def _power_figure(valid: ValidScenario, line: BomLine) -> Figure | None:
                 return cable.power_w
     elif line.kind == "transceiver":
         for cable in valid.cables:
-            for module in (*cable.switch_modules, cable.host_module):
-                if module is not None and module.item == line.item:
+            for module in (*cable.switch_modules, *cable.host_modules):
+                if module.item == line.item:
                     return module.power_w
     elif line.kind == "fibre":
         return PASSIVE_FIBRE_W

@@ -311,6 +311,57 @@ def _check_references(catalog: Catalog) -> None:
             )
 
 
+def check_lanes(catalog: Catalog) -> None:
+    """Every NIC's SerDes lane rate is served by some class of its speed, and a gearbox module
+    converts: its lanes differ from the plain NIC-side module's.
+
+    Raises
+    ------
+    CatalogError
+        FP1235 (a NIC no class's NIC end matches) or FP1236 (a gearbox module that converts
+        nothing, or one without a plain module), one line naming the file, entry and field.
+
+    Examples
+    --------
+    >>> check_lanes(load_catalog()) is None
+    True
+    """
+    cables = catalog.of_kind(CableSpec)
+    for cable in cables:
+        gear, plain = cable.host_gearbox_module, cable.host_module
+        if gear is None:
+            continue
+        if plain is None or gear.lane_gbps == plain.lane_gbps:
+            shown = None if plain is None else plain.lane_gbps
+            raise CatalogError(
+                "FP1236",
+                f"cables.yaml {cable.id}.host_gearbox_module",
+                "a gearbox module needs a host_module of other electrical lanes",
+                shown,
+                "give host_module and a gearbox of another lane_gbps, or drop the gearbox",
+            )
+    for nic in catalog.of_kind(NicSpec):
+        if nic.lane_gbps is None:
+            continue
+        lane = min(nic.lane_gbps.value, nic.speed_gbps)
+        serving = [c for c in cables if c.speed_gbps == nic.speed_gbps and c.host_links]
+        if not serving:
+            continue  # no class of the speed at all: the designer says so (FP316)
+        ends = {m.lane_gbps for c in serving for m in c.host_modules}
+        ends |= {rate for c in serving if not c.composed for rate in (c.lane_gbps or (lane,))}
+        if lane not in ends and None not in ends:
+            rates = ", ".join(f"{r:g}G" for r in sorted(r for r in ends if r is not None))
+            raise CatalogError(
+                "FP1235",
+                f"nics.yaml {nic.id}.lane_gbps",
+                f"no {nic.speed_gbps:g}G cable class has a NIC end of this lane rate (they have"
+                f" {rates})",
+                nic.lane_gbps.value,
+                "add a host_module or host_gearbox_module of these lanes to cables.yaml, or fix"
+                " lane_gbps",
+            )
+
+
 @lru_cache(maxsize=1)
 def load_catalog() -> Catalog:
     """The catalog that ships with fabricplan (read once, then shared: it is read-only)."""
@@ -329,6 +380,7 @@ def load_catalog() -> Catalog:
     prices = parse_price_book(text(PRICE_FILE), PRICE_FILE)
     catalog = Catalog(items, prices)
     _check_references(catalog)
+    check_lanes(catalog)
     return catalog
 
 

@@ -91,6 +91,11 @@ class SwitchSpec(Entry):
     """Retransmits corrupted frames per link (UEC LLR)."""
     credit_flow_control: bool = False
     """Sends frames only against the next hop's buffer credits (UEC CBFC)."""
+    lane_gbps: Figure | None = None
+    """Electrical SerDes lane rate of its ports, in Gb/s of data per lane (the 100G class signals
+    at 106.25 Gb/s PAM4, IEEE 802.3ck; the 200G class at 212.5, 802.3dj); a port of ``s`` Gb/s
+    uses ``s / lane_gbps`` lanes. ``None``: not stated (a switch given by its figures), so any
+    cable or module fits. The cable chooser plugs in only modules of this lane rate."""
     role: Literal["switch", "fabric_element"] = "switch"
     """``fabric_element``: a cell switch of a scheduled fabric's spine (no host ports)."""
     fabric_port_modes: tuple[PortMode, ...] = ()
@@ -146,6 +151,9 @@ class NicSpec(Entry):
     """Data rate of the adapter's host link after line coding (PCIe Gen4 x16: 16 GT/s x 16 lanes x
     128/130 = 252.06 Gb/s); ``None`` when the catalog does not say. Transaction-layer overheads
     are the performance model's business, not this figure's."""
+    lane_gbps: Figure | None = None
+    """Electrical SerDes lane rate of its port, in Gb/s per lane (ConnectX-7: 4 x 100G at 400G);
+    ``None``: not stated, any NIC-side module fits. See :attr:`SwitchSpec.lane_gbps`."""
     congestion_control: tuple[str, ...] = ()
     cnp_priority: int | None = None
     cnp_dscp: int | None = None
@@ -162,6 +170,9 @@ class ModuleSpec(Frozen):
     power_w: Figure
     """Power of one module."""
     source: str = Field(min_length=3)
+    lane_gbps: float | None = Field(default=None, gt=0)
+    """Rate of each electrical lane at the module's connector (the device's SerDes side), Gb/s;
+    a gearbox module's differs from its optical lanes. ``None``: not stated, fits any device."""
 
 
 class CableSpec(Entry):
@@ -191,11 +202,23 @@ class CableSpec(Entry):
     """Fibre cord item: ``price(fibre) + length x price(fibre-per-m)``; one cord per link."""
     host_links: bool = True
     """False for classes that only join switches (e.g. 500 m DR4: NIC-side modules reach 100 m)."""
+    host_gearbox_module: ModuleSpec | None = None
+    """NIC-side module of the same optics for a NIC whose SerDes lanes differ from
+    ``host_module``'s (a gearbox: e.g. 4 x 100G electrical to 2 x 200G optical)."""
+    lane_gbps: tuple[float, ...] = ()
+    """A cable bought whole: the electrical lane rates its products come in (both ends run the
+    same rate: a passive cable's lanes are its wires). Empty: not stated, fits any device.
+    Composed classes state their lanes on each module instead."""
 
     @property
     def composed(self) -> bool:
         """True when the link is built from modules and fibre rather than bought whole."""
         return any(m is not None for m in (self.single_module, self.twin_module, self.quad_module))
+
+    @property
+    def host_modules(self) -> tuple[ModuleSpec, ...]:
+        """The NIC-side modules of the class: the plain one, then its gearbox variant."""
+        return tuple(m for m in (self.host_module, self.host_gearbox_module) if m is not None)
 
     @property
     def switch_modules(self) -> tuple[ModuleSpec, ...]:

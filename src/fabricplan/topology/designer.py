@@ -23,9 +23,14 @@ from fabricplan.model.fabric import (
     LinkGroupName,
     TierDesign,
 )
-from fabricplan.model.hardware import PortMode, SwitchSpec, TechnologySpec
+from fabricplan.model.hardware import NicSpec, PortMode, SwitchSpec, TechnologySpec
 from fabricplan.model.scenario import TechnologyName, TopologyName, ValidScenario
-from fabricplan.topology.cable import cable_chooser, switch_module
+from fabricplan.topology.cable import (
+    cable_chooser,
+    host_module_for,
+    port_lane_gbps,
+    switch_module,
+)
 from fabricplan.topology.fat_tree import FatTree, fat_tree, rail_optimized
 from fabricplan.topology.layout import FixedLengths, layout_runs
 from fabricplan.topology.scale_limit import (
@@ -251,13 +256,16 @@ def _fixed_lengths(valid: ValidScenario) -> FixedLengths | None:
 
 def _link_groups(
     valid: ValidScenario,
+    technology: TechnologyName,
     choice: DesignChoice,
     plane: FatTree,
     mode: PortMode,
     management: int,
 ) -> tuple[tuple[LinkGroup, ...], tuple[CableRun, ...], list[Finding]]:
-    """Link groups (count, longest run and its cable) and the runs by orderable length."""
+    """Link groups (count, longest run and its cable) and the runs by orderable length; each
+    run's cable has parts of the switch's and the NIC's electrical lane rates at its ends."""
     cluster = valid.spec.cluster
+    nic = valid.nics[technology]
     nic_speed = cluster.nic_speed_gbps
     planes = choice.planes
     runs = layout_runs(
@@ -283,10 +291,26 @@ def _link_groups(
         host_end = name in ("node_leaf", "management")
         speed = nic_speed if host_end else mode.speed_gbps
         longest_id = NO_CABLE_ID
-        choose = cable_chooser(valid.cables, valid.prices, speed, host_end, per_cage)
+        switch_lane = port_lane_gbps(choice.switch.lane_gbps, speed)
+        host_lane = port_lane_gbps(nic.lane_gbps, speed) if host_end else None
+        choose = cable_chooser(
+            valid.cables, valid.prices, speed, host_end, per_cage, switch_lane, host_lane
+        )
         for length_m, count in runs[name]:
             cable = choose(length_m)
-            if cable is None:
+            if cable is None and cable_chooser(
+                valid.cables, valid.prices, speed, host_end, per_cage
+            )(length_m):
+                findings.append(
+                    Finding(
+                        code="FP1234",
+                        severity="error",
+                        message=_lane_mismatch(
+                            name, speed, length_m, count, choice.switch, switch_lane, nic, host_lane
+                        ),
+                    )
+                )
+            elif cable is None:
                 findings.append(
                     Finding(
                         code="FP316",
@@ -323,6 +347,28 @@ def _link_groups(
             )
         )
     return tuple(groups), tuple(cable_runs), findings
+
+
+def _lane_mismatch(
+    name: LinkGroupName,
+    speed: float,
+    length_m: float,
+    count: int,
+    switch: SwitchSpec,
+    switch_lane: float | None,
+    nic: NicSpec,
+    host_lane: float | None,
+) -> str:
+    """FP1234: classes reach, but none has parts of the ends' lane rates."""
+    ends = f"{switch.id} lanes {switch_lane:g}G" if switch_lane is not None else switch.id
+    if host_lane is not None:
+        ends += f", {nic.id} lanes {host_lane:g}G"
+    return (
+        f"{_ROLE[name]}: no catalog cable of {speed:g}G over {length_m:g} m matches the"
+        f" electrical lane rates of its ends ({ends}); the {count} links are unpriced; add a"
+        " class (or a gearbox module) of those lane rates to the catalog, or choose another"
+        " switch or NIC"
+    )
 
 
 def _bisection_tbps(
@@ -523,8 +569,18 @@ def _scheduled_plane(
     return plane, element, notes
 
 
-def _cabling_bom(valid: ValidScenario, runs: tuple[CableRun, ...], per_cage: int) -> list[BomLine]:
+def _cabling_bom(
+    valid: ValidScenario,
+    runs: tuple[CableRun, ...],
+    per_cage: int,
+    switch: SwitchSpec,
+    nic: NicSpec,
+    mode: PortMode,
+) -> list[BomLine]:
     """Cables by length; for composed optics, modules at both ends and fibre cords by length.
+
+    Each end takes the module of its device's lane rate: the switch module of ``switch``'s lanes
+    and, at a NIC, the host module of ``nic``'s (or the class's gearbox variant).
 
     A switch cage carrying ``per_cage`` links takes one module carrying ``per_cage`` links
     (twin-port OSFP at 2, a 1.6T OSFP at 4), so a group's switch ends need ``per_cage`` times
@@ -554,14 +610,16 @@ def _cabling_bom(valid: ValidScenario, runs: tuple[CableRun, ...], per_cage: int
         if not cable.composed:
             add(cables, (cable.id, run.length_m), run.count, role)
             continue
-        module = switch_module(cable, per_cage)
         host_end = run.group in ("node_leaf", "management")
+        speed = valid.spec.cluster.nic_speed_gbps if host_end else mode.speed_gbps
+        module = switch_module(cable, per_cage, port_lane_gbps(switch.lane_gbps, speed))
         if module is not None:
             key = (module.item, run.group)
             links, per, ends = module_links.get(key, (0, module.links, 0))
             module_links[key] = (links + run.count, per, 1 if host_end else 2)
-        if host_end and cable.host_module is not None:
-            key = (cable.host_module.item, run.group)
+        host = host_module_for(cable, port_lane_gbps(nic.lane_gbps, speed)) if host_end else None
+        if host is not None:
+            key = (host.item, run.group)
             links, _, _ = module_links.get(key, (0, 1, 1))
             module_links[key] = (links + run.count, 1, 1)
         if cable.fibre:
@@ -617,16 +675,18 @@ def _cabling_bom(valid: ValidScenario, runs: tuple[CableRun, ...], per_cage: int
 def _bom(
     valid: ValidScenario,
     technology: TechnologyName,
-    switch_id: str,
+    switch: SwitchSpec,
+    mode: PortMode,
     tiers: tuple[TierDesign, ...],
     runs: tuple[CableRun, ...],
-    per_cage: int,
     routers: int,
     appliances: int,
     element_id: str | None = None,
 ) -> tuple[BomLine, ...]:
     """Switches per tier (a scheduled fabric's spine tier is its fabric elements,
     ``element_id``), NICs, cabling, IB routers and subnet-manager appliances."""
+    switch_id = switch.id
+    per_cage = switch.links_per_cage(mode)
 
     def switch_line(tier: TierDesign) -> BomLine:
         if element_id is not None and tier.name == "spine":
@@ -653,7 +713,7 @@ def _bom(
             else f"host NICs ({nic.ports} ports a card, {cards_per_node} cards a node)",
         )
     )
-    lines.extend(_cabling_bom(valid, runs, per_cage))
+    lines.extend(_cabling_bom(valid, runs, per_cage, switch, nic, mode))
     if routers:
         lines.append(
             BomLine(
@@ -841,7 +901,7 @@ def _design(
         )
         for tier in plane.tier_designs()
     )
-    groups, runs, findings = _link_groups(valid, choice, plane, mode, management)
+    groups, runs, findings = _link_groups(valid, technology, choice, plane, mode, management)
     more_nodes = max(0, (plane.max_host_ports - plane.host_ports) // rails)
     headroom_gpus = more_nodes * cluster.gpus_per_node
 
@@ -919,10 +979,10 @@ def _design(
         bom=_bom(
             valid,
             technology,
-            switch.id,
+            switch,
+            mode,
             tiers,
             runs,
-            switch.links_per_cage(mode),
             routers,
             appliances,
             element.id if element is not None else None,
