@@ -343,13 +343,13 @@ def check_lanes(catalog: Catalog) -> None:
     for nic in catalog.of_kind(NicSpec):
         if nic.lane_gbps is None:
             continue
-        lane = min(nic.lane_gbps.value, nic.speed_gbps)
+        lanes = {min(nic.lane_gbps.value, nic.speed_gbps), *nic.slower_lanes_gbps}
         serving = [c for c in cables if c.speed_gbps == nic.speed_gbps and c.host_links]
         if not serving:
             continue  # no class of the speed at all: the designer says so (FP316)
         ends = {m.lane_gbps for c in serving for m in c.host_modules}
-        ends |= {rate for c in serving if not c.composed for rate in (c.lane_gbps or (lane,))}
-        if lane not in ends and None not in ends:
+        ends |= {rate for c in serving if not c.composed for rate in (c.lane_gbps or lanes)}
+        if not lanes & ends and None not in ends:
             rates = ", ".join(f"{r:g}G" for r in sorted(r for r in ends if r is not None))
             raise CatalogError(
                 "FP1235",

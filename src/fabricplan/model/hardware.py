@@ -154,6 +154,9 @@ class NicSpec(Entry):
     lane_gbps: Figure | None = None
     """Electrical SerDes lane rate of its port, in Gb/s per lane (ConnectX-7: 4 x 100G at 400G);
     ``None``: not stated, any NIC-side module fits. See :attr:`SwitchSpec.lane_gbps`."""
+    slower_lanes_gbps: tuple[float, ...] = ()
+    """Slower lane rates its port also runs at its speed, on more lanes, where ``lane_gbps``'s note
+    says why (ConnectX-8 at 400GbE as 4 x 100G on a Spectrum-4); the native rate is preferred."""
     congestion_control: tuple[str, ...] = ()
     cnp_priority: int | None = None
     cnp_dscp: int | None = None

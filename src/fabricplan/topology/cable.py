@@ -6,7 +6,7 @@ speed), then the cheapest per link at that length (a class with an unpriced part
 infinitely dear, so priced ones win), then the shortest reach class, then the id.
 
 Lanes: a class is used at an end only if that end's electrical lanes run at the device's SerDes
-lane rate (:func:`port_lane_gbps`): a switch cage takes a switch module of its lane rate; a NIC
+lane rate (:func:`port_lanes`): a switch cage takes a switch module of its lane rate; a NIC
 takes ``host_module``, or the class's ``host_gearbox_module`` when only that one matches (a
 ConnectX-7, 4 x 100G, on 400G DR2 optics of 2 x 200G lanes); a cable bought whole needs both
 ends at one of its ``lane_gbps``. A lane rate not stated (``None`` or empty) fits anything.
@@ -24,68 +24,72 @@ from collections.abc import Callable, Iterable, Mapping
 
 from fabricplan.model.hardware import CableSpec, Figure, ModuleSpec, PriceEntry, fibre_cord_usd
 
+Lanes = frozenset[float] | None
+"""The lane rates a device's port can run at its speed (``None``: not stated, anything fits)."""
 
-def port_lane_gbps(lane_gbps: Figure | None, speed_gbps: float) -> float | None:
-    """The electrical lane rate of a device's port at ``speed_gbps`` (``None``: not stated).
+
+def port_lanes(
+    lane_gbps: Figure | None, speed_gbps: float, slower_lanes_gbps: tuple[float, ...] = ()
+) -> Lanes:
+    """The electrical lane rates of a device's port at ``speed_gbps`` (``None``: not stated).
 
     A port slower than one lane runs a single lane at its own speed (IEEE 802.3 SerDes also run
-    the lower standard rates); every other port runs its lanes at the SerDes rate.
+    the lower standard rates); every other port runs its lanes at the SerDes rate, or at one of
+    the ``slower_lanes_gbps`` the catalog says it also runs.
 
-    >>> port_lane_gbps(Figure(value=200, basis="vendor"), 400), port_lane_gbps(None, 400)
-    (200.0, None)
-    >>> port_lane_gbps(Figure(value=100, basis="vendor"), 50)
-    50
+    >>> sorted(port_lanes(Figure(value=200, basis="vendor"), 400, (100,)))
+    [100, 200.0]
+    >>> port_lanes(None, 400) is None, sorted(port_lanes(Figure(value=100, basis="vendor"), 50))
+    (True, [50])
     """
     if lane_gbps is None:
         return None
-    return min(lane_gbps.value, speed_gbps)
+    return frozenset((min(lane_gbps.value, speed_gbps), *slower_lanes_gbps))
 
 
-def _fits(module_lane_gbps: float | None, device_lane_gbps: float | None) -> bool:
-    return (
-        module_lane_gbps is None
-        or device_lane_gbps is None
-        or (module_lane_gbps == device_lane_gbps)
-    )
+def _fits(module_lane_gbps: float | None, device: Lanes) -> bool:
+    return module_lane_gbps is None or device is None or module_lane_gbps in device
 
 
-def host_module_for(cable: CableSpec, host_lane_gbps: float | None) -> ModuleSpec | None:
+def host_module_for(cable: CableSpec, host_lanes: Lanes) -> ModuleSpec | None:
     """The NIC-side module of ``cable`` whose electrical lanes match the NIC's, the plain module
     first, then the gearbox variant; ``None`` when neither does (or the class has none).
 
     >>> from fabricplan.catalog import load_catalog
     >>> dr2 = load_catalog().get_typed("optic-400g-dr2", CableSpec)
-    >>> host_module_for(dr2, 200).item, host_module_for(dr2, 100).item, host_module_for(dr2, 50)
-    ('osfp-400g-dr2-nic', 'osfp-400g-dr2-gearbox-nic', None)
+    >>> [getattr(host_module_for(dr2, frozenset({lane})), "item", None) for lane in (200, 100, 50)]
+    ['osfp-400g-dr2-nic', 'osfp-400g-dr2-gearbox-nic', None]
     """
     for module in cable.host_modules:
-        if _fits(module.lane_gbps, host_lane_gbps):
+        if _fits(module.lane_gbps, host_lanes):
             return module
     return None
 
 
-def whole_cable_fits(cable: CableSpec, *end_lane_gbps: float | None) -> bool:
-    """Whether a cable bought whole joins ends of these lane rates: every stated one is among
-    its ``lane_gbps`` and they agree (a passive cable converts nothing).
+def whole_cable_fits(cable: CableSpec, *ends: Lanes) -> bool:
+    """Whether a cable bought whole joins ends of these lane rates: they share a rate that is
+    among its ``lane_gbps`` (a passive cable converts nothing).
 
     >>> from fabricplan.catalog import load_catalog
     >>> dac = load_catalog().get_typed("dac-400g", CableSpec)
-    >>> whole_cable_fits(dac, 100, 100), whole_cable_fits(dac, 100, 200)
+    >>> whole_cable_fits(dac, frozenset({100}), frozenset({100})), whole_cable_fits(
+    ...     dac, frozenset({100}), frozenset({200}))
     (True, False)
     """
-    stated = {lane for lane in end_lane_gbps if lane is not None}
-    if not stated or not cable.lane_gbps:
-        return True
-    return len(stated) == 1 and stated <= set(cable.lane_gbps)
+    common = set(cable.lane_gbps) if cable.lane_gbps else None
+    for end in ends:
+        if end is not None:
+            common = set(end) if common is None else common & end
+    return common is None or bool(common)
 
 
 def switch_module(
-    cable: CableSpec, links_per_cage: int, switch_lane_gbps: float | None = None
+    cable: CableSpec, links_per_cage: int, switch_lanes: Lanes = None
 ) -> ModuleSpec | None:
     """The one module a switch cage carrying ``links_per_cage`` links of this class takes, or
     ``None`` when the class has no module of that many links (a cage holds one module: a
     64-cage switch at 256 x 400G takes 64 four-link modules, never 128 twin-ports) or none of
-    the switch's lane rate ``switch_lane_gbps`` (``None``: any).
+    the switch's lane rate ``switch_lanes`` (``None``: any).
 
     >>> from fabricplan.catalog import load_catalog
     >>> dr2 = load_catalog().get_typed("optic-400g-dr2", CableSpec)
@@ -93,7 +97,7 @@ def switch_module(
     ('osfp-1.6t-2xdr4', None)
     """
     for module in cable.switch_modules:
-        if module.links == links_per_cage and _fits(module.lane_gbps, switch_lane_gbps):
+        if module.links == links_per_cage and _fits(module.lane_gbps, switch_lanes):
             return module
     return None
 
@@ -109,25 +113,25 @@ def link_price_usd(
     host_end: bool,
     links_per_cage: int,
     length_m: float,
-    switch_lane_gbps: float | None = None,
-    host_lane_gbps: float | None = None,
+    switch_lanes: Lanes = None,
+    host_lanes: Lanes = None,
 ) -> float:
     """What one link of ``cable`` costs (``inf`` when a part is unpriced or missing, or no part
     matches the ends' lane rates).
 
     ``host_end``: one end is a NIC (a node-leaf or management link), else both ends are switch
-    cages carrying ``links_per_cage`` links each. ``switch_lane_gbps`` / ``host_lane_gbps``:
-    the electrical lane rates of the switch and NIC ports (:func:`port_lane_gbps`).
+    cages carrying ``links_per_cage`` links each. ``switch_lanes`` / ``host_lanes``:
+    the electrical lane rates of the switch and NIC ports (:func:`port_lanes`).
     """
     if not cable.composed:
-        lanes = (switch_lane_gbps, host_lane_gbps if host_end else None)
+        lanes = (switch_lanes, host_lanes if host_end else None)
         return _price(prices, cable.id) if whole_cable_fits(cable, *lanes) else math.inf
-    module = switch_module(cable, links_per_cage, switch_lane_gbps)
+    module = switch_module(cable, links_per_cage, switch_lanes)
     if module is None:
         return math.inf
     switch_share = _price(prices, module.item) / module.links
     if host_end:
-        host = host_module_for(cable, host_lane_gbps)
+        host = host_module_for(cable, host_lanes)
         if host is None or not cable.host_links:
             return math.inf
         ends = switch_share + _price(prices, host.item)
@@ -140,7 +144,7 @@ def link_price_usd(
 CHOOSER_MEMO_SIZE = 64
 """How many choosers :func:`cable_chooser` keeps (a 100k-GPU compare asks 288 times for 6)."""
 
-_ChooserKey = tuple[int, int, float, bool, int, float | None, float | None]
+_ChooserKey = tuple[int, int, float, bool, int, Lanes, Lanes]
 _choosers: dict[_ChooserKey, tuple[object, object, _Chooser]] = {}
 
 
@@ -150,8 +154,8 @@ def cable_chooser(
     speed_gbps: float,
     host_end: bool = False,
     links_per_cage: int = 1,
-    switch_lane_gbps: float | None = None,
-    host_lane_gbps: float | None = None,
+    switch_lanes: Lanes = None,
+    host_lanes: Lanes = None,
 ) -> Callable[[float], CableSpec | None]:
     """:func:`cable_for` with everything but the length fixed, for many runs of one group (a
     link's price is ``fixed + per_metre x length``, so the parts are priced once).
@@ -160,7 +164,7 @@ def cable_chooser(
     length's answer, are made once while the same tuple and price book are asked again: the
     memo holds both, so a later object of the same ``id`` is never taken for them.
     """
-    lanes = (switch_lane_gbps, host_lane_gbps if host_end else None)
+    lanes = (switch_lanes, host_lanes if host_end else None)
     if not isinstance(cables, tuple):
         return _chooser(cables, prices, speed_gbps, host_end, links_per_cage, *lanes)
     key = (id(cables), id(prices), speed_gbps, host_end, links_per_cage, *lanes)
@@ -185,11 +189,11 @@ def _chooser(
     speed_gbps: float,
     host_end: bool,
     links_per_cage: int,
-    switch_lane_gbps: float | None,
-    host_lane_gbps: float | None,
+    switch_lanes: Lanes,
+    host_lanes: Lanes,
 ) -> _Chooser:
     options: list[tuple[float, float, float, float, str, CableSpec]] = []
-    lanes = (switch_lane_gbps, host_lane_gbps)
+    lanes = (switch_lanes, host_lanes)
     for c in cables:
         if c.speed_gbps < speed_gbps or (host_end and not c.host_links):
             continue
@@ -208,22 +212,24 @@ def lanes_match(
     cable: CableSpec,
     host_end: bool,
     links_per_cage: int,
-    switch_lane_gbps: float | None,
-    host_lane_gbps: float | None,
+    switch_lanes: Lanes,
+    host_lanes: Lanes,
 ) -> bool:
     """Whether ``cable`` has, at each end of a link, a part of the device's lane rate (and of
     the cage's width at a switch).
 
     >>> from fabricplan.catalog import load_catalog
     >>> dr2 = load_catalog().get_typed("optic-400g-dr2", CableSpec)
-    >>> lanes_match(dr2, True, 4, 200, 100), lanes_match(dr2, True, 4, 100, 100)
-    (True, False)
+    >>> lanes_match(dr2, True, 4, frozenset({200}), frozenset({100}))
+    True
+    >>> lanes_match(dr2, True, 4, frozenset({100}), frozenset({100}))
+    False
     """
     if not cable.composed:
-        return whole_cable_fits(cable, switch_lane_gbps, host_lane_gbps if host_end else None)
-    if switch_module(cable, links_per_cage, switch_lane_gbps) is None:
+        return whole_cable_fits(cable, switch_lanes, host_lanes if host_end else None)
+    if switch_module(cable, links_per_cage, switch_lanes) is None:
         return False
-    return not host_end or host_module_for(cable, host_lane_gbps) is not None
+    return not host_end or host_module_for(cable, host_lanes) is not None
 
 
 class _Chooser:
@@ -262,8 +268,8 @@ def cable_for(
     reach_m: float,
     host_end: bool = False,
     links_per_cage: int = 1,
-    switch_lane_gbps: float | None = None,
-    host_lane_gbps: float | None = None,
+    switch_lanes: Lanes = None,
+    host_lanes: Lanes = None,
 ) -> CableSpec | None:
     """The cable for links of ``speed_gbps`` over ``reach_m`` metres, or ``None`` if none reaches.
 
@@ -281,8 +287,8 @@ def cable_for(
         One end of the link is a NIC (classes with ``host_links: false`` do not serve it).
     links_per_cage
         Links one switch cage carries (2 for a twin-port OSFP switch at 400G).
-    switch_lane_gbps, host_lane_gbps
-        Electrical lane rates of the switch and NIC ports (:func:`port_lane_gbps`); ``None``:
+    switch_lanes, host_lanes
+        Electrical lane rates of the switch and NIC ports (:func:`port_lanes`); ``None``:
         not stated, any class fits that end.
 
     Examples
@@ -300,5 +306,5 @@ def cable_for(
     True
     """
     return cable_chooser(
-        cables, prices, speed_gbps, host_end, links_per_cage, switch_lane_gbps, host_lane_gbps
+        cables, prices, speed_gbps, host_end, links_per_cage, switch_lanes, host_lanes
     )(reach_m)

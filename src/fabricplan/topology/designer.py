@@ -26,9 +26,10 @@ from fabricplan.model.fabric import (
 from fabricplan.model.hardware import NicSpec, PortMode, SwitchSpec, TechnologySpec
 from fabricplan.model.scenario import TechnologyName, TopologyName, ValidScenario
 from fabricplan.topology.cable import (
+    Lanes,
     cable_chooser,
     host_module_for,
-    port_lane_gbps,
+    port_lanes,
     switch_module,
 )
 from fabricplan.topology.fat_tree import FatTree, fat_tree, rail_optimized
@@ -291,8 +292,8 @@ def _link_groups(
         host_end = name in ("node_leaf", "management")
         speed = nic_speed if host_end else mode.speed_gbps
         longest_id = NO_CABLE_ID
-        switch_lane = port_lane_gbps(choice.switch.lane_gbps, speed)
-        host_lane = port_lane_gbps(nic.lane_gbps, speed) if host_end else None
+        switch_lane = port_lanes(choice.switch.lane_gbps, speed)
+        host_lane = port_lanes(nic.lane_gbps, speed, nic.slower_lanes_gbps) if host_end else None
         choose = cable_chooser(
             valid.cables, valid.prices, speed, host_end, per_cage, switch_lane, host_lane
         )
@@ -355,14 +356,18 @@ def _lane_mismatch(
     length_m: float,
     count: int,
     switch: SwitchSpec,
-    switch_lane: float | None,
+    switch_lane: Lanes,
     nic: NicSpec,
-    host_lane: float | None,
+    host_lane: Lanes,
 ) -> str:
     """FP1234: classes reach, but none has parts of the ends' lane rates."""
-    ends = f"{switch.id} lanes {switch_lane:g}G" if switch_lane is not None else switch.id
+
+    def shown(lanes: frozenset[float]) -> str:
+        return "/".join(f"{lane:g}G" for lane in sorted(lanes, reverse=True))
+
+    ends = f"{switch.id} lanes {shown(switch_lane)}" if switch_lane is not None else switch.id
     if host_lane is not None:
-        ends += f", {nic.id} lanes {host_lane:g}G"
+        ends += f", {nic.id} lanes {shown(host_lane)}"
     return (
         f"{_ROLE[name]}: no catalog cable of {speed:g}G over {length_m:g} m matches the"
         f" electrical lane rates of its ends ({ends}); the {count} links are unpriced; add a"
@@ -612,12 +617,13 @@ def _cabling_bom(
             continue
         host_end = run.group in ("node_leaf", "management")
         speed = valid.spec.cluster.nic_speed_gbps if host_end else mode.speed_gbps
-        module = switch_module(cable, per_cage, port_lane_gbps(switch.lane_gbps, speed))
+        module = switch_module(cable, per_cage, port_lanes(switch.lane_gbps, speed))
         if module is not None:
             key = (module.item, run.group)
             links, per, ends = module_links.get(key, (0, module.links, 0))
             module_links[key] = (links + run.count, per, 1 if host_end else 2)
-        host = host_module_for(cable, port_lane_gbps(nic.lane_gbps, speed)) if host_end else None
+        host_lanes = port_lanes(nic.lane_gbps, speed, nic.slower_lanes_gbps)
+        host = host_module_for(cable, host_lanes) if host_end else None
         if host is not None:
             key = (host.item, run.group)
             links, _, _ = module_links.get(key, (0, 1, 1))
