@@ -17,7 +17,7 @@ from fabricplan.model.hardware import CableSpec, Figure, NicSpec, SwitchSpec
 from fabricplan.model.scenario import ValidScenario
 from fabricplan.spec import parse_spec
 from fabricplan.topology.cable import cable_for
-from fabricplan.topology.designer import design_fabric
+from fabricplan.topology.designer import NO_CABLE_ID, design_fabric
 
 CATALOG = load_catalog()
 DR2 = CATALOG.get_typed("optic-400g-dr2", CableSpec)
@@ -181,3 +181,15 @@ def test_every_link_of_a_designed_bom_has_matching_lanes_at_both_ends(
             assert host_items[line.item].lane_gbps in nic_lanes, line.item
         elif line.kind == "transceiver":
             assert switch_items[line.item].lane_gbps in switch_lanes, line.item
+
+
+def test_a_connectx8_at_400gbe_runs_100g_lanes_on_a_spectrum4() -> None:
+    # The Spectrum-X reference: ConnectX-8 SuperNICs (200G SerDes) on SN5600 (100G only) run
+    # 400GbE as 4 x 100G, so short host links are copper of 100G lanes (ACC at 5 m), not unpriced.
+    valid = parse_spec({"cluster": {"gpus": 256}, "fabric": {"technologies": ["spectrum_x"]}})
+    design = design_fabric(valid, "spectrum_x")
+    assert (design.switch_id, valid.nics["spectrum_x"].id) == ("sn5600", "cx8-eth")
+    assert not [f for f in design.findings if f.code == "FP1234"]
+    host = {r.cable_id for r in design.cable_runs if r.group == "node_leaf"}
+    assert host and NO_CABLE_ID not in host
+    assert "acc-400g" in host, host
