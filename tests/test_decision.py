@@ -890,13 +890,14 @@ def test_the_money_table_and_reasons_say_the_difference_and_its_band() -> None:
 
 
 def test_a_team_change_that_moves_the_search_models_the_new_design() -> None:
-    # At 4,096 GPUs, a RoCE team new to DCB makes the search keep another switch (staff money
-    # is in its TCO) with another step: the performance kept from today's design is not that
-    # design's, so the re-evaluation models it, as a fresh evaluation does; the same design
-    # keeps it.
+    # At 2,048 GPUs on ConnectX-8 SuperNICs (2 x 400GbE, 200G lanes, so a Tomahawk-6 box at
+    # 2 x 200G lanes takes them without gearbox optics), a RoCE team new to DCB makes the search
+    # keep another switch (staff money is in its TCO) with another step: the performance kept
+    # from today's design is not that design's, so the re-evaluation models it, as a fresh
+    # evaluation does; the same design keeps it.
     valid = parse_spec(
         {
-            "cluster": {"gpus": 4096},
+            "cluster": {"gpus": 2048, "nic": "cx8-eth"},
             "fabric": {"technologies": ["roce_v2"], "topology": "fat_tree"},
             "team": {"ethernet_dcb": "expert"},
             "workload": {"model": "llama3-70b", "tp": 8, "pp": 2},
