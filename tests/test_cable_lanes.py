@@ -193,3 +193,26 @@ def test_a_connectx8_at_400gbe_runs_100g_lanes_on_a_spectrum4() -> None:
     host = {r.cable_id for r in design.cable_runs if r.group == "node_leaf"}
     assert host and NO_CABLE_ID not in host
     assert "acc-400g" in host, host
+
+
+@pytest.mark.parametrize(("technology", "switch"), [("infiniband", "qm8700"), ("roce_v2", None)])
+def test_the_search_keeps_a_design_whose_every_link_is_lane_matched(
+    technology: str, switch: str | None
+) -> None:
+    # HDR ConnectX-6 (4 x 50G) at 200G: a Quantum-2 at NDR200 (2 x 100G) or a Tomahawk-5 at
+    # 200G has no cable of both ends' lanes, so those links are unpriced (FP1234) and such a
+    # design must not win on its too-low capex: the search keeps one of 50G switch lanes.
+    from fabricplan.evaluate import search_design
+
+    valid = parse_spec(
+        {
+            "cluster": {"gpus": 256, "gpu": "a100", "nic": "cx6", "nic_speed_gbps": 200},
+            "fabric": {"technologies": [technology]},
+        }
+    )
+    _, design, _ = search_design(valid, technology)  # type: ignore[arg-type]
+    assert not [f for f in design.findings if f.code in ("FP316", "FP1234")]
+    lane = CATALOG.get_typed(design.switch_id, SwitchSpec).lane_gbps
+    assert lane is not None and lane.value == 50
+    if switch is not None:
+        assert design.switch_id == switch

@@ -380,6 +380,14 @@ def _search(
     return rebound[0].valid, design, cost, rebound
 
 
+UNPRICED_LINK_CODES = frozenset(("FP316", "FP1234"))
+"""Design findings that leave links without a cable, hence unpriced."""
+
+
+def _has_unpriced_links(design: FabricDesign) -> bool:
+    return any(f.code in UNPRICED_LINK_CODES for f in design.findings)
+
+
 def _search_afresh(
     valid: ValidScenario,
     technology: TechnologyName,
@@ -449,7 +457,11 @@ def _search_afresh(
             first.value,
             first.fix,
         )
-    by_capex = sorted(designed, key=lambda b: (round(b.capex_usd), b.switches_total))
+    # A design with links no catalog cable serves (FP316, or none of its ends' lanes: FP1234)
+    # leaves them unpriced, so its capex is too low: it competes only when no design prices
+    # all its links.
+    priced = [b for b in designed if not _has_unpriced_links(b.design)]
+    by_capex = sorted(priced or designed, key=lambda b: (round(b.capex_usd), b.switches_total))
     built = [
         _Candidate(
             b.choice,
