@@ -11,7 +11,7 @@ ibnetdiscover prints) and the row and rack of both ends: where the design's layo
 >>> valid = parse_spec({"cluster": {"gpus": 64}, "fabric": {"technologies": ["roce_v2"]}})
 >>> text = cutsheet_csv(cabling_plan(design_fabric(valid, "roce_v2"), valid))
 >>> print(text.splitlines()[1])
-node-0001,nic0,leaf-001,Ethernet0,node_leaf,400,acc-400g,acc-5m,5,C00001,0,0,1,1,A,A01,A,A02
+node-0001,nic0,leaf-001,Ethernet0,node_leaf,400,optic-400g-dr2,optic-100m,5,C00001,0,0,1,1,A,A01,A,A02
 >>> len(read_cutsheet(text, "plan.csv"))  # 64 host links on one 128-port switch
 64
 """
