@@ -96,7 +96,8 @@ def test_a_cage_that_carries_one_link_takes_one_module_per_link_end() -> None:
     )
     links = optical_links(valid, d, "leaf_spine")
     assert links == d.links["leaf_spine"] > 0
-    assert quantity(d, "qsfpdd-400g-dr4") == 2 * links
+    # 80 m between QSFP-DD cages: 400GBASE-SR8 (IEEE 802.3cm, 100 m on OM4) at both ends
+    assert quantity(d, "qsfpdd-400g-sr8") == 2 * links
     assert quantity(d, "mms4x00-ns") == 0
 
 

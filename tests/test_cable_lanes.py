@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from fabricplan.analytic.cost import fabric_cost
@@ -147,8 +147,32 @@ def _lanes(valid: ValidScenario, design: FabricDesign) -> tuple[set[float], set[
     )
 
 
+def _optics_of_every_link_match(valid: ValidScenario, design: FabricDesign) -> None:
+    """Every composed optical link of the BOM: the modules ordered for its link group from its
+    class link with each other over the fibre (same optical lanes x rate, fibre, cords)."""
+    by_id = {c.id: c for c in valid.cables}
+    for group in {r.group for r in design.cable_runs}:
+        role = group.replace("_", "-") + " links"
+        ordered = {
+            line.item for line in design.bom if line.kind == "transceiver" and role in line.role
+        }
+        for cable_id in {r.cable_id for r in design.cable_runs if r.group == group}:
+            cable = by_id.get(cable_id)
+            if cable is None or not cable.composed:
+                continue
+            used = [m for m in (*cable.switch_modules, *cable.host_modules) if m.item in ordered]
+            assert used, (group, cable_id)
+            for module in used:
+                assert module.optics is not None and used[0].optics is not None
+                assert module.optics.links_with(used[0].optics), (
+                    cable_id,
+                    used[0].item,
+                    module.item,
+                )
+
+
 @settings(
-    max_examples=10,
+    max_examples=12,
     deadline=None,
     derandomize=True,
     suppress_health_check=[HealthCheck.too_slow],
@@ -156,16 +180,30 @@ def _lanes(valid: ValidScenario, design: FabricDesign) -> tuple[set[float], set[
 @given(
     gpus=st.sampled_from((64, 256, 1024, 4096)),
     technology=st.sampled_from(("infiniband", "roce_v2", "spectrum_x", "uec")),
-    switch=st.sampled_from((None, "th6-128x800g", "ufispace-s9321-64e")),
+    switch=st.sampled_from((None, "th6-128x800g", "ufispace-s9321-64e", "sn5600", "sn4700")),
+    nic=st.sampled_from((None, "thor-ultra")),
+    reach_m=st.sampled_from((None, 60.0)),
 )
+# The pairings the optics check caught (issue #10 point 7): an 800G 100G-lane switch (DR8, 8 x
+# 100G) to an 800G NIC of 100G lanes, and a QSFP-DD 50G-lane switch (SR8, 8 x 50G) to a
+# ConnectX-7 (SR4, 4 x 100G), both at 30-60 m where optics are the cheapest that reach.
+@example(gpus=256, technology="roce_v2", switch="sn5600", nic="thor-ultra", reach_m=60.0)
+@example(gpus=256, technology="roce_v2", switch="sn4700", nic=None, reach_m=40.0)
 def test_every_link_of_a_designed_bom_has_matching_lanes_at_both_ends(
-    gpus: int, technology: str, switch: str | None
+    gpus: int, technology: str, switch: str | None, nic: str | None, reach_m: float | None
 ) -> None:
     fabric: dict[str, Any] = {"technologies": [technology], "planes": 1}
-    if switch is not None and technology in ("roce_v2", "uec"):
+    cluster: dict[str, Any] = {"gpus": gpus}
+    ethernet = technology in ("roce_v2", "uec")
+    if switch is not None and ethernet:
         fabric["switch"] = {technology: switch}
-    valid = parse_spec({"cluster": {"gpus": gpus}, "fabric": fabric})
+    if nic is not None and ethernet:
+        cluster.update(nic=nic, nic_speed_gbps=CATALOG.get_typed(nic, NicSpec).speed_gbps)
+    if reach_m is not None:
+        fabric["cable_reach"] = {"node_leaf_m": reach_m, "leaf_spine_m": reach_m}
+    valid = parse_spec({"cluster": cluster, "fabric": fabric})
     design = design_fabric(valid, technology)  # type: ignore[arg-type]
+    _optics_of_every_link_match(valid, design)
     switch_lanes, nic_lanes = _lanes(valid, design)
     assert not [f for f in design.findings if f.code == "FP1234"]
     by_id = {c.id: c for c in valid.cables}

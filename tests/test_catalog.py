@@ -139,16 +139,54 @@ def test_every_link_speed_has_a_nic_and_a_switch_of_each_family(speed: float, fa
 # ---------------------------------------------------------------- cables
 
 
-def _ladder(speed_gbps: float) -> list[CableSpec]:
+def _lanes_of(cable: CableSpec) -> set[float]:
+    """The electrical lane rates of a class's ends at a switch."""
+    if cable.composed:
+        return {m.lane_gbps for m in cable.switch_modules if m.lane_gbps is not None}
+    return set(cable.lane_gbps)
+
+
+def _ladder(speed_gbps: float, lane_gbps: float | None = None) -> list[CableSpec]:
     """The classes of one speed that plug into a cage of one or two links (every switch but a
-    1.6T-cage box at 4 x 400G, whose own classes are checked apart), by reach."""
+    1.6T-cage box at 4 x 400G, whose own classes are checked apart), by reach; of devices up to
+    100G lanes, or of ``lane_gbps`` only (the 200G-lane classes, a ladder of their own)."""
     cables = [
         c
         for c in CATALOG.of_kind(CableSpec)
         if c.speed_gbps == speed_gbps
         and (not c.composed or c.single_module is not None or c.twin_module is not None)
+        and (
+            _lanes_of(c) == {lane_gbps}
+            if lane_gbps is not None
+            else not _lanes_of(c) or min(_lanes_of(c)) <= 100
+        )
     ]
     return sorted(cables, key=lambda c: c.max_reach_m)
+
+
+@pytest.mark.parametrize("speed", [400.0, 800.0])
+def test_the_200g_lane_classes_are_copper_short_then_single_mode_optics(speed: float) -> None:
+    # 200G-PAM4 (IEEE 802.3dj): passive copper to 1 m, active copper to 3 m, then single-mode
+    # optics; no AOC or multimode (NVIDIA's XDR line: lasers not available yet).
+    four_link = speed == 400  # a 1.6T cage at 4 x 400G: its optics are quad modules
+    ladder = [
+        c
+        for c in CATALOG.of_kind(CableSpec)
+        if c.speed_gbps == speed
+        and _lanes_of(c) == {200.0}
+        and (not c.composed or (c.quad_module if four_link else c.twin_module) is not None)
+    ]
+    ladder.sort(key=lambda c: c.max_reach_m)
+    assert [c.cable_kind for c in ladder][:3] == ["dac", "acc", "optic"]
+    assert (ladder[0].max_reach_m, ladder[1].max_reach_m) == (1, 3)
+    assert all(c.cable_kind != "aoc" for c in ladder)
+    per_cage = 4 if four_link else 2
+
+    def usd(c: CableSpec) -> float:
+        return link_price_usd(c, CATALOG.prices, False, per_cage, c.max_reach_m)
+
+    for shorter, longer in itertools.pairwise(ladder):
+        assert usd(shorter) < usd(longer), (shorter.id, longer.id)
 
 
 def test_a_four_link_cage_class_shares_its_module_four_ways() -> None:

@@ -126,6 +126,31 @@ def test_ibnetdiscover_parses_back_to_the_plan(name: str) -> None:
     assert compare_cabling(sheet, observation.links, observation.reporters).equal
 
 
+@pytest.mark.parametrize(("name", "rate"), [("h100-superpod-4su", "4xNDR"), ("b300-xdr", "4xXDR")])
+def test_ibnetdiscover_rates_follow_the_catalogs_lane_rate(
+    name: str, rate: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # IBTA: NDR 400G = 4 lanes of 100G, XDR 800G = 4 lanes of 200G (switches.yaml lane_gbps).
+    valid, plan = plan_of(name)
+    text = ibnetdiscover_text(plan, valid.nics["infiniband"].id)
+    assert f" {rate}\n" in text and text.count(rate) == 2 * len(plan.cables)
+    # One source of the fact: the rate follows the catalog's lane_gbps, not the front panel.
+    import fabricplan.export.infiniband as infiniband
+    from fabricplan.catalog.loader import Catalog
+    from fabricplan.model.hardware import Figure
+
+    catalog = load_catalog()
+    switch = catalog.get_typed(plan.design.switch_id, SwitchSpec)
+    assert switch.lane_gbps is not None
+    half = switch.model_copy(
+        update={"lane_gbps": Figure(value=switch.lane_gbps.value / 2, basis="estimate")}
+    )
+    items = [half if item.id == switch.id else item for item in catalog]
+    monkeypatch.setattr(infiniband, "load_catalog", lambda: Catalog(items, catalog.prices))
+    halved = ibnetdiscover_text(plan, valid.nics["infiniband"].id)
+    assert f" 8x{infiniband.IB_LANE_RATE_NAMES[switch.lane_gbps.value / 2]}\n" in halved
+
+
 def test_slurm_tree_and_block_parse_and_cover_every_node() -> None:
     for name in ("h100-superpod-4su", "b200-16su-3tier", "roce-sn5600-fat-tree"):
         valid, design = golden(name)

@@ -34,6 +34,7 @@ from fabricplan.model.hardware import (
     CatalogItem,
     NicSpec,
     NodeSpec,
+    OpticsSpec,
     PriceEntry,
     SwitchSpec,
     TechnologySpec,
@@ -362,6 +363,53 @@ def check_lanes(catalog: Catalog) -> None:
             )
 
 
+def check_optics(catalog: Catalog) -> None:
+    """Every module of a composed optic class states its optical side, and any two of a class
+    link over the fibre (one class, one optical interface per link: a switch module is never
+    paired with a NIC module of other optical lanes, e.g. an 800G DR8 of 8 x 100G with an 800G
+    DR4 of 4 x 200G).
+
+    Raises
+    ------
+    CatalogError
+        FP1238 (a module without ``optics``) or FP1237 (two modules of a class whose optical
+        sides differ), one line naming the file, class and module.
+
+    Examples
+    --------
+    >>> check_optics(load_catalog()) is None
+    True
+    """
+    slots = ("twin_module", "single_module", "quad_module", "host_module", "host_gearbox_module")
+    for cable in catalog.of_kind(CableSpec):
+        if not cable.composed:
+            continue
+        first: tuple[str, OpticsSpec] | None = None
+        for slot in slots:
+            module = getattr(cable, slot)
+            if module is None:
+                continue
+            if module.optics is None:
+                raise CatalogError(
+                    "FP1238",
+                    f"cables.yaml {cable.id}.{slot}",
+                    "a module of a composed optic states no optical side",
+                    module.item,
+                    "add optics: {pmd, lanes, lane_gbps, fibre, connector} (per link)",
+                )
+            if first is None:
+                first = (slot, module.optics)
+            elif not module.optics.links_with(first[1]):
+                raise CatalogError(
+                    "FP1237",
+                    f"cables.yaml {cable.id}.{slot}",
+                    f"its optics cannot link with {first[0]}'s ({first[1].label()})",
+                    module.optics.label(),
+                    "give every module of a class the same optical side per link, or move the"
+                    " module to a class of its own optics",
+                )
+
+
 @lru_cache(maxsize=1)
 def load_catalog() -> Catalog:
     """The catalog that ships with fabricplan (read once, then shared: it is read-only)."""
@@ -381,6 +429,7 @@ def load_catalog() -> Catalog:
     catalog = Catalog(items, prices)
     _check_references(catalog)
     check_lanes(catalog)
+    check_optics(catalog)
     return catalog
 
 

@@ -25,11 +25,12 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from fabricplan.catalog.front_panel import front_panel
+from fabricplan.catalog.loader import load_catalog
 from fabricplan.errors import InputFileError
 from fabricplan.export.cabling import CablingPlan
 from fabricplan.export.cutsheet import SheetLink, rows_xlsx
 from fabricplan.export.layout import NOWHERE, Layout, placed_layout
+from fabricplan.model.hardware import SwitchSpec
 
 MELLANOX_VENDOR_ID = 0x02C9
 """IEEE OUI 00:02:c9 (Mellanox Technologies, now NVIDIA), ibnetdiscover's ``vendid=0x2c9``."""
@@ -67,18 +68,21 @@ def _rate(speed_gbps: float, lane_gbps: float) -> str:
     return f"{lanes}x{IB_LANE_RATE_NAMES.get(lane_gbps, 'NDR')}"
 
 
+IB_PORT_LANES = 4
+"""Lanes of a full-width InfiniBand port (IBTA "4x"), for a switch the catalog does not know."""
+
+
 def _lane_gbps(plan: CablingPlan) -> float:
-    """Speed of one SerDes lane of the box: a native port's speed over its lanes."""
-    panel = front_panel(plan.design.switch_id)
-    lanes_per_port = 4
-    if panel is not None:
-        lanes_per_port = panel.lanes_per_cage // panel.native_ports_per_cage
-    native = (
-        plan.design.port_speed_gbps
-        * plan.design.radix
-        / (panel.cages * panel.native_ports_per_cage if panel else plan.design.radix)
-    )
-    return native / lanes_per_port
+    """Speed of one SerDes lane of the box: the catalog's ``lane_gbps`` of the switch (the one
+    source of that fact, as the cable chooser reads it); a generic switch, or one stating no
+    lanes, is taken as 4x ports (``IB_PORT_LANES``) of its port speed."""
+    switch_id = plan.design.switch_id
+    spec = None
+    if switch_id in load_catalog().ids("switch"):
+        spec = load_catalog().get_typed(switch_id, SwitchSpec)
+    if spec is None or spec.lane_gbps is None:
+        return plan.design.port_speed_gbps / IB_PORT_LANES
+    return spec.lane_gbps.value
 
 
 def hca_name(port: str) -> str:

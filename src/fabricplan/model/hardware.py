@@ -162,6 +162,63 @@ class NicSpec(Entry):
     cnp_dscp: int | None = None
 
 
+FibreMedium = Literal["smf", "mmf"]
+"""Single-mode (DR, FR: 1310 nm) or multimode (SR: 850 nm, OM4) fibre."""
+
+
+class OpticsSpec(Frozen):
+    """The optical side of one link at a module's face: what the fibre carries between its two
+    ends (IEEE 802.3 PMD clauses; NVIDIA LinkX nomenclature for twin-port modules).
+
+    Two modules link only when their optical sides match (:meth:`links_with`): lanes, lane
+    rate, fibre, wavelengths per fibre and cords. The connector is stated for the reader: a
+    breakout module (``links`` > 1) splits its connectors over its links through the class's
+    cord (a twin-port 2 x DR4 OSFP's two MPO-12 to two 400G DR4 NIC modules, the NDR build).
+
+    >>> dr4 = OpticsSpec(pmd="400GBASE-DR4", lanes=4, lane_gbps=100, fibre="smf",
+    ...                  connector="MPO-12/APC")
+    >>> fr4 = dr4.model_copy(update={"pmd": "400GBASE-FR4", "wavelengths": 4})
+    >>> dr4.links_with(dr4.model_copy(update={"pmd": "DR4 of a twin-port"})), dr4.links_with(fr4)
+    (True, False)
+    """
+
+    pmd: str = Field(min_length=2)
+    """The optical interface's name, e.g. ``400GBASE-DR4`` or ``800G 2 x DR4 (DR8)``."""
+    lanes: int = Field(gt=0)
+    """Optical lanes of one link (fibre pairs of a parallel PMD, wavelengths of a WDM one)."""
+    lane_gbps: float = Field(gt=0)
+    """Data rate of each optical lane (100 for 100G PAM4, 200 for 200G PAM4), Gb/s."""
+    fibre: FibreMedium
+    wavelengths: int = Field(default=1, gt=0)
+    """Wavelengths on each fibre (4 for a CWDM FR4; 1 for parallel DR and SR)."""
+    connector: str = Field(min_length=2)
+    """Optical connector(s) of one link at the module (``MPO-12/APC``, ``2 x MPO-12/APC``,
+    ``duplex LC``)."""
+    cords: int = Field(default=1, gt=0)
+    """Fibre cords one link takes (2 for an 800G 2 x DR4 port: one per MPO-12)."""
+
+    def links_with(self, other: OpticsSpec) -> bool:
+        """Whether a module of these optics links with one of ``other`` over the fibre."""
+        return self._key() == other._key()
+
+    def _key(self) -> tuple[int, float, str, int, int]:
+        return (self.lanes, self.lane_gbps, self.fibre, self.wavelengths, self.cords)
+
+    def label(self) -> str:
+        """``pmd: lanes x rate fibre, connector`` for a message.
+
+        >>> OpticsSpec(pmd="400GBASE-DR4", lanes=4, lane_gbps=100, fibre="smf",
+        ...            connector="MPO-12/APC").label()
+        '400GBASE-DR4: 4 x 100G smf, MPO-12/APC'
+        """
+        grid = f" {self.wavelengths} wavelengths" if self.wavelengths > 1 else ""
+        cords = f", {self.cords} cords" if self.cords > 1 else ""
+        return (
+            f"{self.pmd}: {self.lanes} x {self.lane_gbps:g}G {self.fibre}{grid},"
+            f" {self.connector}{cords}"
+        )
+
+
 class ModuleSpec(Frozen):
     """A pluggable transceiver that one link class is built from."""
 
@@ -176,6 +233,9 @@ class ModuleSpec(Frozen):
     lane_gbps: float | None = Field(default=None, gt=0)
     """Rate of each electrical lane at the module's connector (the device's SerDes side), Gb/s;
     a gearbox module's differs from its optical lanes. ``None``: not stated, fits any device."""
+    optics: OpticsSpec | None = None
+    """Its optical side, per link it carries (a twin-port 2 x DR4 module: one DR4 per link).
+    Every module of a composed class states it, and all of a class's match (FP1237, FP1238)."""
 
 
 class CableSpec(Entry):
@@ -217,6 +277,21 @@ class CableSpec(Entry):
     def composed(self) -> bool:
         """True when the link is built from modules and fibre rather than bought whole."""
         return any(m is not None for m in (self.single_module, self.twin_module, self.quad_module))
+
+    @property
+    def optics(self) -> OpticsSpec | None:
+        """The class's optical side per link: its modules' (the catalog checks that they all
+        match, FP1237); ``None`` for a cable bought whole."""
+        for module in (*self.switch_modules, *self.host_modules):
+            if module.optics is not None:
+                return module.optics
+        return None
+
+    @property
+    def cords_per_link(self) -> int:
+        """Fibre cords one link of a composed class takes (2 for an 800G 2 x DR4 port)."""
+        optics = self.optics
+        return 1 if optics is None else optics.cords
 
     @property
     def host_modules(self) -> tuple[ModuleSpec, ...]:

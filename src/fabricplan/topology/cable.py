@@ -11,10 +11,17 @@ takes ``host_module``, or the class's ``host_gearbox_module`` when only that one
 ConnectX-7, 4 x 100G, on 400G DR2 optics of 2 x 200G lanes); a cable bought whole needs both
 ends at one of its ``lane_gbps``. A lane rate not stated (``None`` or empty) fits anything.
 
+Optics: the two modules of a link must match on the fibre too (lanes x rate, fibre, wavelengths,
+cords: :meth:`~fabricplan.model.hardware.OpticsSpec.links_with`): a NIC module is taken only if
+its optical side matches the switch module's. The catalog refuses a class whose modules differ
+(FP1237), so this holds by construction for the shipped catalog and is checked again here for a
+catalog built in Python.
+
 A link's price: a copper or active optical cable is one item; a composed optical link is its
 switch-side module share (``1 / links`` of a twin-port module in a cage that carries two links,
 a whole single module otherwise) at each switch end, the NIC module at a host end, and its fibre
-cord (``price(fibre) + length x price(fibre-per-m)``).
+cord (``price(fibre) + length x price(fibre-per-m)``) times the cords a link takes (two for an
+800G 2 x DR4 port, one per MPO-12).
 """
 
 from __future__ import annotations
@@ -51,9 +58,25 @@ def _fits(module_lane_gbps: float | None, device: Lanes) -> bool:
     return module_lane_gbps is None or device is None or module_lane_gbps in device
 
 
-def host_module_for(cable: CableSpec, host_lanes: Lanes) -> ModuleSpec | None:
-    """The NIC-side module of ``cable`` whose electrical lanes match the NIC's, the plain module
-    first, then the gearbox variant; ``None`` when neither does (or the class has none).
+def optics_match(a: ModuleSpec, b: ModuleSpec) -> bool:
+    """Whether modules ``a`` and ``b`` link over the fibre (optics not stated: they do).
+
+    >>> from fabricplan.catalog import load_catalog
+    >>> dr4 = load_catalog().get_typed("optic-400g-dr4", CableSpec)
+    >>> optics_match(dr4.twin_module, dr4.host_module)
+    True
+    """
+    if a.optics is None or b.optics is None:
+        return True
+    return a.optics.links_with(b.optics)
+
+
+def host_module_for(
+    cable: CableSpec, host_lanes: Lanes, switch_end: ModuleSpec | None = None
+) -> ModuleSpec | None:
+    """The NIC-side module of ``cable`` whose electrical lanes match the NIC's (and whose optics
+    match ``switch_end``'s, the module at the link's switch end), the plain module first, then
+    the gearbox variant; ``None`` when neither does (or the class has none).
 
     >>> from fabricplan.catalog import load_catalog
     >>> dr2 = load_catalog().get_typed("optic-400g-dr2", CableSpec)
@@ -61,7 +84,9 @@ def host_module_for(cable: CableSpec, host_lanes: Lanes) -> ModuleSpec | None:
     ['osfp-400g-dr2-nic', 'osfp-400g-dr2-gearbox-nic', None]
     """
     for module in cable.host_modules:
-        if _fits(module.lane_gbps, host_lanes):
+        if _fits(module.lane_gbps, host_lanes) and (
+            switch_end is None or optics_match(module, switch_end)
+        ):
             return module
     return None
 
@@ -131,13 +156,15 @@ def link_price_usd(
         return math.inf
     switch_share = _price(prices, module.item) / module.links
     if host_end:
-        host = host_module_for(cable, host_lanes)
+        host = host_module_for(cable, host_lanes, module)
         if host is None or not cable.host_links:
             return math.inf
         ends = switch_share + _price(prices, host.item)
     else:
         ends = 2 * switch_share
-    fibre = fibre_cord_usd(prices, cable.fibre, length_m) if cable.fibre else 0.0
+    fibre = 0.0
+    if cable.fibre:
+        fibre = cable.cords_per_link * fibre_cord_usd(prices, cable.fibre, length_m)
     return ends + fibre
 
 
@@ -227,9 +254,10 @@ def lanes_match(
     """
     if not cable.composed:
         return whole_cable_fits(cable, switch_lanes, host_lanes if host_end else None)
-    if switch_module(cable, links_per_cage, switch_lanes) is None:
+    module = switch_module(cable, links_per_cage, switch_lanes)
+    if module is None:
         return False
-    return not host_end or host_module_for(cable, host_lanes) is not None
+    return not host_end or host_module_for(cable, host_lanes, module) is not None
 
 
 class _Chooser:

@@ -590,7 +590,8 @@ def _cabling_bom(
     A switch cage carrying ``per_cage`` links takes one module carrying ``per_cage`` links
     (twin-port OSFP at 2, a 1.6T OSFP at 4), so a group's switch ends need ``per_cage`` times
     fewer modules than links (rounded up per group); a NIC takes one module per link; every
-    optical link has one fibre cord, split at the switch end into the cage's links. Copper and
+    optical link has its class's cords (one, split at the switch end into the cage's links; two for
+    an 800G 2 x DR4 port, one per MPO-12). Copper and
     AOC links from a cage of several links are ordered as 1:``per_cage`` splitter cables.
     """
     by_id = {cable.id: cable for cable in valid.cables}
@@ -623,13 +624,13 @@ def _cabling_bom(
             links, per, ends = module_links.get(key, (0, module.links, 0))
             module_links[key] = (links + run.count, per, 1 if host_end else 2)
         host_lanes = port_lanes(nic.lane_gbps, speed, nic.slower_lanes_gbps)
-        host = host_module_for(cable, host_lanes) if host_end else None
+        host = host_module_for(cable, host_lanes, module) if host_end else None
         if host is not None:
             key = (host.item, run.group)
             links, _, _ = module_links.get(key, (0, 1, 1))
             module_links[key] = (links + run.count, 1, 1)
         if cable.fibre:
-            add(fibres, (cable.fibre, run.length_m), run.count, role)
+            add(fibres, (cable.fibre, run.length_m), run.count * cable.cords_per_link, role)
 
     def cable_role(item: str, n: int, roles: set[str], length: float) -> str:
         text = f"{', '.join(sorted(roles))}, {length:g} m"
