@@ -158,3 +158,56 @@ def test_sharp_on_charges_nothing_where_the_switches_cannot_reduce() -> None:
     assert SHARP_AGGREGATION_EFFORT not in operations_tasks(
         valid, designed_leaf_spine(valid, "roce_v2")
     )
+
+
+@pytest.mark.parametrize(("switch", "reorders"), [("sn5600", True), ("ufispace-s9321-64e", False)])
+def test_nic_reorder_work_only_behind_per_packet_adaptive_routing(
+    switch: str, reorders: bool
+) -> None:
+    """Adaptive RoCEv2 on Spectrum-4 sprays packets (per-packet adaptive routing): every NIC
+    must place out of order (L20, L21). Tomahawk DLB moves flowlets, which arrive in order: the
+    same setting asks no reordering work of the team."""
+    from fabricplan.spec import parse_spec
+    from fabricplan.topology.designer import design_fabric
+
+    valid = parse_spec(
+        {
+            "cluster": {"gpus": 1024},
+            "fabric": {
+                "technologies": ["roce_v2"],
+                "switch": {"roce_v2": switch},
+                "routing": {"roce_v2": "adaptive"},
+            },
+        }
+    )
+    tasks = {
+        t.split(":")[0] for t in assess_operations(valid, design_fabric(valid, "roce_v2")).tasks
+    }
+    assert ({"L20", "L21"} <= tasks) is reorders
+    assert not ({"L20", "L21"} & tasks) or reorders
+
+
+@pytest.mark.parametrize(("switch", "charged"), [("sn5600", True), ("ufispace-s9321-64e", False)])
+def test_adaptive_routing_staff_time_follows_the_routing_the_fabric_runs(
+    switch: str, charged: bool
+) -> None:
+    """``fabric.routing: {roce_v2: adaptive}`` puts per-packet adaptive routing's staff time on
+    a Spectrum-4 fabric; on Tomahawk 5 (flowlet DLB) and with the ECMP default it adds none."""
+    from fabricplan.spec import parse_spec
+    from fabricplan.topology.designer import design_fabric
+
+    def efforts(routing: dict[str, str]) -> tuple[object, ...]:
+        valid = parse_spec(
+            {
+                "cluster": {"gpus": 1024},
+                "fabric": {
+                    "technologies": ["roce_v2"],
+                    "switch": {"roce_v2": switch},
+                    "routing": routing,
+                },
+            }
+        )
+        return operations_tasks(valid, design_fabric(valid, "roce_v2"))
+
+    assert (ETHERNET_ADAPTIVE_ROUTING_EFFORT in efforts({"roce_v2": "adaptive"})) is charged
+    assert ETHERNET_ADAPTIVE_ROUTING_EFFORT not in efforts({})

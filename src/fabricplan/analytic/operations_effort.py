@@ -47,6 +47,7 @@ from dataclasses import dataclass
 from fabricplan.errors import ModelError
 from fabricplan.model.fabric import FabricDesign
 from fabricplan.model.hardware import SwitchFamily, TechnologySpec
+from fabricplan.model.load_balancing import adaptive_routing_for_asic
 from fabricplan.model.scenario import Experience, TechnologyName, ValidScenario
 
 HOURS_PER_ENGINEER_YEAR = 1800.0
@@ -301,7 +302,7 @@ def operations_tasks(valid: ValidScenario, design: FabricDesign) -> tuple[TaskEf
     ]
     if tech.link_flow_control == "pfc" and tech.scope == "l2_domain":
         tasks.append(PCP_PFC_EFFORT)
-    if tech.switch_family == "ethernet" and tech.routing == "adaptive":
+    if tech.switch_family == "ethernet" and _per_packet_adaptive(valid, design.technology):
         tasks.append(ETHERNET_ADAPTIVE_ROUTING_EFFORT)
     if tech.packet_trimming:
         tasks.append(TRIMMING_EFFORT)
@@ -310,6 +311,17 @@ def operations_tasks(valid: ValidScenario, design: FabricDesign) -> tuple[TaskEf
     if _sharp_on(valid, design.technology):
         tasks.append(SHARP_AGGREGATION_EFFORT)
     return tuple(tasks)
+
+
+def _per_packet_adaptive(valid: ValidScenario, technology: TechnologyName) -> bool:
+    """Whether the fabric routes adaptively packet by packet: the routing it runs (the spec's
+    ``fabric.routing``, else the catalog's) is adaptive and its switch places packets, not
+    flowlets (Tomahawk DLB keeps a flow in order, so no out-of-order work follows)."""
+    tech = _technology(valid, technology)
+    routing = valid.spec.fabric.routing.get(technology) or tech.routing
+    switch = valid.switches.get(technology)
+    granularity = adaptive_routing_for_asic(switch.asic).granularity if switch else "per_packet"
+    return routing == "adaptive" and granularity == "per_packet"
 
 
 def _sharp_on(valid: ValidScenario, technology: TechnologyName) -> bool:

@@ -24,6 +24,7 @@ from fabricplan.lint.baselines.generator import SWITCH_MTU_BYTES, baseline_spec,
 from fabricplan.lint.checking.rule import RULES, Mechanism, SettingKind
 from fabricplan.model.fabric import FabricDesign, Finding
 from fabricplan.model.hardware import TechnologySpec
+from fabricplan.model.load_balancing import adaptive_routing_for_asic
 from fabricplan.model.results import OpsAssessment
 from fabricplan.model.scenario import Experience, TechnologyName, ValidScenario
 
@@ -111,6 +112,12 @@ SUBNET_MANAGER_HOSTS = 2
 """Master and standby subnet manager (docs/refs.md D)."""
 
 
+def _routing(valid: ValidScenario, tech: TechnologySpec, technology: TechnologyName) -> str:
+    """The routing the fabric runs: the spec's ``fabric.routing`` for the technology, else the
+    catalog's default (as the designer and the performance models read it)."""
+    return valid.spec.fabric.routing.get(technology) or tech.routing
+
+
 def _mechanisms(
     valid: ValidScenario, tech: TechnologySpec, technology: TechnologyName
 ) -> set[Mechanism]:
@@ -124,7 +131,11 @@ def _mechanisms(
         switch = valid.switches.get(technology)
         if tech.adaptive_routing_available and switch is not None and switch.adaptive_routing:
             mechanisms.add("adaptive")
-            if tech.routing == "adaptive" and tech.delivery == "nic_reorder":
+            per_packet = adaptive_routing_for_asic(switch.asic).granularity == "per_packet"
+            if _routing(valid, tech, technology) == "adaptive" and per_packet:
+                # Per-packet adaptive routing delivers out of order, so every port must route
+                # adaptively and every NIC place out of order (L20, L21). Flowlet switching
+                # (Tomahawk DLB) keeps a flow's packets in order: no such work.
                 mechanisms.add("nic_reorder")
     if tech.congestion_control == "spectrum_x_cc":
         mechanisms.add("telemetry_cc")
@@ -143,7 +154,7 @@ def _fabric_tasks(
         tasks.extend(SUBNET_MANAGER_TASKS)
         if tech.congestion_control == "ib_cc":
             tasks.append(IB_CC_TASK)
-        if tech.routing == "adaptive":
+        if _routing(valid, tech, design.technology) == "adaptive":
             tasks.append(IB_AR_TASK)
         switch = valid.switches.get(design.technology)
         if (
