@@ -161,3 +161,18 @@ def test_collnet_keeps_the_analytic_time_and_says_so() -> None:
     assert flow.collectives[0].time_us == analytic.time_us
     assert flow.collectives[0].algorithm == f"flow/{analytic.algorithm}"
     assert any("keeps the analytic model's time" in note for note in flow.notes)
+
+
+def test_packet_level_runs_the_same_tree_and_agrees_with_the_flow_level() -> None:
+    """The packet level shares the template: the same Tree/Simple case runs its tree (shrunk to
+    the packet level's 2 GiB byte budget) and lands within the levels' 5 % of the flow level
+    (tests/test_levels_agree.py); both are far from the ring's 82.6 ms."""
+    from fabricplan.sim.packet.performance import packet_performance
+
+    valid, design = _two_tier_tree_case()
+    request = _request(4 * GIB, algorithm="tree")
+    packet = packet_performance(valid, design, request)
+    flow = flow_performance(valid, design, request).collectives[0]
+    assert packet.collectives[0].algorithm == "packet/tree"
+    assert any("all_reduce (tree) simulated at" in note for note in packet.notes)
+    assert packet.collectives[0].time_us == pytest.approx(flow.time_us, rel=0.05)
