@@ -9,7 +9,7 @@ for Tree and NVLSTree NCCL's double binary tree between NVLink domains
 laid over NVLink domains (a node, or a GB200 NVL72 rack's 18 trays): a ring crosses the fabric
 once per domain, a tree links domains. What no level simulates bounds the fabric time
 (:func:`unsimulated_bound_us`): the NVLink part at NVLink's rate (a ring's NVLink edges,
-:func:`~fabricplan.sim.traffic.ring_nvlink_bytes`, :func:`ring_fabric_us`; a tree's chains; NVLS
+:func:`~fabricplan.sim.traffic.ring_nvlink_bytes`; a tree's chains; NVLS
 at the NVSwitch's reduction rate; an all_to_all's pairs inside a domain) and a tree's per-channel
 cap. Where the pair has no fabric flow a level simulates (CollNet's and NVLS's in-switch
 reduction, the symmetric kernels: :data:`UNSIMULATED_ALGORITHMS`), the analytic time is kept and
@@ -342,7 +342,7 @@ def simple_time_us(analytic_us: float, transfer_us: float, fabric_us: float) -> 
     transfer_us
         ``size / algbw`` of the analytic model's pair (:func:`fabricplan.units.transfer_time_us`).
     fabric_us
-        The simulated fabric time at this size (:func:`fabric_span_us`, :func:`ring_fabric_us`).
+        The simulated fabric time at this size (:func:`fabric_span_us`, :func:`bounded_fabric_us`).
 
     Returns
     -------
@@ -359,18 +359,18 @@ def simple_time_us(analytic_us: float, transfer_us: float, fabric_us: float) -> 
     return round(max(0.0, analytic_us - transfer_us) + fabric_us, 9)
 
 
-def ring_fabric_us(simulated_us: float, nvlink_bytes: float, nvlink_GBps: float) -> float:  # noqa: N803
-    """A ring's fabric time: the slower of its simulated fabric flows and its NVLink edges
-    (``nvlink_bytes`` per GPU, :func:`~fabricplan.sim.traffic.ring_nvlink_bytes`, at NVLink's
-    rate): every edge of a pipelined ring carries its share at once, so the slowest binds.
+def bounded_fabric_us(simulated_us: float, unsimulated_us: float) -> float:
+    """A collective's fabric time: the slower of its simulated fabric flows and what the level
+    does not simulate of it (:func:`unsimulated_bound_us`: its NVLink part, a tree's
+    per-channel cap). Every edge of a pipelined ring or tree carries its share at once, so the
+    slowest resource binds.
 
-    >>> ring_fabric_us(10.0, 9e9, 900.0)      # NVLink binds: 9 GB at 900 GB/s
+    >>> bounded_fabric_us(10.0, 10_000.0)     # NVLink binds: 9 GB at 900 GB/s
     10000.0
-    >>> ring_fabric_us(10.0, 0.0, 900.0)
+    >>> bounded_fabric_us(10.0, 0.0)
     10.0
     """
-    nvlink_us = transfer_time_us(nvlink_bytes, nvlink_GBps) if nvlink_bytes > 0 else 0.0
-    return max(simulated_us, nvlink_us)
+    return max(simulated_us, unsimulated_us)
 
 
 def fabric_shape(op: CollectiveName, pair: Candidate, heads: int) -> FabricShape | None:
@@ -407,7 +407,7 @@ def unsimulated_bound_us(
 ) -> float:
     """The time of what a level does not simulate of ``op`` laid as ``shape``, us: its NVLink
     part (no level simulates NVLink) and, for a tree, NCCL's per-channel cap of the pair,
-    whichever is slower. The simulated fabric time is at least this (:func:`ring_fabric_us`).
+    whichever is slower. The simulated fabric time is at least this (:func:`bounded_fabric_us`).
 
     - ring: its NVLink edges (:func:`~fabricplan.sim.traffic.ring_nvlink_bytes`) at NVLink's
       rate; all_to_all: the pairs inside a domain
@@ -654,7 +654,8 @@ def simulated_performance(
                 continue
             floor_us = unsimulated_bound_us(op, shape, size, ranks_n, profile, group, pairs[size])
             fabric_us = [
-                max(us * size, floor_us) for us in per_byte_us[(nearest_size(size, sims), shape)]
+                bounded_fabric_us(us * size, floor_us)
+                for us in per_byte_us[(nearest_size(size, sims), shape)]
             ]
             alpha = alpha_us.get(op, 0.0)
             transfer = transfer_time_us(size, pairs[size].algbw_GBps)
