@@ -6,7 +6,8 @@
   -48 to -76 %).
 - Where NCCL runs Simple, the flow level keeps the analytic model's latency and pipeline and
   replaces only its steady transfer (the flow level missed the mid-size rows by a median of
-  26.6 %, the analytic model 7.7 %).
+  26.6 %, the analytic model 7.7 %), by the simulated transfer of the algorithm NCCL runs
+  (tests/test_flow_trees.py for the trees).
 """
 
 from __future__ import annotations
@@ -14,7 +15,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from fabricplan.analytic.collective import chosen_candidate
+from fabricplan.analytic.collective import (
+    NVLS_REDUCTION_EFFICIENCY,
+    chosen_candidate,
+    nvlstree_heads_algbw_GBps,
+)
 from fabricplan.analytic.performance import analytic_performance
 from fabricplan.analytic.profile import DEFAULT_COLLECTIVE_EFFICIENCY, fabric_profile
 from fabricplan.analytic.traffic import group_for
@@ -72,10 +77,14 @@ def test_simple_mid_size_keeps_nccl_latency_and_pipeline() -> None:
     """2 x 8 H100, 4 MiB all_reduce, where NCCL runs NVLSTree/Simple.
 
     The flow time less what the analytic model counts beyond its steady transfer (``T - N``:
-    base and per-step latencies, the pipeline's fill) is the simulated transfer, which on a
-    non-blocking rail-aligned fabric is the ring's bytes per NIC, ``2(n-1)/n x S / 8``, at the
-    400 Gb/s line rate, plus the packet headers (under 5 % of a 4 KiB MTU). The old flow level
-    added the 8-byte (LL) latency instead and came in under ``T - N`` alone.
+    base and per-step latencies, the pipeline's fill) is the simulated transfer of NVLSTree's
+    tree between the two domains, bound by what the level does not simulate. Each domain is the
+    root of one tree and a leaf of the other, so each of its 8 NVLS heads' NICs sends S / 8
+    (at the 400 Gb/s line rate, plus the packet headers: under 5 % of a 4 KiB MTU); NVLS inside
+    the domain moves ``S (1 + 1/8)`` per GPU at the NVSwitch's reduction rate; NCCL's heads cap
+    moves S at ``heads x perChMaxNVLSTreeBw``. The slowest of the three binds. The old flow
+    level added the 8-byte (LL) latency instead and came in under ``T - N`` alone; the one
+    before this ran the ring (``2(n-1)/n x S / 8`` per NIC) in NVLSTree's place.
     """
     size = 4 * 2**20
     valid = parse_spec({"cluster": {"gpus": 16}})
@@ -83,12 +92,21 @@ def test_simple_mid_size_keeps_nccl_latency_and_pipeline() -> None:
     analytic = analytic_performance(valid, design, _request(size)).collectives[0]
     flow = flow_performance(valid, design, _request(size)).collectives[0]
     assert analytic.algorithm == "NVLSTree/Simple"
+    assert flow.algorithm == "flow/nvlstree"
     profile = fabric_profile(valid, design, _request(size))
-    pair = chosen_candidate(profile, group_for(profile, None), "all_reduce", size)
+    group = group_for(profile, None)
+    pair = chosen_candidate(profile, group, "all_reduce", size)
     kept_us = analytic.time_us - transfer_time_us(size, pair.algbw_GBps)
     line_rate = gbps_to_GBps(valid.spec.cluster.nic_speed_gbps)
-    wire_us = transfer_time_us(2 * 15 / 16 * size / 8, line_rate)
-    assert kept_us + wire_us <= flow.time_us <= kept_us + 1.05 * wire_us
+    wire_us = transfer_time_us(size / 8, line_rate)
+    nvls_rate = profile.nvlink_GBps * NVLS_REDUCTION_EFFICIENCY["hopper"]
+    nvls_us = transfer_time_us(size * 9 / 8, nvls_rate)
+    heads_cap = nvlstree_heads_algbw_GBps(profile, group)
+    assert heads_cap is not None
+    cap_us = transfer_time_us(size, heads_cap)
+    low = max(wire_us, nvls_us, cap_us)
+    high = max(1.05 * wire_us, nvls_us, cap_us)
+    assert kept_us + low <= flow.time_us <= kept_us + high + 1e-9
 
 
 def test_simulate_runs_its_patterns_over_the_nvlink_domains() -> None:

@@ -7,6 +7,9 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Literal
+
 import numpy as np
 
 from fabricplan.analytic.traffic import NCCL_CHANNELS_PER_NIC
@@ -43,19 +46,50 @@ BYTES_PER_VALUE = {"bf16": 2, "fp8": 1}
 """Bytes of one activation value at each training precision."""
 
 
+@dataclass(frozen=True)
+class FabricShape:
+    """Which of NCCL's algorithms a collective's fabric flows follow (what the analytic model's
+    chosen pair runs over the fabric): its rings, or its double binary tree over the NVLink
+    domains (NCCL's Tree, and NVLSTree's tree between domains)."""
+
+    algorithm: Literal["ring", "tree"] = "ring"
+    heads: int = 0
+    """Tree only: ranks per NVLink domain whose NICs carry the tree (NVLSTree's NVLS heads);
+    0: every rank (NCCL's Tree)."""
+
+    @property
+    def label(self) -> str:
+        """``ring``, ``tree``, or ``nvlstree`` (a tree over the NVLS heads).
+
+        >>> FabricShape().label, FabricShape("tree").label, FabricShape("tree", 8).label
+        ('ring', 'tree', 'nvlstree')
+        """
+        if self.algorithm == "tree":
+            return "nvlstree" if self.heads else "tree"
+        return "ring"
+
+
+RING = FabricShape()
+"""NCCL's rings (every ring collective, and all_reduce where NCCL runs Ring)."""
+
+
 def collective_traffic(
     collective: CollectiveName,
     layout: GpuLayout,
     size_bytes: float,
     ranks: IntArray | None = None,
     qps: int = 1,
+    shape: FabricShape = RING,
 ) -> Traffic:
     """The fabric flows of one nccl-tests collective of ``size_bytes`` over ``ranks``.
 
-    all_reduce, all_gather, reduce_scatter and broadcast run as rings, every ring edge split
-    over :data:`~fabricplan.analytic.traffic.NCCL_CHANNELS_PER_NIC` flows per NIC (NCCL's
-    channels, each its own queue pair and UDP source port, as the analytic collision model
-    counts them); all_to_all posts every send at once; sendrecv sends from each rank to the next.
+    all_reduce, all_gather, reduce_scatter and broadcast run as rings, an all_reduce of
+    ``shape`` tree as NCCL's double binary tree (:func:`~.traffic.tree_all_reduce`), every ring
+    or tree edge split over :data:`~fabricplan.analytic.traffic.NCCL_CHANNELS_PER_NIC` flows per
+    NIC (NCCL's channels, each its own queue pair and UDP source port, as the analytic
+    collision model counts them for both); all_to_all posts every send at once; sendrecv sends
+    from each rank to the next. A tree ``shape`` for another collective runs its ring (NCCL
+    runs them only as rings).
 
     >>> layout = GpuLayout(gpus=16, gpus_per_node=8, nics_per_node=8)
     >>> collective_traffic("sendrecv", layout, 1e6).flows   # ranks 7 -> 8 and 15 -> 0
@@ -69,6 +103,10 @@ def collective_traffic(
             layout, r, np.roll(r, -1), size_bytes, StepSpec("sendrecv", "sendrecv"), qps
         )
     # NCCL's channels per NIC are flows of their own, and each splits over ``qps`` queue pairs.
+    if shape.algorithm == "tree" and collective == "all_reduce":
+        return tree_all_reduce(
+            layout, size_bytes, ranks, NCCL_CHANNELS_PER_NIC * qps, heads=shape.heads
+        )
     return ring(layout, collective, size_bytes, ranks, qps=NCCL_CHANNELS_PER_NIC * qps)
 
 

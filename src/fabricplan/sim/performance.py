@@ -2,10 +2,20 @@
 
 ``fabric`` is the time a simulation level takes to move the collective's fabric flows on the
 designed topology with its routing, flow control and congestion control, less the one-way path
-latency that the analytic latency already counts (:func:`fabric_span_us`). The flows are laid
-over NVLink domains (a node, or a GB200 NVL72 rack's 18 trays): a ring crosses the fabric once
-per domain, and its NVLink edges, which no level simulates, bound it at NVLink's rate
-(:func:`~fabricplan.sim.traffic.ring_nvlink_bytes`, :func:`ring_fabric_us`).
+latency that the analytic latency already counts (:func:`fabric_span_us`). The flows are those of
+the algorithm the analytic model's pair runs at the size (:func:`fabric_shape`): NCCL's rings, or
+for Tree and NVLSTree NCCL's double binary tree between NVLink domains
+(:func:`~fabricplan.sim.traffic.tree_all_reduce`, over the NVLS heads for NVLSTree). They are
+laid over NVLink domains (a node, or a GB200 NVL72 rack's 18 trays): a ring crosses the fabric
+once per domain, a tree links domains. What no level simulates bounds the fabric time
+(:func:`unsimulated_bound_us`): the NVLink part at NVLink's rate (a ring's NVLink edges,
+:func:`~fabricplan.sim.traffic.ring_nvlink_bytes`; a tree's chains; NVLS
+at the NVSwitch's reduction rate; an all_to_all's pairs inside a domain) and a tree's per-channel
+cap. Where the pair has no fabric flow a level simulates (CollNet's and NVLS's in-switch
+reduction, the symmetric kernels: :data:`UNSIMULATED_ALGORITHMS`), the analytic time is kept and
+the notes say so. Before, every reduction ran as a ring, and a tree's time had the ring's fabric
+time in place of its own transfer (CoreWeave's 20-rack GB200 all_reduce: +66.1 % at the flow
+level, +27.9 % with its tree, the analytic model +22.5 %).
 
 The simulators move the Simple protocol's bytes at the fabric's rate, so where NCCL runs Simple
 the simulated time replaces the analytic model's steady transfer and nothing else: the time is
@@ -19,8 +29,8 @@ step) and its chunk pipeline's fill and narrower channel count at mid sizes. Add
 
 Where NCCL runs LL or LL128 instead (:data:`UNSIMULATED_PROTOCOLS`: small and lower mid
 sizes), the time is bounded by what they do not model: the protocol (LL moves 8 data bytes per
-16-byte line, LL128 120 per 128, each with its per-channel cap), the algorithm (a tree: the
-simulators run rings) and NCCL's chunk pipeline through the algorithm's stages. There the time
+16-byte line, LL128 120 per 128, each with its per-channel cap), the algorithm's steps and NCCL's
+chunk pipeline through the algorithm's stages. There the time
 is the slower of ``alpha + fabric`` and the analytic model's time at the size
 (:func:`bound_time_us`): the simulated bytes are not the protocol's, so the simulated transfer
 cannot stand in for the analytic one. Without that bound a 32 KiB tree all_reduce kept its
@@ -30,7 +40,8 @@ cannot stand in for the analytic one. Without that bound a 32 KiB tree all_reduc
 A level runs at a few sizes (the requested
 sizes of at least :data:`MIN_SIMULATED_SIZE_BYTES`, thinned to the level's count of log-spaced
 ones, :func:`simulated_sizes`); every other size scales the per-byte fabric time of the
-nearest simulated size in log distance (:func:`nearest_size`): the fluid and packet transfer
+nearest simulated size in log distance (:func:`nearest_size`), run with the size's own shape
+(a simulated size runs once per shape the sizes nearest to it need): the fluid and packet transfer
 times of one pattern are proportional to its bytes, apart from the congestion-control settling
 time, which the nearest size keeps small. The perftest tables, the base latency and the training
 step are the analytic model's.
@@ -54,15 +65,34 @@ from typing import Protocol
 import numpy as np
 from numpy.typing import NDArray
 
-from fabricplan.analytic.collective import busbw_factor, chosen_candidate
+from fabricplan.analytic.collective import (
+    NVLS_REDUCTION_EFFICIENCY,
+    NVLS_REDUCTION_EFFICIENCY_HOPPER,
+    Candidate,
+    busbw_factor,
+    chosen_candidate,
+    nvls_heads,
+    nvlstree_heads_algbw_GBps,
+    tree_channel_algbw_GBps,
+)
 from fabricplan.analytic.performance import analytic_performance
-from fabricplan.analytic.profile import fabric_profile
-from fabricplan.analytic.traffic import group_for
+from fabricplan.analytic.profile import FabricProfile, fabric_profile
+from fabricplan.analytic.traffic import CommGroup, group_for
 from fabricplan.model.fabric import FabricDesign
 from fabricplan.model.results import CollectiveName, CollectivePoint, PerformanceResult, PerfRequest
 from fabricplan.model.scenario import ValidScenario
+from fabricplan.sim.pattern import RING, FabricShape
 from fabricplan.sim.seed import spawn_seeds
-from fabricplan.sim.traffic import GpuLayout, IntArray, RingCollective, Traffic, ring_nvlink_bytes
+from fabricplan.sim.traffic import (
+    GpuLayout,
+    IntArray,
+    RingCollective,
+    Traffic,
+    all_to_all_nvlink_bytes,
+    nvls_nvlink_bytes,
+    ring_nvlink_bytes,
+    tree_nvlink_bytes,
+)
 from fabricplan.units import transfer_rate_GBps, transfer_time_us
 
 MIN_SIMULATED_SIZE_BYTES = 2**20
@@ -76,7 +106,22 @@ RING_COLLECTIVES: tuple[RingCollective, ...] = (
     "reduce_scatter",
     "broadcast",
 )
-"""Collectives the levels run as rings (:func:`~fabricplan.sim.pattern.collective_traffic`)."""
+"""Collectives NCCL runs as rings (:func:`~fabricplan.sim.pattern.collective_traffic`); all_reduce
+runs as NCCL's double binary tree where the analytic model's pair is Tree or NVLSTree
+(:func:`fabric_shape`)."""
+TREE_ALGORITHMS: frozenset[str] = frozenset(("Tree", "NVLSTree"))
+"""Pairs whose fabric traffic is NCCL's double binary tree between NVLink domains: Tree, and
+NVLSTree (NVLS inside the domain, a tree between domains over the NVLS heads' NICs)."""
+UNSIMULATED_ALGORITHMS: dict[str, str] = {
+    "CollNetDirect": "the fabric's switches reduce (SHARP), which no level simulates",
+    "CollNetChain": "the fabric's switches reduce (SHARP), which no level simulates",
+    "NVLS": "the NVLink switch reduces (with SHARP between domains), which no level simulates",
+    "Symmetric": "the symmetric kernel runs inside one NVLink domain: nothing crosses the fabric",
+}
+"""Pairs whose time the levels keep from the analytic model (:func:`fabric_shape` is ``None``),
+and why: in-switch reduction moves one stream per link, which the analytic model already counts
+free of collisions and oversubscription; NVLS and the symmetric kernels inside one domain send
+nothing over the fabric."""
 UNSIMULATED_PROTOCOLS: frozenset[str] = frozenset(("LL", "LL128"))
 """NCCL protocols whose cost the simulators do not model: LL stores 8 data bytes and an 8-byte
 flag per 16-byte line, LL128 120 data bytes per 128-byte line (``src/device/prims_ll.h``,
@@ -126,9 +171,16 @@ class SimulatedLevel(Protocol):
         ...
 
     def fabric_run(
-        self, op: CollectiveName, layout: GpuLayout, size_bytes: int, ranks: IntArray, seed: int
+        self,
+        op: CollectiveName,
+        layout: GpuLayout,
+        size_bytes: int,
+        ranks: IntArray,
+        seed: int,
+        shape: FabricShape = RING,
     ) -> FabricRun:
-        """Simulate collective ``op`` of ``size_bytes`` per rank over ``ranks``."""
+        """Simulate collective ``op`` of ``size_bytes`` per rank over ``ranks``, its fabric
+        flows laid as ``shape`` (NCCL's rings or double binary tree)."""
         ...
 
 
@@ -290,7 +342,7 @@ def simple_time_us(analytic_us: float, transfer_us: float, fabric_us: float) -> 
     transfer_us
         ``size / algbw`` of the analytic model's pair (:func:`fabricplan.units.transfer_time_us`).
     fabric_us
-        The simulated fabric time at this size (:func:`fabric_span_us`, :func:`ring_fabric_us`).
+        The simulated fabric time at this size (:func:`fabric_span_us`, :func:`bounded_fabric_us`).
 
     Returns
     -------
@@ -307,18 +359,110 @@ def simple_time_us(analytic_us: float, transfer_us: float, fabric_us: float) -> 
     return round(max(0.0, analytic_us - transfer_us) + fabric_us, 9)
 
 
-def ring_fabric_us(simulated_us: float, nvlink_bytes: float, nvlink_GBps: float) -> float:  # noqa: N803
-    """A ring's fabric time: the slower of its simulated fabric flows and its NVLink edges
-    (``nvlink_bytes`` per GPU, :func:`~fabricplan.sim.traffic.ring_nvlink_bytes`, at NVLink's
-    rate): every edge of a pipelined ring carries its share at once, so the slowest binds.
+def bounded_fabric_us(simulated_us: float, unsimulated_us: float) -> float:
+    """A collective's fabric time: the slower of its simulated fabric flows and what the level
+    does not simulate of it (:func:`unsimulated_bound_us`: its NVLink part, a tree's
+    per-channel cap). Every edge of a pipelined ring or tree carries its share at once, so the
+    slowest resource binds.
 
-    >>> ring_fabric_us(10.0, 9e9, 900.0)      # NVLink binds: 9 GB at 900 GB/s
+    >>> bounded_fabric_us(10.0, 10_000.0)     # NVLink binds: 9 GB at 900 GB/s
     10000.0
-    >>> ring_fabric_us(10.0, 0.0, 900.0)
+    >>> bounded_fabric_us(10.0, 0.0)
     10.0
     """
-    nvlink_us = transfer_time_us(nvlink_bytes, nvlink_GBps) if nvlink_bytes > 0 else 0.0
-    return max(simulated_us, nvlink_us)
+    return max(simulated_us, unsimulated_us)
+
+
+def fabric_shape(op: CollectiveName, pair: Candidate, heads: int) -> FabricShape | None:
+    """The fabric flows a level simulates for ``op`` where NCCL runs ``pair``: NCCL's double
+    binary tree for Tree, the same tree over the ``heads`` NVLS heads per domain for NVLSTree,
+    NCCL's rings for Ring and for the collectives NCCL runs only as rings (PAT's peers are at
+    power-of-two distances, but each rank sends the ring's ``(n-1)/n`` of the buffer, so the
+    ring stands in for it); ``None`` where nothing of the pair is a fabric flow the levels
+    simulate (:data:`UNSIMULATED_ALGORITHMS`: the analytic time is kept).
+
+    >>> tree = Candidate("Tree", "Simple", 10.0, 100.0)
+    >>> fabric_shape("all_reduce", tree, 8), fabric_shape("all_gather", tree, 8)
+    (FabricShape(algorithm='tree', heads=0), FabricShape(algorithm='ring', heads=0))
+    >>> fabric_shape("all_reduce", Candidate("NVLSTree", "Simple", 10.0, 100.0), 8).label
+    'nvlstree'
+    >>> fabric_shape("all_reduce", Candidate("CollNetChain", "Simple", 10.0, 100.0), 8) is None
+    True
+    """
+    if pair.algorithm in UNSIMULATED_ALGORITHMS:
+        return None
+    if op == "all_reduce" and pair.algorithm in TREE_ALGORITHMS:
+        return FabricShape("tree", heads if pair.algorithm == "NVLSTree" else 0)
+    return RING
+
+
+def unsimulated_bound_us(
+    op: CollectiveName,
+    shape: FabricShape,
+    size: float,
+    ranks: int,
+    profile: FabricProfile,
+    group: CommGroup,
+    pair: Candidate,
+) -> float:
+    """The time of what a level does not simulate of ``op`` laid as ``shape``, us: its NVLink
+    part (no level simulates NVLink) and, for a tree, NCCL's per-channel cap of the pair,
+    whichever is slower. The simulated fabric time is at least this (:func:`bounded_fabric_us`).
+
+    - ring: its NVLink edges (:func:`~fabricplan.sim.traffic.ring_nvlink_bytes`) at NVLink's
+      rate; all_to_all: the pairs inside a domain
+      (:func:`~fabricplan.sim.traffic.all_to_all_nvlink_bytes`), likewise;
+    - Tree: each domain's NVLink chain (:func:`~fabricplan.sim.traffic.tree_nvlink_bytes`) at
+      NVLink's rate, and ``size`` at the tree's per-channel cap
+      (:func:`~fabricplan.analytic.collective.tree_channel_algbw_GBps`: NCCL's tree channels
+      are SM-bound, and where the cap binds the analytic tree is bound by it);
+    - NVLSTree: NVLS inside the domain (:func:`~fabricplan.sim.traffic.nvls_nvlink_bytes`) at
+      the NVLink switch's reduction rate (``NVLS_REDUCTION_EFFICIENCY`` of NVLink's, as the
+      analytic NVLS bound and the symmetric kernels' floor take it), and ``size`` at the NVLS
+      heads' cap (:func:`~fabricplan.analytic.collective.nvlstree_heads_algbw_GBps`).
+
+    The caps and rates are the analytic model's, without its calibrated collective efficiency
+    (the simulated fabric moves bytes at the links' rates, the rings too).
+    """
+    nvlink = profile.nvlink_GBps
+    local = group.local_ranks
+    if op == "all_to_all":
+        return transfer_time_us(all_to_all_nvlink_bytes(size, ranks, local), nvlink)
+    if op not in RING_COLLECTIVES:
+        return 0.0
+    if shape.algorithm == "ring":
+        bytes_ = ring_nvlink_bytes(op, size, ranks, local, group.domains)
+        return transfer_time_us(bytes_, nvlink)
+    if shape.heads:
+        gpu = profile.gpu_class or "hopper"
+        rate = nvlink * NVLS_REDUCTION_EFFICIENCY.get(gpu, NVLS_REDUCTION_EFFICIENCY_HOPPER)
+        part = transfer_time_us(nvls_nvlink_bytes(size, local), rate)
+        cap = nvlstree_heads_algbw_GBps(profile, group)
+    else:
+        part = transfer_time_us(tree_nvlink_bytes(size, local), nvlink)
+        cap = tree_channel_algbw_GBps(profile, group, pair.protocol)
+    return max(part, transfer_time_us(size, cap) if cap else 0.0)
+
+
+def composed_time_us(
+    analytic: CollectivePoint | None, alpha_us: float, fabric_us: float, transfer_us: float | None
+) -> float:
+    """A simulated collective's time from its fabric time: ``alpha + fabric`` without an
+    analytic point; where the analytic pair runs LL or LL128, :func:`bound_time_us`; where it
+    runs Simple and its transfer is given, :func:`simple_time_us`.
+
+    >>> ll = CollectivePoint(collective="all_reduce", size_bytes=2**15, algorithm="Tree/LL",
+    ...     time_us=33.9, algbw_GBps=1.0, busbw_GBps=1.0)
+    >>> composed_time_us(ll, 25.3, 0.2, 1.0), composed_time_us(None, 25.3, 0.2, None)
+    (33.9, 25.5)
+    """
+    if analytic is None:
+        return alpha_us + fabric_us
+    if runs_unsimulated_protocol(analytic):
+        return bound_time_us(analytic.time_us, alpha_us, fabric_us)
+    if transfer_us is None:
+        return alpha_us + fabric_us
+    return simple_time_us(analytic.time_us, transfer_us, fabric_us)
 
 
 def runs_unsimulated_protocol(point: CollectivePoint) -> bool:
@@ -341,15 +485,17 @@ def simulated_point(
     level: str = "flow",
     analytic: CollectivePoint | None = None,
     transfer_us: float | None = None,
+    shape: FabricShape = RING,
 ) -> CollectivePoint:
     """An nccl-tests row from a simulated fabric time, the analytic software latency and, where
-    given, the analytic model's point at the same size: its time bounds the row's where its pair
-    runs LL or LL128 (:data:`UNSIMULATED_PROTOCOLS`, :func:`bound_time_us`); where it runs
-    Simple and ``transfer_us`` (its pair's ``size / algbw``) is given, the row's time is
-    :func:`simple_time_us` (``alpha`` unused).
+    given, the analytic model's point at the same size (:func:`composed_time_us`): its time
+    bounds the row's where its pair runs LL or LL128 (:data:`UNSIMULATED_PROTOCOLS`,
+    :func:`bound_time_us`); where it runs Simple and ``transfer_us`` (its pair's
+    ``size / algbw``) is given, the row's time is :func:`simple_time_us` (``alpha`` unused).
 
-    The algorithm reads ``flow/ring`` (``/pairwise``, ``/p2p``) where the simulated fabric binds,
-    ``flow/`` and the analytic pair (``flow/Tree/LL``) where the analytic model's does.
+    The algorithm reads ``flow/ring`` or ``flow/tree`` (``flow/nvlstree``, ``/pairwise``,
+    ``/p2p``: the simulated ``shape``) where the simulated fabric binds, ``flow/`` and the
+    analytic pair (``flow/Tree/LL``) where the analytic model's does.
 
     >>> p = simulated_point("all_reduce", 2**20, 16, 10.0, 90.0)
     >>> p.algorithm, p.time_us
@@ -361,20 +507,18 @@ def simulated_point(
     ('flow/Tree/LL128', 120.0)
     >>> nvlstree = CollectivePoint(collective="all_reduce", size_bytes=2**20,
     ...     algorithm="NVLSTree/Simple", time_us=66.4, algbw_GBps=15.8, busbw_GBps=29.6)
-    >>> simulated_point("all_reduce", 2**20, 16, 10.0, 5.0, analytic=nvlstree,
-    ...     transfer_us=3.8).time_us
-    67.6
+    >>> p = simulated_point("all_reduce", 2**20, 16, 10.0, 5.0, analytic=nvlstree,
+    ...     transfer_us=3.8, shape=FabricShape("tree", 8))
+    >>> p.algorithm, p.time_us
+    ('flow/nvlstree', 67.6)
     """
     algorithm = {"all_to_all": f"{level}/pairwise", "sendrecv": f"{level}/p2p"}.get(
-        op, f"{level}/ring"
+        op, f"{level}/{shape.label}"
     )
-    time_us = alpha_us + fabric_us
-    simple = analytic is not None and not runs_unsimulated_protocol(analytic)
-    if analytic is not None and simple and transfer_us is not None:
-        time_us = simple_time_us(analytic.time_us, transfer_us, fabric_us)
-    elif analytic is not None and not simple and analytic.time_us > time_us:
+    time_us = composed_time_us(analytic, alpha_us, fabric_us, transfer_us)
+    unsimulated = analytic is not None and runs_unsimulated_protocol(analytic)
+    if unsimulated and analytic is not None and analytic.time_us > alpha_us + fabric_us:
         algorithm = f"{level}/{analytic.algorithm}"
-        time_us = bound_time_us(analytic.time_us, alpha_us, fabric_us)
     algbw = transfer_rate_GBps(size, time_us) if time_us > 0 else 0.0
     return CollectivePoint(
         collective=op,
@@ -457,15 +601,19 @@ def simulated_performance(
         ),
         f"{name}: fabric time simulated at "
         + ", ".join(f"{s} B" for s in sims)
-        + "; other sizes scale the nearest linearly; rings cross the fabric once per NVLink"
-        f" domain of {profile.nvlink_domain_gpus} GPUs, bound by their NVLink edges at"
-        f" {profile.nvlink_GBps:.0f} GB/s; where NCCL runs Simple, the analytic time with the"
+        + "; other sizes scale the nearest linearly; each size runs the fabric flows of the"
+        " algorithm NCCL runs there (the analytic model's pair: NCCL's rings, or its double"
+        " binary tree for Tree and NVLSTree), laid over NVLink domains of"
+        f" {profile.nvlink_domain_gpus} GPUs and bound by their NVLink part at"
+        f" {profile.nvlink_GBps:.0f} GB/s (a tree also by NCCL's per-channel cap);"
+        " where NCCL runs Simple, the analytic time with the"
         " simulated transfer in place of its own (NCCL's latency and pipeline kept); where it"
         " runs LL or LL128, the analytic time at the size where it is slower than the 8-byte"
         " latency (alpha) plus the simulated transfer (the protocol, algorithm and pipeline the"
         " simulation does not model)",
         f"{name}: perftest tables, base latency and the training step are the analytic model's",
     ]
+    heads = nvls_heads(profile, group)
     points: list[CollectivePoint] = []
     for op in request.collectives:
         ranks_n = gpus
@@ -477,42 +625,62 @@ def simulated_performance(
                     f" {level.max_all_to_all_flows}); its fabric time is that group's"
                 )
         ranks = np.arange(ranks_n, dtype=np.int64)
-        per_byte_us: dict[int, tuple[float, ...]] = {}
-        for size in sims:
+        # the pair NCCL runs at each size, once: its fabric shape and its steady transfer
+        pairs = {
+            size: chosen_candidate(profile, group, op, size, request.algorithm)
+            for size in request.sizes_bytes
+        }
+        shapes = {size: fabric_shape(op, pair, heads) for size, pair in pairs.items()}
+        per_byte_us: dict[tuple[int, FabricShape], tuple[float, ...]] = {}
+        for size in request.sizes_bytes:
+            shape = shapes[size]
+            key = (nearest_size(size, sims), shape) if shape is not None else None
+            if key is None or key in per_byte_us:
+                continue
             per_seed: list[float] = []
             for seed in seeds:
-                run = level.fabric_run(op, layout, size, ranks, seed)
+                run = level.fabric_run(op, layout, key[0], ranks, seed, key[1])
                 per_seed.append(run.fabric_us / run.simulated_bytes if run.simulated_bytes else 0.0)
                 if run.note and seed == seeds[0]:
                     notes.append(f"{name}: {run.note}")
-            per_byte_us[size] = tuple(per_seed)
+            per_byte_us[key] = tuple(per_seed)
+        kept: dict[str, list[int]] = {}
         for size in request.sizes_bytes:
-            nvlink_bytes = 0.0
-            if op in RING_COLLECTIVES:
-                nvlink_bytes = ring_nvlink_bytes(
-                    op, size, ranks_n, group.local_ranks, group.domains
-                )
+            bound = analytic_points[(op, size)]
+            shape = shapes[size]
+            if shape is None:
+                kept.setdefault(pairs[size].algorithm, []).append(size)
+                points.append(bound.model_copy(update={"algorithm": f"{name}/{bound.algorithm}"}))
+                continue
+            floor_us = unsimulated_bound_us(op, shape, size, ranks_n, profile, group, pairs[size])
             fabric_us = [
-                ring_fabric_us(us * size, nvlink_bytes, profile.nvlink_GBps)
-                for us in per_byte_us[nearest_size(size, sims)]
+                bounded_fabric_us(us * size, floor_us)
+                for us in per_byte_us[(nearest_size(size, sims), shape)]
             ]
             alpha = alpha_us.get(op, 0.0)
-            bound = analytic_points[(op, size)]
-            pair = chosen_candidate(profile, group, op, size, request.algorithm)
-            transfer = transfer_time_us(size, pair.algbw_GBps)
-            point = simulated_point(op, size, gpus, alpha, fabric_us[0], name, bound, transfer)
+            transfer = transfer_time_us(size, pairs[size].algbw_GBps)
+            point = simulated_point(
+                op, size, gpus, alpha, fabric_us[0], name, bound, transfer, shape
+            )
             if len(fabric_us) > 1:
-                low, high = min(fabric_us), max(fabric_us)
-                if runs_unsimulated_protocol(bound):
-                    low = bound_time_us(bound.time_us, alpha, low)
-                    high = bound_time_us(bound.time_us, alpha, high)
-                else:
-                    low = simple_time_us(bound.time_us, transfer, low)
-                    high = simple_time_us(bound.time_us, transfer, high)
+                low = composed_time_us(bound, alpha, min(fabric_us), transfer)
+                high = composed_time_us(bound, alpha, max(fabric_us), transfer)
                 point = point.model_copy(
                     update={"time_us_seed_low": low, "time_us_seed_high": high}
                 )
             points.append(point)
+        notes += [
+            f"{name}: {op} at {', '.join(f'{s} B' for s in sizes)} keeps the analytic model's"
+            f" time: NCCL runs {algorithm} there, and {UNSIMULATED_ALGORITHMS[algorithm]}"
+            for algorithm, sizes in kept.items()
+        ]
+        if op in ("all_gather", "reduce_scatter") and any(
+            pairs[size].algorithm == "PAT" for size in request.sizes_bytes
+        ):
+            notes.append(
+                f"{name}: {op}: where NCCL runs PAT, the ring stands in for it (each rank sends"
+                " the ring's (n-1)/n of the buffer; PAT's peers sit at power-of-two distances)"
+            )
     return PerformanceResult(
         backend=name,
         technology=design.technology,

@@ -402,60 +402,104 @@ def _empty_arrays() -> tuple[IntArray, IntArray, FloatArray, IntArray, FloatArra
     return zero_i, zero_i, np.zeros(0), zero_i, np.zeros(0)
 
 
-def _binary_tree_parent(count: int) -> IntArray:
-    """Parent of each position of a balanced in-order binary tree over ``count`` positions
-    (-1 for the root): the middle position is the root of each range.
+def nccl_btree_parents(count: int) -> IntArray:
+    """Parent of each of ``count`` ranks in NCCL's binary tree (-1 for the root, rank 0).
 
-    >>> _binary_tree_parent(3).tolist(), _binary_tree_parent(4).tolist()
-    ([1, -1, 1], [1, 2, -1, 2])
+    NCCL's ``ncclGetBtree`` (``src/graph/trees.cc``, NVIDIA/nccl v2.19-v2.30) numbers the tree
+    in order: a rank whose lowest set bit is ``b`` has its parent ``b`` ranks away (at
+    ``rank ^ b | 2b``, or ``rank ^ b`` where that is out of range) and its children ``b/2``
+    ranks away on each side; odd ranks are leaves, and rank 0 is the root with one child.
+
+    >>> nccl_btree_parents(4).tolist(), nccl_btree_parents(6).tolist()
+    ([-1, 2, 0, 2], [-1, 2, 4, 2, 0, 4])
     """
     parent = np.full(count, -1, dtype=np.int64)
-    todo = [(0, count, -1)]
-    while todo:
-        lo, hi, up = todo.pop()
-        if lo >= hi:
-            continue
-        mid = (lo + hi) // 2
-        parent[mid] = up
-        todo += [(lo, mid, mid), (mid + 1, hi, mid)]
+    for rank in range(1, count):
+        bit = rank & -rank
+        up = (rank ^ bit) | (bit << 1)
+        parent[rank] = up if up < count else rank ^ bit
     return parent
 
 
-def tree_all_reduce(
-    layout: GpuLayout, size_bytes: float, ranks: IntArray | None = None, qps: int = 1
-) -> Traffic:
-    """The fabric flows of NCCL's double-binary-tree all_reduce over nodes.
+def nccl_double_tree_parents(count: int) -> tuple[IntArray, IntArray]:
+    """Parents of ``count`` ranks in NCCL's double binary tree: :func:`nccl_btree_parents`
+    and its mirror (rank ``r`` at ``count - 1 - r``) where ``count`` is even, or its shift by
+    one rank where it is odd (``ncclGetDtree``, ``src/graph/trees.cc``). Mirrored, every rank
+    is interior (has children) in at most one tree, so the two trees, each carrying half of
+    the buffer, load every rank's links alike; shifted (odd counts) one rank can be interior
+    in both.
 
-    Two binary trees over the nodes (the second shifted by one node, as NCCL's double binary
-    tree pairs a tree with its shifted copy: Sanders, Speck, Träff, "Two-tree algorithms for full
-    bandwidth broadcast, reduction and scan", Parallel Computing 2009), each reducing and then
-    broadcasting half of the buffer; every tree edge carries its half once up and once down,
-    spread over the node's channels. Both phases are pipelined, so each edge direction is one
-    flow.
+    >>> [p.tolist() for p in nccl_double_tree_parents(4)]
+    [[-1, 2, 0, 2], [1, 3, 1, -1]]
+    >>> [p.tolist() for p in nccl_double_tree_parents(3)]
+    [[-1, 2, 0], [1, -1, 0]]
+    """
+    first = nccl_btree_parents(count)
+    ranks = np.arange(count, dtype=np.int64)
+    if count % 2 == 0:
+        up = first[count - 1 - ranks]
+        second = np.where(up < 0, -1, count - 1 - up)
+    else:
+        up = first[(ranks - 1) % count]
+        second = np.where(up < 0, -1, (up + 1) % count)
+    return first, second.astype(np.int64)
+
+
+def tree_channel_ranks(group: IntArray, channels: int) -> IntArray:
+    """The ``channels`` ranks of one NVLink domain whose NICs carry a tree's channels: every
+    rank when ``channels`` is the domain's size (NCCL's Tree: one channel per NIC), else
+    ``channels`` spread evenly over it (NVLSTree's NVLS heads, one per NIC).
+
+    >>> tree_channel_ranks(np.arange(8), 4).tolist()
+    [0, 2, 4, 6]
+    """
+    pick = np.arange(channels, dtype=np.int64) * group.size // channels
+    return group[pick]
+
+
+def tree_all_reduce(
+    layout: GpuLayout,
+    size_bytes: float,
+    ranks: IntArray | None = None,
+    qps: int = 1,
+    heads: int = 0,
+) -> Traffic:
+    """The fabric flows of NCCL's double-binary-tree all_reduce over NVLink domains.
+
+    The trees run between NVLink domains (a node, or a GB200 NVL72 rack's trays:
+    :attr:`GpuLayout.domain_gpus`), as :func:`ring` does; inside a domain the ranks form a chain
+    over NVLink, which is not a fabric flow (:func:`tree_nvlink_bytes`). The two trees are
+    NCCL's (:func:`nccl_double_tree_parents`, the binary tree and its mirror or shift), each
+    reducing and then broadcasting half of the buffer, spread over the domain's channels:
+    channel ``c`` crosses the fabric from the ``c``-th rank of each domain (its rail), so every
+    tree edge carries ``S / 2 / channels`` once up and once down per channel. ``heads`` ranks
+    per domain carry the channels (NVLSTree's NVLS heads, :func:`tree_channel_ranks`); 0: every
+    rank. Both phases are pipelined, so each edge direction is one flow.
 
     >>> layout = GpuLayout(gpus=32, gpus_per_node=8, nics_per_node=8)
     >>> t = tree_all_reduce(layout, 2**20)
     >>> t.flows, t.total_bytes == 2 * 2 * 3 * 2**20 / 2   # 2 trees x 2 ways x 3 edges x S/2
     (96, True)
+    >>> tree_all_reduce(GpuLayout(216, 4, 4, domain_gpus=72), 2**20).flows  # 3 NVL72 racks
+    576
     """
     ranks = _ranks(layout, ranks)
-    groups = _node_groups(layout, ranks)
-    nodes = len(groups)
+    groups = _node_groups(layout, ranks, layout.nvlink_domain)
+    domains = len(groups)
     step = StepSpec(
         "tree all_reduce",
         "all_reduce",
-        latency_steps=2 * max(1, int(np.ceil(np.log2(max(nodes, 2))))),
+        latency_steps=2 * max(1, int(np.ceil(np.log2(max(domains, 2))))),
     )
-    if nodes < 2:
+    if domains < 2:
         return Traffic(*_empty_arrays(), steps=(step,))
-    channels = min(g.size for g in groups)
-    firsts = np.array([g[:channels] for g in groups])
-    parent = _binary_tree_parent(nodes)
+    smallest = min(g.size for g in groups)
+    channels = min(heads, smallest) if heads > 0 else smallest
+    firsts = np.array([tree_channel_ranks(g, channels) for g in groups])  # (domains, channels)
     src_parts, dst_parts = [], []
-    for shift in (0, 1):
-        order = np.roll(np.arange(nodes), -shift)
-        child = order[parent >= 0]
-        par = order[parent[parent >= 0]]
+    for parent in nccl_double_tree_parents(domains):
+        child = np.flatnonzero(parent >= 0)
+        par = parent[child]
         for a, b in ((child, par), (par, child)):
             src_parts.append(firsts[a].ravel())
             dst_parts.append(firsts[b].ravel())
@@ -467,6 +511,49 @@ def tree_all_reduce(
         step,
         qps,
     )
+
+
+def tree_nvlink_bytes(size_bytes: float, domain_ranks: int) -> float:
+    """Bytes one GPU sends over NVLink in the trees :func:`tree_all_reduce` lays
+    (``size_bytes`` per rank): inside a domain of ``L`` ranks each channel's ranks form a chain
+    whose ``L - 1`` NVLink edges carry the channel's ``1/L`` of the buffer once up (reduce) and
+    once down (broadcast), so the domain's GPUs send ``2 (L - 1) S`` in all, ``2 (L - 1) / L x
+    S`` each. The pipelined chain runs at the rate of its NVLink edges, so the tree's time is
+    the slower of its fabric flows and this traffic at NVLink's rate (the analytic tree's
+    ``B_nvl / 2`` bound, there without the ``(L - 1) / L``).
+
+    >>> tree_nvlink_bytes(2**20, 8) == 2 * 7 / 8 * 2**20
+    True
+    >>> tree_nvlink_bytes(2**20, 1)
+    0.0
+    """
+    return 2.0 * (domain_ranks - 1) / domain_ranks * size_bytes
+
+
+def nvls_nvlink_bytes(size_bytes: float, domain_ranks: int) -> float:
+    """Bytes one GPU moves each way over NVLink in NVLS (NVLink SHARP, the domain part of
+    NVLSTree): the switch reduces, and each GPU sends ``S (1 + 1/L)`` (the analytic NVLS
+    bound, ``B_nvl L / (L + 1)``); 0 for one rank.
+
+    >>> nvls_nvlink_bytes(8.0, 8)
+    9.0
+    """
+    if domain_ranks < 2:
+        return 0.0
+    return size_bytes * (domain_ranks + 1) / domain_ranks
+
+
+def all_to_all_nvlink_bytes(size_bytes: float, ranks: int, domain_ranks: int) -> float:
+    """Bytes one GPU sends over NVLink in :func:`all_to_all` (``size_bytes`` per rank): the
+    ``S / n`` to each of the other ``L - 1`` ranks of its NVLink domain, which
+    :func:`gpu_flows` drops from the fabric.
+
+    >>> all_to_all_nvlink_bytes(32.0, 32, 8)
+    7.0
+    """
+    if ranks < 2:
+        return 0.0
+    return size_bytes * (min(domain_ranks, ranks) - 1) / ranks
 
 
 def permutation(

@@ -20,7 +20,7 @@ from fabricplan.sim.flow.transport import (
     transport_for,
     with_go_back_n,
 )
-from fabricplan.sim.pattern import collective_traffic
+from fabricplan.sim.pattern import RING, FabricShape, collective_traffic
 from fabricplan.sim.performance import FabricRun, fabric_span_us, simulated_performance
 from fabricplan.sim.traffic import GpuLayout, IntArray
 from fabricplan.topology.graph import FabricGraph, fabric_graph
@@ -75,9 +75,15 @@ class FlowLevel:
         )
 
     def fabric_run(
-        self, op: CollectiveName, layout: GpuLayout, size_bytes: int, ranks: IntArray, seed: int
+        self,
+        op: CollectiveName,
+        layout: GpuLayout,
+        size_bytes: int,
+        ranks: IntArray,
+        seed: int,
+        shape: FabricShape = RING,
     ) -> FabricRun:
-        traffic = collective_traffic(op, layout, size_bytes, ranks, self.qps)
+        traffic = collective_traffic(op, layout, size_bytes, ranks, self.qps, shape)
         transport = self.transport
         if self.frame_bytes > 0:
             transport = with_go_back_n(transport, self.graph, self.frame_bytes, traffic)
@@ -113,7 +119,7 @@ def flow_performance(
     >>> r = flow_performance(valid, design, PerfRequest(collectives=("all_reduce",),
     ...     sizes_bytes=(2**30,), p2p=False, step=False))
     >>> r.backend, r.collectives[0].algorithm, bool(r.collectives[0].busbw_GBps > 0)
-    ('flow', 'flow/ring', True)
+    ('flow', 'flow/nvlstree', True)
     """
     tech = design.technology
     routing: RoutingName | None = request.routing.get(tech) or valid.spec.fabric.routing.get(tech)

@@ -32,7 +32,7 @@ from fabricplan.sim.packet.spec import (
     PacketSpec,
     packet_spec_for,
 )
-from fabricplan.sim.pattern import collective_traffic
+from fabricplan.sim.pattern import RING, FabricShape, collective_traffic
 from fabricplan.sim.performance import FabricRun, fabric_span_us, simulated_performance
 from fabricplan.sim.traffic import GpuLayout, IntArray, Traffic
 from fabricplan.topology.graph import FabricGraph, fabric_graph
@@ -150,15 +150,20 @@ def packet_spec_for_design(
 
 
 def _within_budget(
-    op: CollectiveName, layout: GpuLayout, size: int, ranks: IntArray, qps: int = 1
+    op: CollectiveName,
+    layout: GpuLayout,
+    size: int,
+    ranks: IntArray,
+    qps: int = 1,
+    shape: FabricShape = RING,
 ) -> tuple[int, Traffic]:
     """The size actually simulated (at most ``size``) and its traffic."""
-    traffic = collective_traffic(op, layout, size, ranks, qps)
+    traffic = collective_traffic(op, layout, size, ranks, qps, shape)
     total = traffic.total_bytes
     if total <= PACKET_BYTE_BUDGET:
         return size, traffic
     smaller = max(1, int(size * PACKET_BYTE_BUDGET / total))
-    return smaller, collective_traffic(op, layout, smaller, ranks, qps)
+    return smaller, collective_traffic(op, layout, smaller, ranks, qps, shape)
 
 
 def with_lossless_settings(spec: PacketSpec, valid: ValidScenario) -> PacketSpec:
@@ -236,9 +241,15 @@ class PacketLevel:
         )
 
     def fabric_run(
-        self, op: CollectiveName, layout: GpuLayout, size_bytes: int, ranks: IntArray, seed: int
+        self,
+        op: CollectiveName,
+        layout: GpuLayout,
+        size_bytes: int,
+        ranks: IntArray,
+        seed: int,
+        shape: FabricShape = RING,
     ) -> FabricRun:
-        simulated, traffic = _within_budget(op, layout, size_bytes, ranks, self.qps)
+        simulated, traffic = _within_budget(op, layout, size_bytes, ranks, self.qps, shape)
         if traffic.flows == 0:
             return FabricRun(simulated, 0.0)
         result = simulate_packet(
@@ -247,7 +258,7 @@ class PacketLevel:
         return FabricRun(
             simulated,
             fabric_time_us(result),
-            f"{op} simulated at {simulated} B ({result.events} events)",
+            f"{op} ({shape.label}) simulated at {simulated} B ({result.events} events)",
         )
 
 
