@@ -27,11 +27,12 @@ def test_the_estimate_is_what_the_tables_take() -> None:
         net.links,
         traffic.flows,
         packets,
-        state.pint.shape[2],
+        state.fh.shape[2],
         DATA_CLASSES + 1,
         net.links,
         spec.max_samples,
         packets,
+        int_hops=state.pint.shape[2],
     )
     assert need["queue samples"] == state.samples.nbytes + state.sample_ps.nbytes
     assert need["packet pool"] == state.pi.nbytes + state.pint.nbytes
@@ -69,3 +70,13 @@ def test_probing_fewer_links_makes_it_fit() -> None:
     # one probed link: 2^26 x 4 B + 2^26 x 8 B = 768 MiB, under the 1 GiB
     state = build_state(net, traffic, spec, seed=0, max_memory_bytes=2**30)
     assert state.samples.shape == (2**26, 1)
+
+
+def test_int_records_are_allocated_for_hpcc_only() -> None:
+    net = star(4)
+    traffic = incast(GpuLayout(4, 1, 1), 3, 300_000)
+    dcqcn = build_state(net, traffic, packet_spec("pfc", "dcqcn", "ecmp"), seed=0)
+    hpcc = build_state(net, traffic, packet_spec("pfc", "hpcc", "ecmp"), seed=0)
+    assert dcqcn.pint.nbytes == 0  # nothing writes INT records without HPCC
+    slots, hops = hpcc.pi.shape[0], hpcc.fh.shape[2]
+    assert hpcc.pint.shape == (slots, 4, hops)

@@ -205,6 +205,8 @@ def build_state(
     max_hops = int(fwd.shape[1])
     probes = _probe_links(spec, n_links)
     total_packets = int(packets.sum())
+    cc = CONGESTION_CONTROL_CODE[spec.congestion_control]
+    int_hops = max_hops if cc == CC_HPCC else 0  # INT records: written and read by HPCC only
     need = run_state_bytes(
         n_links,
         n_flows,
@@ -215,13 +217,13 @@ def build_state(
         spec.max_samples,
         total_packets if spec.receiver != "in_order" else 1,
         total_packets if spec.receiver == "out_of_order" else 1,
+        int_hops,
     )
     if max_memory_bytes is None:
         limit, source = available_memory_bytes(), "the memory this machine has available"
     else:
         limit, source = max_memory_bytes, "max_memory_bytes"
     check_state_memory(need, limit, source)
-    cc = CONGESTION_CONTROL_CODE[spec.congestion_control]
     int_bytes = INT_HEADER_BYTES + INT_BYTES_PER_HOP * max(max_hops - 1, 1)
     int_extra = int_bytes if cc == CC_HPCC else 0
     frame = spec.mtu_bytes + spec.header_bytes + int_extra
@@ -246,7 +248,7 @@ def build_state(
     prm_i[PI_ROUTE_SALT] = seed % ROUTE_SALT_MODULUS
     prm_i[PI_FRAME_ERRORS] = int((lf[:, LF_FRAME_ERROR] > 0).any())
     slots = packet_pool_slots(int(packets.sum()), n_flows, n_links)
-    pi, pint, free = packet_table(slots, max_hops)
+    pi, pint, free = packet_table(slots, int_hops)
     heap, hmeta = event_heap(event_slots(slots, n_flows, n_links, len(traffic.steps)))
     cnt = np.zeros(N_COUNTERS, dtype=np.int64)
     cnt[C_FREE] = slots

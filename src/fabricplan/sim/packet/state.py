@@ -12,8 +12,9 @@ Tables and who writes them:
   rate, window, congestion-control variables, receive state, outcomes) — sender, receiver,
   DCQCN, HPCC, IB CC.
 - ``fh`` (flow, field, hop): the flow's path and reverse path (links), HPCC's last INT records.
-- ``pi`` packets and ``pint`` (packet, field, hop) their INT records; ``free`` is the stack of
-  free packet slots (``cnt[C_FREE]`` of them).
+- ``pi`` packets and ``pint`` (packet, field, hop) their INT records (no hop unless the run
+  is HPCC's, their one reader); ``free`` is the stack of free packet slots (``cnt[C_FREE]``
+  of them).
 - ``li``/``lf`` links: ends, delay, speed, PFC headroom and IB credit allocation (fixed), and the
   transmitter (busy, bytes sent, stall probes).
 - ``lc`` (link, class, field): the queue (a linked list through ``pi[:, P_NEXT]``), pause state,
@@ -410,9 +411,13 @@ class SimState(NamedTuple):
 def packet_table(capacity: int, max_hops: int) -> tuple[I64, I64, I64]:
     """(pi, pint, free) for ``capacity`` packet slots, all free.
 
+    ``max_hops`` is the INT records' hops: 0 in a run without HPCC (nothing writes them).
+
     >>> pi, pint, free = packet_table(4, 6)
     >>> pi.shape, pint.shape, free.tolist()
     ((4, 14), (4, 4, 6), [3, 2, 1, 0])
+    >>> packet_table(4, 0)[1].nbytes
+    0
     """
     pi = np.zeros((capacity, PI_COLS), dtype=np.int64)
     pi[:, P_NEXT] = -1
@@ -452,13 +457,15 @@ def run_state_bytes(
     max_samples: int,
     placed_packets: int = 1,
     selective_packets: int = 1,
+    int_hops: int | None = None,
 ) -> dict[str, int]:
     """Bytes of a run's largest tables before any is allocated, by table: the queue samples
         (``max_samples`` x probed links, float32), the packet pool and the event heap at their
         starting sizes (:func:`packet_pool_slots`, :func:`event_slots`), the flow tables, the link
         and per-class queue tables, and the receivers' placement bitmap and the senders' per-packet
     state (``placed_packets`` and ``selective_packets`` slots, one when unused,
-    :func:`~fabricplan.sim.packet.receiver.placement_tables`). An estimate from below:
+    :func:`~fabricplan.sim.packet.receiver.placement_tables`; ``int_hops`` the packets' INT
+    hops, ``max_hops`` unless given, 0 without HPCC). An estimate from below:
         the pool and the heap may grow during the run (:func:`grown`), and the forwarding table and
         the paths are not counted.
 
@@ -469,10 +476,11 @@ def run_state_bytes(
     """
     slots = packet_pool_slots(packets, flows, links)
     events = event_slots(slots, flows, links, 1)
+    int_hops = max_hops if int_hops is None else int_hops
     word = 8
     return {
         "queue samples": max_samples * probes * 4 + max_samples * word,
-        "packet pool": slots * (PI_COLS + PINT_FIELDS * max_hops) * word,
+        "packet pool": slots * (PI_COLS + PINT_FIELDS * int_hops) * word,
         "event heap": events * EV_COLS * word,
         "flow tables": flows * (FI_COLS + FF_COLS + FH_FIELDS * max_hops) * word,
         "link tables": links * (LI_COLS + LF_COLS + classes * LC_FIELDS) * word,
