@@ -244,6 +244,28 @@ def _node_positions(
     return rack, leaf_of_node, np.ones(nodes, dtype=np.int64), leaf_rack
 
 
+def fat_tree_stretches(
+    node_rack: IntArray, leaf_rack: IntArray, rails: int, hosts_per_leaf: int
+) -> tuple[IntArray, IntArray, IntArray]:
+    """The runs of a fat tree's host ports as stretches of consecutive hosts (host ``node x
+    rails + rail``) that share their node's rack and their leaf's rack: each stretch's rack, its
+    leaf's rack and its host count. Hosts fill the leaves in order, ``host // hosts_per_leaf``
+    (the last leaf takes any rest), as in :func:`hall_placement`; a stretch ends where the rack
+    or the leaf changes, so there are about racks + leaves of them, not a row per NIC.
+
+    >>> racks, leaves, hosts = fat_tree_stretches(np.array([0, 0, 1, 1]), np.array([5, 6]), 2, 3)
+    >>> racks.tolist(), leaves.tolist(), hosts.tolist()
+    ([0, 0, 1, 1], [5, 6, 6, 6], [3, 1, 2, 2])
+    """
+    total = node_rack.size * rails
+    rack_starts = (np.flatnonzero(np.diff(node_rack)) + 1) * rails
+    leaf_starts = np.arange(hosts_per_leaf, total, hosts_per_leaf, dtype=np.int64)
+    starts = np.unique(np.concatenate(([0], rack_starts, leaf_starts)))
+    hosts = np.diff(np.append(starts, total))
+    leaf = np.minimum(starts // hosts_per_leaf, leaf_rack.size - 1)
+    return node_rack[starts // rails], leaf_rack[leaf], hosts.astype(np.int64)
+
+
 @dataclass(frozen=True)
 class HallPlacement:
     """Where the devices of one design stand: positions in the hall sequence (rack ``i`` is in
@@ -479,21 +501,23 @@ def layout_runs(
             node_pos, node_leaf_pos, node_count * (rails * planes)
         )
     else:
-        placed = hall_placement(
+        # Fat tree: hosts fill the leaves in order, NIC by NIC (:func:`hall_placement`); the
+        # runs are measured per stretch of hosts with one rack and one leaf, not per NIC.
+        rails = nics_per_node // planes
+        hall, central, node_pos, _, _, leaf_pos = _rack_placement(
             layout,
             topology,
             plane.leaves,
             plane.hosts_per_leaf,
-            planes,
+            rails,
             nodes,
-            nics_per_node,
             gpus_per_node,
             rack_domain_gpus,
         )
-        hall, leaf_pos, central = placed.hall, placed.leaf_rack, placed.central
-        runs["node_leaf"] = hall.binned_between(
-            placed.node_rack[:, None], placed.nic_leaf_rack, np.array(planes, dtype=np.int64)
+        racks, leaf_racks, hosts = fat_tree_stretches(
+            node_pos, leaf_pos, rails, plane.hosts_per_leaf
         )
+        runs["node_leaf"] = hall.binned_between(racks, leaf_racks, hosts * planes)
 
     def center(a: IntArray) -> FloatArray:
         return hall.between(a, np.full_like(a, central))
