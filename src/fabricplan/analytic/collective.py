@@ -173,6 +173,16 @@ NVLS_REDUCTION_EFFICIENCY: dict[str, float] = {
 """The measured Hopper share scaled per architecture by NCCL's ratio (Blackwell: 0.836 x 0.74 /
 0.85 = 0.728); a GPU of unknown class gets Hopper's."""
 
+
+def nvls_reduction_efficiency(gpu_class: str | None) -> float:
+    """:data:`NVLS_REDUCTION_EFFICIENCY` of a GPU class; Hopper's for an unknown one.
+
+    >>> nvls_reduction_efficiency("blackwell") < nvls_reduction_efficiency(None)
+    True
+    """
+    return NVLS_REDUCTION_EFFICIENCY.get(gpu_class or "", NVLS_REDUCTION_EFFICIENCY_HOPPER)
+
+
 LL128_NIC_PATHS: dict[str, tuple[str, ...]] = {
     "pre_hopper": ("pix", "pxb"),
     "hopper_and_later": ("pix", "pxb", "p2c", "pxn"),
@@ -670,8 +680,7 @@ def _tree_candidates(
 
 
 def _nvls_bandwidth(profile: FabricProfile, local: int) -> float:
-    gpu = profile.gpu_class if profile.gpu_class in NVLS_REDUCTION_EFFICIENCY else "hopper"
-    efficiency = NVLS_REDUCTION_EFFICIENCY[gpu or "hopper"]
+    efficiency = nvls_reduction_efficiency(profile.gpu_class)
     return profile.nvlink_GBps * local / (local + 1) * efficiency
 
 
@@ -925,7 +934,7 @@ def symmetric_kernel_candidate(
     base = kernel_base_latency_us(kernel, profile.gpu_class)
     rate = profile.nvlink_GBps
     if kernel.switch_reduces:  # the NVSwitch's reduction rate, as for NVLS
-        rate *= NVLS_REDUCTION_EFFICIENCY.get(profile.gpu_class, NVLS_REDUCTION_EFFICIENCY_HOPPER)
+        rate *= nvls_reduction_efficiency(profile.gpu_class)
     floor = base + transfer_time_us(kernel.line_bytes(choice.nbytes, group.ranks), rate)
     return Candidate("Symmetric", kernel.label, max(choice.time_us, floor), math.inf)
 

@@ -66,12 +66,11 @@ import numpy as np
 from numpy.typing import NDArray
 
 from fabricplan.analytic.collective import (
-    NVLS_REDUCTION_EFFICIENCY,
-    NVLS_REDUCTION_EFFICIENCY_HOPPER,
     Candidate,
     busbw_factor,
     chosen_candidate,
     nvls_heads,
+    nvls_reduction_efficiency,
     nvlstree_heads_algbw_GBps,
     tree_channel_algbw_GBps,
 )
@@ -434,8 +433,7 @@ def unsimulated_bound_us(
         bytes_ = ring_nvlink_bytes(op, size, ranks, local, group.domains)
         return transfer_time_us(bytes_, nvlink)
     if shape.heads:
-        gpu = profile.gpu_class or "hopper"
-        rate = nvlink * NVLS_REDUCTION_EFFICIENCY.get(gpu, NVLS_REDUCTION_EFFICIENCY_HOPPER)
+        rate = nvlink * nvls_reduction_efficiency(profile.gpu_class)
         part = transfer_time_us(nvls_nvlink_bytes(size, local), rate)
         cap = nvlstree_heads_algbw_GBps(profile, group)
     else:
